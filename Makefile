@@ -1,0 +1,41 @@
+# egirl: `make run` starts it, `make test` checks everything.
+# Caches (cargo target dir, llama-server build, model) live under ~/.cache/egirl.
+
+EGIRL_CACHE ?= $(HOME)/.cache/egirl
+export EGIRL_CACHE
+export CARGO_TARGET_DIR ?= $(EGIRL_CACHE)/target
+CARGO ?= cargo
+
+.PHONY: run test install build fmt lint unit e2e bench clean-cache
+
+## Build (release), install what the run needs, start egirl on ./egirl.toml.
+run: install build
+	$(CARGO_TARGET_DIR)/release/egirl --config egirl.toml
+
+## Everything CI runs: format, lints, unit + integration tests, the
+## end-to-end suite against a real llama-server.
+test: fmt lint unit e2e
+
+install:
+	@bash scripts/install-llama.sh
+
+build:
+	$(CARGO) build --release --locked
+
+fmt:
+	$(CARGO) fmt --check
+
+lint:
+	$(CARGO) clippy --locked --all-targets -- -D warnings
+
+unit:
+	$(CARGO) test --locked --lib --bins --test all
+
+e2e: install
+	$(CARGO) test --locked --test e2e_llama -- --test-threads=1
+
+bench:
+	$(CARGO) bench --locked
+
+clean-cache:
+	rm -rf $(EGIRL_CACHE)

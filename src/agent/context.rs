@@ -1,0 +1,84 @@
+//! The prompt, ordered for llama.cpp's prefix cache (DESIGN.md §7): static
+//! system text, the byte-identical tool list, slow-changing workspace files,
+//! append-only history, and the volatile bits last, inside the new user
+//! message, where they stay (history is re-sent byte for byte).
+
+use std::path::Path;
+
+use chrono::{DateTime, Local};
+
+use crate::workspace::{PROMPT_FILES, read_prompt_file};
+
+/// Never changes between requests; keep it short (prompt economy: the fixed
+/// prompt with the tool list stays under 1,500 tokens).
+pub const STATIC_SYSTEM: &str = "\
+You are egirl, a personal AI agent running on the user's own machine. \
+You can read and edit files in the workspace, search it, and run shell commands \
+(each command needs the user's approval). Use a tool when it answers better than guessing; \
+otherwise reply directly. Tool results come back to you; then continue or answer.";
+
+/// Character budget for MEMORY.md in the prompt; the rest is left out with a note.
+pub const MEMORY_BUDGET_CHARS: usize = 6_000;
+
+/// The system message: static text, then the workspace files.
+pub fn system_prompt(workspace: &Path) -> String {
+    let mut out = String::from(STATIC_SYSTEM);
+    for name in PROMPT_FILES {
+        let Some(mut text) = read_prompt_file(workspace, name) else {
+            continue;
+        };
+        if name == "MEMORY.md" && text.len() > MEMORY_BUDGET_CHARS {
+            let cut = floor_char_boundary(&text, MEMORY_BUDGET_CHARS);
+            text.truncate(cut);
+            text.push_str("\n[... MEMORY.md continues; read it with read_file for the rest]");
+        }
+        out.push_str("\n\n<file name=\"");
+        out.push_str(name);
+        out.push_str("\">\n");
+        out.push_str(&text);
+        out.push_str("\n</file>");
+    }
+    out
+}
+
+/// The user message as the model sees it: what was typed, then the volatile
+/// block (time; later fresh memory hits). Kept in history exactly as sent.
+pub fn user_message(typed: &str, now: DateTime<Local>) -> String {
+    format!(
+        "{typed}\n\n<context>\nnow: {}\n</context>",
+        now.format("%Y-%m-%d %H:%M %Z (%A)")
+    )
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspace_files_follow_the_static_text_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::workspace::ensure(dir.path()).unwrap();
+        let p = system_prompt(dir.path());
+        assert!(p.starts_with(STATIC_SYSTEM));
+        let soul = p.find("name=\"SOUL.md\"").unwrap();
+        let memory = p.find("name=\"MEMORY.md\"").unwrap();
+        assert!(soul < memory);
+        assert!(!p.contains("HEARTBEAT"));
+    }
+
+    #[test]
+    fn memory_is_budgeted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("MEMORY.md"), "é".repeat(10_000)).unwrap();
+        let p = system_prompt(dir.path());
+        assert!(p.len() < STATIC_SYSTEM.len() + MEMORY_BUDGET_CHARS + 200);
+        assert!(p.contains("MEMORY.md continues"));
+    }
+}

@@ -1,0 +1,265 @@
+//! The agent core: one task that takes `Op`s, one worker task per session
+//! that runs its turns in order, and events out through the bus. It never
+//! knows which surface is listening.
+
+mod context;
+mod turn;
+mod window;
+
+pub use context::{STATIC_SYSTEM, system_prompt, user_message};
+pub use window::{DoesNotFit, Fit, fit};
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{OnceCell, Semaphore, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::protocol::{Command, EventBus, EventKind, Op, Origin, SessionId};
+use crate::providers::llamacpp::LlamaCpp;
+use crate::tools::approval::{Approver, PendingApprovals};
+
+/// How long an approval raised by an unattended origin (webhook, cron,
+/// heartbeat) waits before it counts as denied.
+pub const UNATTENDED_APPROVAL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What surfaces hold: a way to send ops and the bus to subscribe to.
+#[derive(Clone)]
+pub struct AgentHandle {
+    ops: mpsc::UnboundedSender<Op>,
+    pub bus: EventBus,
+}
+
+impl AgentHandle {
+    /// Sends an op; false when the core has stopped.
+    pub fn submit(&self, op: Op) -> bool {
+        self.ops.send(op).is_ok()
+    }
+}
+
+/// What the window knows about the local server, read once from /props.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ServerLimits {
+    pub n_ctx: u64,
+    pub total_slots: u32,
+}
+
+/// State every session worker shares.
+pub(crate) struct Shared {
+    pub config: Config,
+    pub workspace: PathBuf,
+    pub allowed_paths: Vec<PathBuf>,
+    pub local: LlamaCpp,
+    pub bus: EventBus,
+    pub approver: Arc<Approver>,
+    /// `[local] max_concurrent` requests at the local server across sessions.
+    pub local_permits: Semaphore,
+    pub limits: OnceCell<ServerLimits>,
+    next_slot: AtomicU32,
+}
+
+impl Shared {
+    pub async fn limits(&self) -> ServerLimits {
+        *self
+            .limits
+            .get_or_init(|| async {
+                let configured = self.config.local.context_length;
+                match self.local.props().await {
+                    Ok(props) => ServerLimits {
+                        n_ctx: props.n_ctx.map_or(configured, |n| n.min(configured)),
+                        total_slots: props.total_slots.unwrap_or(1).max(1),
+                    },
+                    Err(e) => {
+                        tracing::info!(
+                            "no /props from the local server ({e}); using [local] context_length"
+                        );
+                        ServerLimits {
+                            n_ctx: configured,
+                            total_slots: 1,
+                        }
+                    }
+                }
+            })
+            .await
+    }
+
+    /// Sessions get slots round-robin so the TUI and Discord keep separate
+    /// KV caches where the server has several.
+    fn assign_slot(&self, total_slots: u32) -> Option<u32> {
+        (total_slots > 1).then(|| self.next_slot.fetch_add(1, Ordering::Relaxed) % total_slots)
+    }
+}
+
+/// Starts the core on the current tokio runtime.
+///
+/// `workspace` must exist (see `workspace::ensure`); `allowed_paths` are the
+/// canonical extra roots for file tools.
+pub fn spawn(
+    config: Config,
+    workspace: PathBuf,
+    allowed_paths: Vec<PathBuf>,
+) -> (AgentHandle, JoinHandle<()>) {
+    let bus = EventBus::new();
+    let pending = PendingApprovals::default();
+    let approver = Arc::new(Approver::new(
+        bus.clone(),
+        pending.clone(),
+        config.tools.exec.clone(),
+        workspace.join(".egirl").join("approvals.toml"),
+        UNATTENDED_APPROVAL_TIMEOUT,
+    ));
+    let shared = Arc::new(Shared {
+        local: LlamaCpp::new(&config.local),
+        local_permits: Semaphore::new(config.local.max_concurrent),
+        config,
+        workspace,
+        allowed_paths,
+        bus: bus.clone(),
+        approver,
+        limits: OnceCell::new(),
+        next_slot: AtomicU32::new(0),
+    });
+    let (tx, rx) = mpsc::unbounded_channel();
+    let task = tokio::spawn(run_core(shared, pending, rx));
+    (AgentHandle { ops: tx, bus }, task)
+}
+
+enum Work {
+    Message { origin: Origin, text: String },
+    Command(Command),
+}
+
+struct SessionHandle {
+    work: mpsc::UnboundedSender<Work>,
+    /// Messages sent to the worker whose turn has not ended.
+    outstanding: Arc<AtomicUsize>,
+    cancel: Arc<Mutex<CancellationToken>>,
+    task: JoinHandle<()>,
+}
+
+async fn run_core(
+    shared: Arc<Shared>,
+    pending: PendingApprovals,
+    mut ops: mpsc::UnboundedReceiver<Op>,
+) {
+    let mut sessions: HashMap<SessionId, SessionHandle> = HashMap::new();
+    while let Some(op) = ops.recv().await {
+        match op {
+            Op::UserMessage {
+                session,
+                origin,
+                text,
+            } => {
+                let handle = sessions
+                    .entry(session.clone())
+                    .or_insert_with(|| start_session(&shared, session.clone()));
+                // Turns ahead of this one (the running one included).
+                let ahead = handle.outstanding.fetch_add(1, Ordering::SeqCst);
+                if ahead > 0 {
+                    shared.bus.emit(
+                        &session,
+                        &origin,
+                        EventKind::Queued {
+                            text: text.clone(),
+                            position: ahead,
+                        },
+                    );
+                }
+                let _ = handle.work.send(Work::Message { origin, text });
+            }
+            Op::ApprovalDecision { id, decision, by } => {
+                // First answer wins; a late answer from another surface is dropped quietly.
+                if !pending.resolve(&id, decision, by) {
+                    tracing::debug!(%id, "approval already decided or unknown");
+                }
+            }
+            Op::Interrupt { session } => {
+                if let Some(handle) = sessions.get(&session) {
+                    lock(&handle.cancel).cancel();
+                }
+            }
+            Op::Command { session, command } => {
+                let handle = sessions
+                    .entry(session.clone())
+                    .or_insert_with(|| start_session(&shared, session.clone()));
+                let _ = handle.work.send(Work::Command(command));
+            }
+            Op::Shutdown => break,
+        }
+    }
+    for handle in sessions.values() {
+        lock(&handle.cancel).cancel();
+    }
+    for (_, handle) in sessions.drain() {
+        drop(handle.work);
+        let _ = handle.task.await;
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn start_session(shared: &Arc<Shared>, id: SessionId) -> SessionHandle {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let outstanding = Arc::new(AtomicUsize::new(0));
+    let cancel = Arc::new(Mutex::new(CancellationToken::new()));
+    let task = {
+        let (shared, outstanding, cancel) = (shared.clone(), outstanding.clone(), cancel.clone());
+        tokio::spawn(async move {
+            let mut session: Option<turn::Session> = None;
+            while let Some(work) = rx.recv().await {
+                match work {
+                    Work::Message { origin, text } => {
+                        let token = CancellationToken::new();
+                        *lock(&cancel) = token.clone();
+                        if session.is_none() {
+                            match turn::Session::open(&shared, &id).await {
+                                Ok(s) => session = Some(s),
+                                Err(e) => {
+                                    shared.bus.emit(
+                                        &id,
+                                        &origin,
+                                        EventKind::Error {
+                                            message: format!("{e:#}"),
+                                        },
+                                    );
+                                    shared.bus.emit(
+                                        &id,
+                                        &origin,
+                                        EventKind::TurnEnded { interrupted: false },
+                                    );
+                                    outstanding.fetch_sub(1, Ordering::SeqCst);
+                                    continue;
+                                }
+                            }
+                        }
+                        if let Some(s) = session.as_mut() {
+                            turn::run_turn(&shared, s, origin, text, token).await;
+                        }
+                        outstanding.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    Work::Command(command) => {
+                        if let Some(s) = session.as_mut() {
+                            s.apply(command);
+                        } else if let Ok(mut s) = turn::Session::open(&shared, &id).await {
+                            s.apply(command);
+                            session = Some(s);
+                        }
+                    }
+                }
+            }
+        })
+    };
+    SessionHandle {
+        work: tx,
+        outstanding,
+        cancel,
+        task,
+    }
+}

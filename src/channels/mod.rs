@@ -1,0 +1,3 @@
+//! Surfaces: each a thin adapter over the protocol; none knows another.
+
+pub mod headless;

@@ -1,0 +1,129 @@
+//! `egirl doctor`: one line per check, exit 0 when egirl can work.
+
+use super::Environment;
+use crate::config::expand_home;
+use crate::providers::llamacpp::LlamaCpp;
+
+pub async fn run(env: &Environment) -> u8 {
+    let mut failed = false;
+    let mut line = |ok: Option<bool>, what: &str, detail: String| {
+        let mark = match ok {
+            Some(true) => "ok  ",
+            Some(false) => "FAIL",
+            None => "note",
+        };
+        if ok == Some(false) {
+            failed = true;
+        }
+        println!("{mark} {what}: {detail}");
+    };
+
+    line(
+        Some(true),
+        "config",
+        env.config_path
+            .as_ref()
+            .map_or("built-in defaults (no egirl.toml found)".into(), |p| {
+                p.display().to_string()
+            }),
+    );
+    let missing: Vec<&str> = crate::workspace::TEMPLATES
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| !env.workspace.join(name).exists())
+        .collect();
+    line(
+        Some(true),
+        "workspace",
+        if missing.is_empty() {
+            env.workspace.display().to_string()
+        } else {
+            format!(
+                "{} (missing {})",
+                env.workspace.display(),
+                missing.join(", ")
+            )
+        },
+    );
+
+    let local = &env.config.local;
+    let provider = LlamaCpp::new(local);
+    match provider.health().await {
+        Ok(()) => {
+            line(Some(true), "local /health", local.endpoint.clone());
+            match provider.props().await {
+                Ok(props) => line(
+                    Some(true),
+                    "local /props",
+                    format!(
+                        "n_ctx {}, {} slot(s), model {}",
+                        props.n_ctx.map_or("?".into(), |n| n.to_string()),
+                        props.total_slots.unwrap_or(1),
+                        props.model_path.as_deref().unwrap_or("?"),
+                    ),
+                ),
+                Err(e) => line(
+                    None,
+                    "local /props",
+                    format!("{e} (not llama-server? using [local] context_length)"),
+                ),
+            }
+        }
+        Err(e) => match &local.server {
+            Some(server) => {
+                let binary = expand_home(&server.binary);
+                let model = expand_home(&server.model);
+                let ready = binary.is_file() && model.is_file();
+                line(
+                    Some(ready),
+                    "local server",
+                    if ready {
+                        format!(
+                            "not running at {}; egirl will start {}",
+                            local.endpoint,
+                            binary.display()
+                        )
+                    } else {
+                        format!(
+                            "not running at {} and the managed server is missing ({} or {}); run scripts/install-llama.sh",
+                            local.endpoint,
+                            binary.display(),
+                            model.display()
+                        )
+                    },
+                );
+            }
+            None => line(Some(false), "local /health", e.to_string()),
+        },
+    }
+    if let Some(emb) = &local.embeddings {
+        let probe = crate::config::LocalConfig {
+            endpoint: emb.endpoint.clone(),
+            ..local.clone()
+        };
+        match LlamaCpp::new(&probe).health().await {
+            Ok(()) => line(Some(true), "embeddings", emb.endpoint.clone()),
+            Err(e) => line(
+                None,
+                "embeddings",
+                format!("{e} (memory search falls back to full-text)"),
+            ),
+        }
+    }
+    for (var, present) in env.secrets.presence() {
+        line(
+            None,
+            var,
+            if present {
+                "set".into()
+            } else {
+                "not set".into()
+            },
+        );
+    }
+    if failed {
+        super::EXIT_FAILURE
+    } else {
+        super::EXIT_OK
+    }
+}

@@ -1,0 +1,174 @@
+//! `egirl init`: writes egirl.toml, `.env` (secrets, mode 600) and the
+//! workspace templates into a directory, never overwriting a file.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+/// The repo's egirl.toml: every key with its default and a comment.
+const CONFIG_TEMPLATE: &str = include_str!("../../egirl.toml");
+
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// Where to write egirl.toml, .env and workspace/ (default ~/.egirl).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The local llama.cpp (or OpenAI-compatible) server.
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// Never ask; write defaults.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+pub fn run(args: &InitArgs) -> Result<u8> {
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| crate::config::expand_home("~/.egirl"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let interactive = !args.yes && args.endpoint.is_none() && std::io::stdin().is_terminal();
+    let mut answers = Answers {
+        endpoint: args.endpoint.clone(),
+        secrets: Vec::new(),
+    };
+    if interactive {
+        answers = ask()?;
+    }
+
+    let config_path = dir.join("egirl.toml");
+    let config = render_config(answers.endpoint.as_deref());
+    report(&config_path, write_new(&config_path, &config, false)?);
+    if !answers.secrets.is_empty() {
+        let env_path = dir.join(".env");
+        let body: String = answers
+            .secrets
+            .iter()
+            .map(|(k, v)| format!("{k}={v}\n"))
+            .collect();
+        report(&env_path, write_new(&env_path, &body, true)?);
+    }
+    let (workspace, written) = crate::workspace::ensure(&dir.join("workspace"))?;
+    println!(
+        "workspace {} ({})",
+        workspace.display(),
+        if written.is_empty() {
+            "already there".to_string()
+        } else {
+            format!("wrote {}", written.join(", "))
+        }
+    );
+    println!("next: egirl --config {} doctor", config_path.display());
+    Ok(super::EXIT_OK)
+}
+
+struct Answers {
+    endpoint: Option<String>,
+    secrets: Vec<(&'static str, String)>,
+}
+
+fn ask() -> Result<Answers> {
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let mut prompt = |question: &str| -> Result<String> {
+        print!("{question}");
+        std::io::stdout().flush()?;
+        Ok(lines
+            .next()
+            .transpose()?
+            .unwrap_or_default()
+            .trim()
+            .to_string())
+    };
+    let endpoint = prompt("Local llama.cpp server [http://127.0.0.1:8080]: ")?;
+    let mut secrets = Vec::new();
+    for (var, label) in [
+        ("ANTHROPIC_API_KEY", "Anthropic API key (enter to skip): "),
+        ("OPENAI_API_KEY", "OpenAI API key (enter to skip): "),
+        ("DISCORD_TOKEN", "Discord bot token (enter to skip): "),
+    ] {
+        let value = prompt(label)?;
+        if !value.is_empty() {
+            secrets.push((var, value));
+        }
+    }
+    Ok(Answers {
+        endpoint: (!endpoint.is_empty()).then_some(endpoint),
+        secrets,
+    })
+}
+
+/// The template with the workspace next to the config and the chosen endpoint.
+fn render_config(endpoint: Option<&str>) -> String {
+    let mut section = String::new();
+    let mut out = String::new();
+    for line in CONFIG_TEMPLATE.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            section = trimmed.to_string();
+        }
+        let replaced = match (section.as_str(), trimmed.split('=').next().map(str::trim)) {
+            ("[workspace]", Some("path")) => "path = \"workspace\"".to_string(),
+            ("[local]", Some("endpoint")) if endpoint.is_some() => {
+                format!("endpoint = \"{}\"", endpoint.unwrap_or_default())
+            }
+            _ => line.to_string(),
+        };
+        out.push_str(&replaced);
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes only if absent; secrets get mode 600 from the start.
+fn write_new(path: &Path, body: &str, secret: bool) -> Result<bool> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    if secret {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(mut f) => {
+            f.write_all(body.as_bytes())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e).with_context(|| format!("cannot create {}", path.display())),
+    }
+}
+
+fn report(path: &Path, written: bool) {
+    if written {
+        println!("wrote {}", path.display());
+    } else {
+        println!("kept {} (already there)", path.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rendered_config_parses_and_points_at_the_endpoint() {
+        let text = render_config(Some("http://10.0.0.5:8080"));
+        let c = crate::config::parse(&text, Path::new("egirl.toml")).unwrap();
+        assert_eq!(c.local.endpoint, "http://10.0.0.5:8080");
+        assert_eq!(c.workspace.path, "workspace");
+    }
+
+    #[test]
+    fn never_overwrites_and_keeps_secrets_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".env");
+        assert!(write_new(&p, "A=1\n", true).unwrap());
+        assert!(!write_new(&p, "A=2\n", true).unwrap());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "A=1\n");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+}

@@ -1,0 +1,209 @@
+//! The command line (DESIGN.md §3) and start-up: config, secrets,
+//! workspace, logs, then the agent core and a surface.
+
+mod doctor;
+mod init;
+mod repl;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+
+use crate::agent::{self, AgentHandle};
+use crate::channels::headless::{self, HeadlessOptions, Outcome};
+use crate::config::{self, Config, Secrets};
+use crate::protocol::Op;
+
+/// Exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FAILURE: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(name = "egirl", version, about = "A local-first personal AI agent")]
+pub struct Cli {
+    /// Config file (else $EGIRL_CONFIG, ./egirl.toml, ~/.egirl/egirl.toml).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Workspace directory (overrides [workspace] path).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Run one turn headless and print the answer.
+    #[arg(short = 'm', long = "message", value_name = "TEXT")]
+    pub message: Option<String>,
+    /// With -m: print every event as one JSON object per line.
+    #[arg(long, requires = "message")]
+    pub json: bool,
+    /// Session to use or resume (default: a new one).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// With -m: approve every exec the model asks for.
+    #[arg(long, requires = "message")]
+    pub approve_exec: bool,
+    #[command(subcommand)]
+    pub command: Option<CliCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CliCommand {
+    /// Write egirl.toml and the workspace templates (never overwriting).
+    Init(init::InitArgs),
+    /// Check config, workspace, endpoints and keys.
+    Doctor,
+}
+
+/// A failure with its exit code, printed as one line.
+pub struct Exit {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Exit {
+    fn usage(message: impl std::fmt::Display) -> Self {
+        Self {
+            code: EXIT_USAGE,
+            message: message.to_string(),
+        }
+    }
+    fn failure(message: impl std::fmt::Display) -> Self {
+        Self {
+            code: EXIT_FAILURE,
+            message: message.to_string(),
+        }
+    }
+}
+
+pub async fn run(cli: Cli) -> u8 {
+    match dispatch(cli).await {
+        Ok(code) => code,
+        Err(exit) => {
+            eprintln!("egirl: {}", exit.message);
+            exit.code
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<u8, Exit> {
+    if let Some(CliCommand::Init(args)) = &cli.command {
+        return init::run(args).map_err(|e| Exit::failure(format!("{e:#}")));
+    }
+    let env = Environment::load(&cli)?;
+    if let Some(CliCommand::Doctor) = &cli.command {
+        return Ok(doctor::run(&env).await);
+    }
+    let log_dir = config::expand_home(&env.config.log.dir);
+    let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.secrets)
+        .map_err(|e| Exit::failure(format!("{e:#}")))?;
+    tracing::info!(config = ?env.config_path, workspace = %env.workspace.display(), "starting");
+
+    let session = match &cli.session {
+        Some(id) => {
+            crate::sessions::validate_id(id).map_err(Exit::usage)?;
+            id.clone()
+        }
+        None => crate::sessions::new_id(if cli.message.is_some() { "cli" } else { "tui" }),
+    };
+    let managed = crate::providers::managed::ensure_running(&env.config.local, &log_dir, |line| {
+        eprintln!("egirl: {line}")
+    })
+    .await
+    .map_err(|e| Exit::failure(format!("{e:#}")))?;
+    let (agent, core) = env.start_agent();
+    let code = match cli.message {
+        Some(text) => {
+            let opts = HeadlessOptions {
+                session,
+                json: cli.json,
+                approve_exec: cli.approve_exec,
+            };
+            match headless::run_once(&agent, text, &opts).await {
+                Outcome::Answered => EXIT_OK,
+                Outcome::Failed | Outcome::Interrupted => EXIT_FAILURE,
+            }
+        }
+        None => repl::run(&agent, session).await,
+    };
+    shutdown(agent, core).await;
+    if let Some(server) = managed {
+        server.stop().await;
+    }
+    Ok(code)
+}
+
+async fn shutdown(agent: AgentHandle, core: tokio::task::JoinHandle<()>) {
+    agent.submit(Op::Shutdown);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(3), core).await;
+}
+
+/// Everything start-up resolved: config, secrets, the workspace.
+pub struct Environment {
+    pub config: Config,
+    pub config_path: Option<PathBuf>,
+    pub secrets: Secrets,
+    pub workspace: PathBuf,
+    pub allowed_paths: Vec<PathBuf>,
+}
+
+impl Environment {
+    pub fn load(cli: &Cli) -> Result<Self, Exit> {
+        let loaded = config::load(cli.config.as_deref()).map_err(Exit::usage)?;
+        load_dotenv(loaded.path.as_deref());
+        let mut config = loaded.config;
+        if let Some(ws) = &cli.workspace {
+            config.workspace.path = ws.display().to_string();
+        }
+        let (workspace, created) =
+            crate::workspace::ensure(&config::expand_home(&config.workspace.path))
+                .map_err(|e| Exit::failure(format!("{e:#}")))?;
+        if !created.is_empty() {
+            eprintln!(
+                "egirl: created workspace {} ({})",
+                workspace.display(),
+                created.join(", ")
+            );
+        }
+        let mut allowed_paths = Vec::new();
+        for p in &config.tools.allowed_paths {
+            let path = config::expand_home(p);
+            match path.canonicalize() {
+                Ok(c) => allowed_paths.push(c),
+                Err(e) => eprintln!(
+                    "egirl: ignoring [tools] allowed_paths entry {}: {e}",
+                    path.display()
+                ),
+            }
+        }
+        Ok(Self {
+            config,
+            config_path: loaded.path,
+            secrets: Secrets::from_env(),
+            workspace,
+            allowed_paths,
+        })
+    }
+
+    pub fn start_agent(&self) -> (AgentHandle, tokio::task::JoinHandle<()>) {
+        agent::spawn(
+            self.config.clone(),
+            self.workspace.clone(),
+            self.allowed_paths.clone(),
+        )
+    }
+}
+
+/// `.env` next to the config file, then in the working directory, then
+/// `~/.egirl/.env`; variables already set win.
+fn load_dotenv(config_path: Option<&Path>) {
+    let mut candidates = Vec::new();
+    if let Some(dir) = config_path.and_then(Path::parent) {
+        candidates.push(dir.join(".env"));
+    }
+    candidates.push(PathBuf::from(".env"));
+    candidates.push(config::expand_home("~/.egirl/.env"));
+    for path in candidates {
+        if path.is_file()
+            && let Err(e) = dotenvy::from_path(&path) {
+                eprintln!("egirl: ignoring {}: {e}", path.display());
+            }
+    }
+}

@@ -1,0 +1,111 @@
+//! Durations written as strings ("2s", "30m", "1h30m") and Discord ids
+//! written as strings or integers.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConfigDuration(pub Duration);
+
+impl ConfigDuration {
+    pub const fn from_secs(secs: u64) -> Self {
+        Self(Duration::from_secs(secs))
+    }
+    pub fn is_zero(&self) -> bool {
+        self.0.is_zero()
+    }
+}
+
+/// Parses "90s", "30m", "1h30m", "500ms", "2d"; a bare "0" means zero.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let bad =
+        || format!("invalid duration `{text}` (use e.g. \"500ms\", \"30s\", \"5m\", \"1h30m\")");
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        if digits == 0 {
+            return Err(bad());
+        }
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let unit = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let part = match unit {
+            "ms" => Duration::from_millis(n),
+            "s" => Duration::from_secs(n),
+            "m" => Duration::from_secs(n * 60),
+            "h" => Duration::from_secs(n * 3600),
+            "d" => Duration::from_secs(n * 86400),
+            _ => return Err(bad()),
+        };
+        total += part;
+    }
+    Ok(total)
+}
+
+impl<'de> Deserialize<'de> for ConfigDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Secs(u64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(t) => parse_duration(&t)
+                .map(Self)
+                .map_err(serde::de::Error::custom),
+            Raw::Secs(0) => Ok(Self(Duration::ZERO)),
+            Raw::Secs(n) => Err(serde::de::Error::custom(format!(
+                "durations are strings with a unit, e.g. \"{n}s\""
+            ))),
+        }
+    }
+}
+
+/// Discord ids exceed what some tools keep exact as numbers; accept both forms.
+pub fn string_or_int_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Int(u64),
+    }
+    let ids = Vec::<Id>::deserialize(d)?;
+    Ok(ids
+        .into_iter()
+        .map(|id| match id {
+            Id::Text(t) => t,
+            Id::Int(n) => n.to_string(),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_durations() {
+        assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("30m").unwrap(), Duration::from_secs(1800));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        for bad in ["", "5", "m", "5x", "1h30", "-1s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! Finding and reading the one config file. Configs are never merged: the
+//! file found is read over the built-in defaults.
+
+use std::path::{Path, PathBuf};
+
+use super::Config;
+
+/// A config problem, reported as one line: `file:line:col: key: message`.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", self.line())]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl ConfigError {
+    fn line(&self) -> String {
+        let mut out = self.file.display().to_string();
+        if let (Some(line), Some(col)) = (self.line, self.column) {
+            out.push_str(&format!(":{line}:{col}"));
+        }
+        out.push_str(": ");
+        if let Some(key) = &self.key {
+            out.push_str(&format!("`{key}`: "));
+        }
+        out.push_str(&self.message);
+        out
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct LoadedConfig {
+    pub config: Config,
+    /// The file read, or None when running on built-in defaults.
+    pub path: Option<PathBuf>,
+}
+
+/// `--config`, else `$EGIRL_CONFIG`, else `./egirl.toml`, else
+/// `~/.egirl/egirl.toml`. An explicitly named file must exist.
+pub fn find_config_path(explicit: Option<&Path>) -> Result<Option<PathBuf>, ConfigError> {
+    let named = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("EGIRL_CONFIG").map(PathBuf::from));
+    if let Some(path) = named {
+        if !path.is_file() {
+            return Err(ConfigError {
+                file: path,
+                line: None,
+                column: None,
+                key: None,
+                message: "config file not found".into(),
+            });
+        }
+        return Ok(Some(path));
+    }
+    let local = PathBuf::from("egirl.toml");
+    if local.is_file() {
+        return Ok(Some(local));
+    }
+    let home = super::expand_home("~/.egirl/egirl.toml");
+    Ok(home.is_file().then_some(home))
+}
+
+pub fn load(explicit: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
+    let Some(path) = find_config_path(explicit)? else {
+        return Ok(LoadedConfig {
+            config: Config::default(),
+            path: None,
+        });
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| ConfigError {
+        file: path.clone(),
+        line: None,
+        column: None,
+        key: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    let mut config = parse(&text, &path)?;
+    // A relative workspace path is relative to the config file, not the cwd.
+    let ws = &config.workspace.path;
+    if !ws.starts_with('~')
+        && Path::new(ws).is_relative()
+        && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+    {
+        config.workspace.path = dir.join(ws).display().to_string();
+    }
+    Ok(LoadedConfig {
+        config,
+        path: Some(path),
+    })
+}
+
+/// Parses and validates config text; errors name line, column and key.
+pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
+    let de = toml::Deserializer::new(text);
+    let config: Config = serde_path_to_error::deserialize(de).map_err(|err| {
+        let key = err.path().to_string();
+        let inner = err.into_inner();
+        let (line, column) = match inner.span() {
+            Some(span) => line_col(text, span.start),
+            None => (None, None),
+        };
+        ConfigError {
+            file: file.to_path_buf(),
+            line,
+            column,
+            key: (!key.is_empty() && key != ".").then_some(key),
+            message: inner.message().trim().replace('\n', " "),
+        }
+    })?;
+    validate(&config).map_err(|(key, message)| {
+        let (line, column) = find_key(text, &key);
+        ConfigError {
+            file: file.to_path_buf(),
+            line,
+            column,
+            key: Some(key),
+            message,
+        }
+    })?;
+    Ok(config)
+}
+
+/// Checks serde cannot express. Returns the dotted key and the problem.
+fn validate(config: &Config) -> Result<(), (String, String)> {
+    let url = |key: &str, value: &str| -> Result<(), (String, String)> {
+        match reqwest::Url::parse(value) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(()),
+            _ => Err((key.to_string(), format!("`{value}` is not an http(s) URL"))),
+        }
+    };
+    url("local.endpoint", &config.local.endpoint)?;
+    if let Some(e) = &config.local.embeddings {
+        url("local.embeddings.endpoint", &e.endpoint)?;
+    }
+    if let Some(a) = &config.remote.anthropic {
+        url("remote.anthropic.base_url", &a.base_url)?;
+    }
+    if let Some(o) = &config.remote.openai {
+        url("remote.openai.base_url", &o.base_url)?;
+    }
+    if let Some(a) = &config.remote.azure {
+        url("remote.azure.endpoint", &a.endpoint)?;
+    }
+    if let Some(p) = &config.channels.discord.proxy {
+        url("channels.discord.proxy", p)?;
+    }
+    if config.local.max_concurrent == 0 {
+        return Err(("local.max_concurrent".into(), "must be at least 1".into()));
+    }
+    if config.local.context_length < 512 {
+        return Err((
+            "local.context_length".into(),
+            "must be at least 512 tokens".into(),
+        ));
+    }
+    if config.agent.max_turns == 0 {
+        return Err(("agent.max_turns".into(), "must be at least 1".into()));
+    }
+    if !(0.0..=1.0).contains(&config.routing.escalation_threshold) {
+        return Err((
+            "routing.escalation_threshold".into(),
+            "must be between 0 and 1".into(),
+        ));
+    }
+    for (i, prefix) in config.tools.exec.allow.iter().enumerate() {
+        match shell_words::split(prefix) {
+            Ok(words) if !words.is_empty() => {}
+            _ => {
+                return Err((
+                    format!("tools.exec.allow[{i}]"),
+                    format!("`{prefix}` is not a command prefix"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Best-effort position of `a.b.c` in the text: the line of `c = ` inside `[a.b]`.
+fn find_key(text: &str, dotted: &str) -> (Option<usize>, Option<usize>) {
+    let dotted = dotted.split('[').next().unwrap_or(dotted);
+    let (table, leaf) = dotted.rsplit_once('.').unwrap_or(("", dotted));
+    let mut in_table = table.is_empty();
+    for (n, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(header) = trimmed.strip_prefix('[') {
+            let name = header
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("");
+            in_table = name.trim() == table;
+            continue;
+        }
+        if in_table
+            && let Some((key, _)) = trimmed.split_once('=')
+            && key.trim().trim_matches('"') == leaf
+        {
+            return (Some(n + 1), Some(line.len() - trimmed.len() + 1));
+        }
+    }
+    (None, None)
+}
+
+fn line_col(text: &str, offset: usize) -> (Option<usize>, Option<usize>) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (Some(line), Some(column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse(text, Path::new("egirl.toml"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn empty_config_is_all_defaults() {
+        let c = parse("", Path::new("egirl.toml")).unwrap();
+        assert_eq!(c.agent.max_turns, 10);
+        assert_eq!(c.tools.exec.approval, super::super::ExecApproval::Ask);
+        assert!(c.local.server.is_none());
+    }
+
+    #[test]
+    fn syntax_error_names_line_and_column() {
+        let e = err("[local]\nendpoint = \"http://x\n");
+        assert!(e.starts_with("egirl.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_names_key_and_position() {
+        let e = err("[local]\nendpoint = \"http://127.0.0.1:1\"\ncontext_length = \"big\"\n");
+        assert!(
+            e.starts_with("egirl.toml:3:18: `local.context_length`:"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_refused() {
+        let e = err("[tools.exec]\napprovel = \"ask\"\n");
+        assert!(e.contains("egirl.toml:2:1"), "{e}");
+        assert!(e.contains("approvel"), "{e}");
+    }
+
+    #[test]
+    fn missing_required_value_is_named() {
+        let e = err("[local.server]\nbinary = \"llama-server\"\n");
+        assert!(e.contains("local.server"), "{e}");
+        assert!(e.contains("model"), "{e}");
+    }
+
+    #[test]
+    fn bad_url_and_enum_are_refused() {
+        let e = err("[local]\nendpoint = \"localhost:8080\"\n");
+        assert!(e.starts_with("egirl.toml:2:1: `local.endpoint`"), "{e}");
+        let e = err("[tools.exec]\napproval = \"sometimes\"\n");
+        assert!(e.contains("tools.exec.approval"), "{e}");
+        assert!(e.contains(":2:12"), "{e}");
+    }
+
+    #[test]
+    fn discord_ids_accept_strings_and_integers() {
+        let c = parse(
+            "[channels.discord]\nallowed_users = [\"123\", 456]\n",
+            Path::new("egirl.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.channels.discord.allowed_users, vec!["123", "456"]);
+    }
+}

@@ -1,0 +1,366 @@
+//! `egirl.toml`: typed sections with built-in defaults. Every key is
+//! documented in the README's config reference and in the repo's egirl.toml.
+
+mod duration;
+mod load;
+mod secrets;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+pub use duration::ConfigDuration;
+pub use load::{ConfigError, LoadedConfig, find_config_path, load, parse};
+pub use secrets::Secrets;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub workspace: WorkspaceConfig,
+    pub agent: AgentConfig,
+    pub local: LocalConfig,
+    pub remote: RemoteConfig,
+    pub routing: RoutingConfig,
+    pub tools: ToolsConfig,
+    pub channels: ChannelsConfig,
+    pub skills: SkillsConfig,
+    pub heartbeat: HeartbeatConfig,
+    pub webhook: WebhookConfig,
+    pub ui: UiConfig,
+    pub log: LogConfig,
+    pub pricing: BTreeMap<String, Pricing>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    /// `~` expands to the home directory.
+    pub path: String,
+}
+
+impl Default for WorkspaceConfig {
+    fn default() -> Self {
+        Self {
+            path: "~/.egirl/workspace".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Model requests per user message before the turn gives up.
+    pub max_turns: u32,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self { max_turns: 10 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolFormat {
+    /// Send native `tools`; also accept `<tool_call>` blocks in the content.
+    #[default]
+    Auto,
+    /// Only the server's parsed `tool_calls` (llama-server `--jinja`).
+    Native,
+    /// The Qwen3 format of the egirl spec: tools in the system prompt,
+    /// `<tool_call>` blocks, `<tool_response>` user messages.
+    Qwen3,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalConfig {
+    pub endpoint: String,
+    pub model: String,
+    /// Upper bound for the prompt; the server's own n_ctx (from /props) wins when smaller.
+    pub context_length: u64,
+    /// Concurrent requests egirl sends to the local server (across sessions).
+    pub max_concurrent: usize,
+    pub tool_format: ToolFormat,
+    /// Tokens the model may generate per request.
+    pub max_tokens: u64,
+    /// Give up on a request that produces nothing for this long.
+    pub timeout: ConfigDuration,
+    pub embeddings: Option<EmbeddingsConfig>,
+    pub server: Option<ManagedServerConfig>,
+}
+
+impl Default for LocalConfig {
+    fn default() -> Self {
+        Self {
+            endpoint: "http://127.0.0.1:8080".into(),
+            model: "local".into(),
+            context_length: 32768,
+            max_concurrent: 2,
+            tool_format: ToolFormat::Auto,
+            max_tokens: 2048,
+            timeout: ConfigDuration::from_secs(300),
+            embeddings: None,
+            server: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingsConfig {
+    pub endpoint: String,
+    #[serde(default)]
+    pub model: String,
+}
+
+/// A llama-server egirl starts itself when nothing answers at `[local] endpoint`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManagedServerConfig {
+    pub binary: String,
+    pub model: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// How long to wait for /health after starting it.
+    #[serde(default = "default_server_startup")]
+    pub startup_timeout: ConfigDuration,
+}
+
+fn default_server_startup() -> ConfigDuration {
+    ConfigDuration::from_secs(120)
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RemoteConfig {
+    pub anthropic: Option<AnthropicConfig>,
+    pub openai: Option<OpenAiConfig>,
+    pub azure: Option<AzureConfig>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnthropicConfig {
+    pub model: String,
+    #[serde(default = "default_anthropic_url")]
+    pub base_url: String,
+}
+
+fn default_anthropic_url() -> String {
+    "https://api.anthropic.com".into()
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenAiConfig {
+    pub model: String,
+    #[serde(default = "default_openai_url")]
+    pub base_url: String,
+}
+
+fn default_openai_url() -> String {
+    "https://api.openai.com/v1".into()
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AzureConfig {
+    pub endpoint: String,
+    pub deployment: String,
+    #[serde(default = "default_azure_api_version")]
+    pub api_version: String,
+    #[serde(default)]
+    pub embedding_deployment: Option<String>,
+}
+
+fn default_azure_api_version() -> String {
+    "2024-10-21".into()
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RoutingConfig {
+    pub default: crate::protocol::Target,
+    /// Below this confidence a local answer is escalated.
+    pub escalation_threshold: f64,
+    pub always_local: Vec<String>,
+    pub always_remote: Vec<String>,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        Self {
+            default: crate::protocol::Target::Local,
+            escalation_threshold: 0.4,
+            always_local: Vec::new(),
+            always_remote: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// Directories outside the workspace the file tools may use.
+    pub allowed_paths: Vec<String>,
+    pub exec: ExecConfig,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecApproval {
+    /// Ask for every command no allow rule covers.
+    #[default]
+    Ask,
+    /// Run what an allow rule covers, deny the rest without asking.
+    Allowlist,
+    /// Never run commands.
+    Deny,
+    /// Run everything without asking.
+    Full,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExecConfig {
+    pub approval: ExecApproval,
+    /// Command prefixes (shell words, e.g. "git status", "ls") that run without asking.
+    pub allow: Vec<String>,
+    pub timeout_secs: u64,
+    /// Bytes of stdout/stderr kept per command (the middle is cut).
+    pub max_output_bytes: usize,
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        Self {
+            approval: ExecApproval::Ask,
+            allow: Vec::new(),
+            timeout_secs: 120,
+            max_output_bytes: 16 * 1024,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChannelsConfig {
+    pub discord: DiscordConfig,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DiscordConfig {
+    pub enabled: bool,
+    #[serde(deserialize_with = "duration::string_or_int_list")]
+    pub allowed_users: Vec<String>,
+    #[serde(deserialize_with = "duration::string_or_int_list")]
+    pub allowed_channels: Vec<String>,
+    pub require_mention: bool,
+    pub proxy: Option<String>,
+}
+
+impl Default for DiscordConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            allowed_users: Vec::new(),
+            allowed_channels: vec!["dm".into()],
+            require_mention: true,
+            proxy: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SkillsConfig {
+    pub dirs: Vec<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HeartbeatConfig {
+    /// "0" disables the heartbeat.
+    pub every: ConfigDuration,
+    /// e.g. "08:00-23:00" in local time; empty means always.
+    pub active_hours: String,
+}
+
+impl Default for HeartbeatConfig {
+    fn default() -> Self {
+        Self {
+            every: ConfigDuration::from_secs(30 * 60),
+            active_hours: String::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebhookConfig {
+    pub listen: String,
+}
+
+impl Default for WebhookConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8787".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UiConfig {
+    pub theme: String,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        Self {
+            theme: "default".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogConfig {
+    /// Log files rotate daily here; `~` expands.
+    pub dir: String,
+    /// A tracing filter such as "info" or "egirl=debug".
+    pub level: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            dir: "~/.egirl/logs".into(),
+            level: "info".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pricing {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+    #[serde(default)]
+    pub cached_input_per_mtok: Option<f64>,
+}
+
+/// Expands a leading `~` to the home directory.
+pub fn expand_home(path: &str) -> PathBuf {
+    if let Some(rest) = path
+        .strip_prefix("~/")
+        .or_else(|| (path == "~").then_some(""))
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(rest);
+    }
+    PathBuf::from(path)
+}

@@ -1,0 +1,18 @@
+//! egirl: a local-first personal AI agent.
+//!
+//! Surfaces (`channels/`) talk to the agent core (`agent/`) only through
+//! `protocol`; dependencies flow one way: channels → agent → (tools,
+//! providers, memory, sessions) → config.
+
+pub mod agent;
+pub mod channels;
+pub mod cli;
+pub mod config;
+pub mod logging;
+pub mod memory;
+pub mod protocol;
+pub mod providers;
+pub mod sessions;
+pub mod tools;
+pub mod tracking;
+pub mod workspace;

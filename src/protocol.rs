@@ -1,0 +1,389 @@
+//! The one seam between the agent core and its surfaces.
+//!
+//! Surfaces send [`Op`]s in and receive [`Event`]s out. Every event names the
+//! session and the origin it belongs to, so a surface that shows all sessions
+//! (the TUI) mirrors Discord or cron traffic without knowing about them.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+pub type SessionId = String;
+
+/// Where a message came from. Serialized as `tui`, `cli`, `webhook`,
+/// `heartbeat`, `discord:<channel>` or `cron:<job>`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    Tui,
+    Cli,
+    Webhook,
+    Heartbeat,
+    Discord(String),
+    Cron(String),
+}
+
+impl Origin {
+    /// Origins with nobody at the keyboard: their approvals time out as denied.
+    pub fn is_unattended(&self) -> bool {
+        matches!(self, Origin::Webhook | Origin::Heartbeat | Origin::Cron(_))
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Tui => f.write_str("tui"),
+            Origin::Cli => f.write_str("cli"),
+            Origin::Webhook => f.write_str("webhook"),
+            Origin::Heartbeat => f.write_str("heartbeat"),
+            Origin::Discord(channel) => write!(f, "discord:{channel}"),
+            Origin::Cron(job) => write!(f, "cron:{job}"),
+        }
+    }
+}
+
+impl FromStr for Origin {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tui" => Ok(Origin::Tui),
+            "cli" => Ok(Origin::Cli),
+            "webhook" => Ok(Origin::Webhook),
+            "heartbeat" => Ok(Origin::Heartbeat),
+            other => match other.split_once(':') {
+                Some(("discord", channel)) if !channel.is_empty() => {
+                    Ok(Origin::Discord(channel.to_string()))
+                }
+                Some(("cron", job)) if !job.is_empty() => Ok(Origin::Cron(job.to_string())),
+                _ => Err(format!("unknown origin `{other}`")),
+            },
+        }
+    }
+}
+
+impl Serialize for Origin {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Origin {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The user's answer to an approval request. `Session` and `Always` approve
+/// the command's prefix for the rest of the session or permanently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewDecision {
+    ApprovedOnce,
+    ApprovedForSession,
+    ApprovedAlways,
+    Denied,
+}
+
+impl ReviewDecision {
+    pub fn is_approved(self) -> bool {
+        !matches!(self, ReviewDecision::Denied)
+    }
+}
+
+/// Which side the next turn is forced to (`/local`, `/remote`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    Local,
+    Remote,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Target::Local => "local",
+            Target::Remote => "remote",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Force the target of the session's next turn.
+    ForceTarget(Target),
+    /// Forget the in-memory history of a session (the transcript stays on disk).
+    Clear,
+}
+
+#[derive(Clone, Debug)]
+pub enum Op {
+    UserMessage {
+        session: SessionId,
+        origin: Origin,
+        text: String,
+    },
+    ApprovalDecision {
+        id: String,
+        decision: ReviewDecision,
+        by: Origin,
+    },
+    Interrupt {
+        session: SessionId,
+    },
+    Command {
+        session: SessionId,
+        command: Command,
+    },
+    Shutdown,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryHit {
+    pub path: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub score: f64,
+    pub snippet: String,
+}
+
+/// What happened, serialized as one JSON object per line in `--json` mode
+/// with `"type"` first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    TurnStarted {
+        text: String,
+    },
+    /// A message arrived while the session was busy; it runs after the current turn.
+    Queued {
+        text: String,
+        position: usize,
+    },
+    Routing {
+        target: Target,
+        provider: String,
+        model: String,
+        reason: String,
+        confidence: f64,
+    },
+    Delta {
+        text: String,
+    },
+    Reasoning {
+        text: String,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: serde_json::Value,
+    },
+    ApprovalRequest {
+        id: String,
+        tool: String,
+        command: String,
+        cwd: String,
+    },
+    ApprovalDecision {
+        id: String,
+        /// "approved" or "denied".
+        decision: String,
+        /// "once", "session", "always" (absent when denied).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<String>,
+        by: String,
+    },
+    ToolResult {
+        id: String,
+        name: String,
+        success: bool,
+        output: String,
+        duration_ms: u64,
+    },
+    Escalation {
+        from: String,
+        to: String,
+        reason: String,
+        trigger: String,
+    },
+    MemoryHits {
+        query: String,
+        hits: Vec<MemoryHit>,
+    },
+    Usage {
+        provider: String,
+        model: String,
+        input_tokens: u64,
+        output_tokens: u64,
+        cached_tokens: u64,
+        cost_usd: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens_per_sec: Option<f64>,
+    },
+    /// Older turns were left out of the request so that it fits the window.
+    ContextTrimmed {
+        dropped_messages: usize,
+        prompt_tokens: u64,
+        context_length: u64,
+    },
+    Notice {
+        message: String,
+    },
+    Final {
+        text: String,
+    },
+    Error {
+        message: String,
+    },
+    /// The turn is over (after `final`, `error` or an interrupt); the session is idle.
+    TurnEnded {
+        interrupted: bool,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub session: SessionId,
+    pub origin: Origin,
+    pub kind: EventKind,
+}
+
+impl Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeMap};
+        let value = serde_json::to_value(&self.kind).map_err(S::Error::custom)?;
+        let serde_json::Value::Object(fields) = value else {
+            return Err(S::Error::custom("event kind is not an object"));
+        };
+        let mut map = s.serialize_map(Some(fields.len() + 2))?;
+        if let Some(kind) = fields.get("type") {
+            map.serialize_entry("type", kind)?;
+        }
+        map.serialize_entry("session", &self.session)?;
+        map.serialize_entry("origin", &self.origin)?;
+        for (key, value) in fields.iter().filter(|(k, _)| k.as_str() != "type") {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Event {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = serde_json::Map::deserialize(d)?;
+        let session = value
+            .remove("session")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .ok_or_else(|| D::Error::missing_field("session"))?;
+        let origin = value
+            .remove("origin")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .ok_or_else(|| D::Error::missing_field("origin"))?
+            .parse()
+            .map_err(D::Error::custom)?;
+        let kind =
+            serde_json::from_value(serde_json::Value::Object(value)).map_err(D::Error::custom)?;
+        Ok(Event {
+            session,
+            origin,
+            kind,
+        })
+    }
+}
+
+/// Fans every event out to every subscriber on its own unbounded channel.
+///
+/// tokio's broadcast drops events for a lagging receiver; an approval request
+/// must never be dropped, so each surface gets a queue of its own.
+#[derive(Clone, Default)]
+pub struct EventBus {
+    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Event>>>>,
+}
+
+impl EventBus {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.lock().push(tx);
+        rx
+    }
+
+    pub fn emit(&self, session: &str, origin: &Origin, kind: EventKind) {
+        let event = Event {
+            session: session.to_string(),
+            origin: origin.clone(),
+            kind,
+        };
+        // A closed receiver is a surface that went away; forget it.
+        self.lock().retain(|tx| tx.send(event.clone()).is_ok());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<mpsc::UnboundedSender<Event>>> {
+        // A panic while holding this lock cannot leave the Vec inconsistent.
+        self.subscribers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_json_has_type_first_then_session_and_origin() {
+        let event = Event {
+            session: "s1".into(),
+            origin: Origin::Discord("123".into()),
+            kind: EventKind::Delta { text: "hi".into() },
+        };
+        let line = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            line,
+            r#"{"type":"delta","session":"s1","origin":"discord:123","text":"hi"}"#
+        );
+        let back: Event = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, event);
+    }
+
+    #[test]
+    fn origins_round_trip() {
+        for s in [
+            "tui",
+            "cli",
+            "webhook",
+            "heartbeat",
+            "discord:42",
+            "cron:daily",
+        ] {
+            assert_eq!(s.parse::<Origin>().unwrap().to_string(), s);
+        }
+        assert!("discord:".parse::<Origin>().is_err());
+        assert!("smoke".parse::<Origin>().is_err());
+    }
+
+    #[tokio::test]
+    async fn every_subscriber_gets_every_event() {
+        let bus = EventBus::new();
+        let mut a = bus.subscribe();
+        let mut b = bus.subscribe();
+        for i in 0..1000 {
+            bus.emit(
+                "s",
+                &Origin::Cli,
+                EventKind::Delta {
+                    text: i.to_string(),
+                },
+            );
+        }
+        for _ in 0..1000 {
+            assert!(a.recv().await.is_some());
+            assert!(b.recv().await.is_some());
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! llama.cpp server (and any OpenAI-compatible local server).
+//!
+//! Streams `/v1/chat/completions`, and uses llama-server's extras where they
+//! exist: `/health`, `/props` (n_ctx, slots), `/tokenize` and
+//! `/apply-template` (exact prompt token counts), `timings` (cache hits),
+//! `cache_prompt` and `id_slot` (prefix-cache reuse per session).
+
+mod stream;
+mod wire;
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::sse::{SseEvent, SseParser};
+use super::{ChatMessage, ChatResponse, ProviderError, StreamChunk, ToolSpec};
+use crate::config::{LocalConfig, ToolFormat};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// /health and /props answer at once on a live server; `egirl doctor`
+/// should not wait the whole generation timeout on a dead one.
+const QUICK_TIMEOUT: Duration = Duration::from_secs(10);
+/// Token counts kept in memory; the cache is simply cleared when full
+/// (counts are cheap to redo, and a session re-counts the same few texts).
+const TOKEN_CACHE_MAX: usize = 4096;
+const BODY_EXCERPT_CHARS: usize = 300;
+
+/// One model request.
+#[derive(Clone, Debug, Default)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: u64,
+    /// llama-server slot (`id_slot`), so sessions keep separate KV caches.
+    pub slot: Option<u32>,
+}
+
+/// What `/props` says about the server; every field may be missing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerProps {
+    pub n_ctx: Option<u64>,
+    pub total_slots: Option<u32>,
+    pub model_path: Option<String>,
+    pub has_chat_template: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct LlamaCpp {
+    client: reqwest::Client,
+    /// Base URL without a trailing `/` or `/v1`.
+    endpoint: String,
+    model: String,
+    tool_format: ToolFormat,
+    /// The longest wait for the next byte (not for the whole reply:
+    /// generation may legitimately run for minutes).
+    idle_timeout: Duration,
+    token_counts: Arc<Mutex<HashMap<u64, u64>>>,
+}
+
+impl LlamaCpp {
+    pub fn new(cfg: &LocalConfig) -> Self {
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .unwrap_or_default();
+        let endpoint = cfg.endpoint.trim_end_matches('/');
+        let endpoint = endpoint.strip_suffix("/v1").unwrap_or(endpoint);
+        // "0" in the config means no limit.
+        let idle_timeout = if cfg.timeout.is_zero() {
+            Duration::from_secs(365 * 24 * 3600)
+        } else {
+            cfg.timeout.0
+        };
+        Self {
+            client,
+            endpoint: endpoint.to_string(),
+            model: cfg.model.clone(),
+            tool_format: cfg.tool_format,
+            idle_timeout,
+            token_counts: Arc::default(),
+        }
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Ok when the server answers `/health` with 200 (a 503 "Loading model"
+    /// is not healthy yet).
+    pub async fn health(&self) -> Result<(), ProviderError> {
+        // Only the status counts: vLLM answers 200 with an empty body.
+        let request = self
+            .client
+            .get(self.url("/health"))
+            .timeout(QUICK_TIMEOUT.min(self.idle_timeout));
+        let response = request.send().await.map_err(|e| self.transport_error(&e))?;
+        self.check_status(response).await.map(|_| ())
+    }
+
+    /// `/props`; an error where the server has none (vLLM, Ollama): the
+    /// caller falls back to the configured context length.
+    pub async fn props(&self) -> Result<ServerProps, ProviderError> {
+        let request = self.client.get(self.url("/props"));
+        let props = self.send_json(request, QUICK_TIMEOUT).await?;
+        let settings = &props["default_generation_settings"];
+        Ok(ServerProps {
+            n_ctx: settings["n_ctx"]
+                .as_u64()
+                .or_else(|| props["n_ctx"].as_u64()),
+            total_slots: props["total_slots"]
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok()),
+            model_path: props["model_path"].as_str().map(String::from),
+            has_chat_template: props["chat_template"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty()),
+        })
+    }
+
+    /// Tokens in `text` by the server's own tokenizer (no BOS), cached.
+    pub async fn count_tokens(&self, text: &str) -> Result<u64, ProviderError> {
+        self.tokenize(text, false).await
+    }
+
+    /// Exact tokens of the prompt `req` renders to: the server's chat
+    /// template applied to the same wire messages, then tokenized.
+    ///
+    /// `/apply-template` strips the template's leading BOS and the
+    /// completion path then tokenizes with `add_special` (which puts it
+    /// back), so counting with `add_special: true` matches the server's
+    /// `prompt_n + cache_n`.
+    pub async fn count_prompt(&self, req: &ChatRequest) -> Result<u64, ProviderError> {
+        let body = wire::template_body(req, self.tool_format);
+        let request = self.client.post(self.url("/apply-template")).json(&body);
+        let reply = self.send_json(request, self.idle_timeout).await?;
+        let Some(prompt) = reply["prompt"].as_str() else {
+            return Err(self.bad_reply("/apply-template answered without a \"prompt\""));
+        };
+        self.tokenize(prompt, true).await
+    }
+
+    async fn tokenize(&self, text: &str, add_special: bool) -> Result<u64, ProviderError> {
+        let key = cache_key(text, add_special);
+        if let Some(&n) = self.lock_counts().get(&key) {
+            return Ok(n);
+        }
+        let body = json!({ "content": text, "add_special": add_special, "parse_special": true });
+        let request = self.client.post(self.url("/tokenize")).json(&body);
+        let reply = self.send_json(request, self.idle_timeout).await?;
+        let Some(tokens) = reply["tokens"].as_array() else {
+            return Err(self.bad_reply("/tokenize answered without \"tokens\""));
+        };
+        let n = tokens.len() as u64;
+        let mut counts = self.lock_counts();
+        if counts.len() >= TOKEN_CACHE_MAX {
+            counts.clear();
+        }
+        counts.insert(key, n);
+        Ok(n)
+    }
+
+    fn lock_counts(&self) -> std::sync::MutexGuard<'_, HashMap<u64, u64>> {
+        // A panic elsewhere while holding the lock leaves plain numbers behind: still usable.
+        self.token_counts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Streams one reply. Visible text and reasoning go to `on_chunk` as
+    /// they arrive (never a partial tag); the finished reply comes back.
+    pub async fn chat(
+        &self,
+        req: &ChatRequest,
+        cancel: &CancellationToken,
+        on_chunk: &mut (dyn FnMut(StreamChunk) + Send),
+    ) -> Result<ChatResponse, ProviderError> {
+        let body = wire::chat_body(req, &self.model, self.tool_format);
+        let send = self
+            .client
+            .post(self.url("/v1/chat/completions"))
+            .json(&body)
+            .send();
+        // Dropping the response (on cancel or error) closes the connection,
+        // which is how llama-server learns to stop generating.
+        let response = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(ProviderError::Interrupted),
+            sent = tokio::time::timeout(self.idle_timeout, send) => match sent {
+                Err(_) => return Err(self.timeout_error()),
+                Ok(result) => result.map_err(|e| self.transport_error(&e))?,
+            },
+        };
+        let response = self.check_status(response).await?;
+        let mut bytes = response.bytes_stream();
+        let mut parser = SseParser::new();
+        let mut acc = stream::Accumulator::new(&self.endpoint, self.tool_format);
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(ProviderError::Interrupted),
+                next = tokio::time::timeout(self.idle_timeout, bytes.next()) => next,
+            };
+            let (events, ended) = match next {
+                Err(_) => return Err(self.timeout_error()),
+                Ok(None) => (parser.finish(), true),
+                Ok(Some(Err(e))) => {
+                    return Err(ProviderError::Truncated {
+                        endpoint: self.endpoint.clone(),
+                        detail: root_cause(&e),
+                    });
+                }
+                Ok(Some(Ok(chunk))) => (parser.feed(&chunk), false),
+            };
+            for event in events {
+                match event {
+                    SseEvent::Data(data) => acc.frame(&data, on_chunk)?,
+                    SseEvent::Done => acc.done = true,
+                    SseEvent::Error(text) => {
+                        let error = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                        return Err(stream::stream_error(&self.endpoint, &error));
+                    }
+                }
+            }
+            if ended || acc.done {
+                break;
+            }
+        }
+        acc.finish()
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.endpoint)
+    }
+
+    /// Sends a small request and reads its JSON answer within `limit`.
+    async fn send_json(
+        &self,
+        request: reqwest::RequestBuilder,
+        limit: Duration,
+    ) -> Result<Value, ProviderError> {
+        let limit = limit.min(self.idle_timeout);
+        let response = request
+            .timeout(limit)
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&e))?;
+        let response = self.check_status(response).await?;
+        let text = response
+            .text()
+            .await
+            .map_err(|e| self.transport_error(&e))?;
+        serde_json::from_str(&text)
+            .map_err(|_| self.bad_reply(&format!("expected JSON, got: {}", excerpt(&text))))
+    }
+
+    /// Non-2xx answers become errors, with the server's message.
+    async fn check_status(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let body = match tokio::time::timeout(self.idle_timeout.min(QUICK_TIMEOUT), response.text())
+            .await
+        {
+            Ok(Ok(body)) => body,
+            _ => String::new(),
+        };
+        Err(http_error(&self.endpoint, status.as_u16(), &body))
+    }
+
+    fn transport_error(&self, e: &reqwest::Error) -> ProviderError {
+        if e.is_timeout() {
+            return self.timeout_error();
+        }
+        ProviderError::Unreachable {
+            endpoint: self.endpoint.clone(),
+            detail: root_cause(e),
+        }
+    }
+
+    fn timeout_error(&self) -> ProviderError {
+        ProviderError::Timeout {
+            endpoint: self.endpoint.clone(),
+            // Rounded up: a sub-second test timeout should not read "0s".
+            secs: self.idle_timeout.as_secs_f64().ceil() as u64,
+        }
+    }
+
+    fn bad_reply(&self, detail: &str) -> ProviderError {
+        ProviderError::BadReply {
+            endpoint: self.endpoint.clone(),
+            detail: detail.to_string(),
+        }
+    }
+}
+
+/// An error answer: context overflows are told apart (the agent trims and
+/// retries), everything else keeps the status and a short message.
+pub(crate) fn http_error(endpoint: &str, status: u16, body: &str) -> ProviderError {
+    let message = server_message(body);
+    let lower = body.to_ascii_lowercase();
+    let overflow = [
+        "exceed_context_size_error",
+        "exceeds the available context size",
+        "maximum context length",
+    ]
+    .iter()
+    .any(|marker| lower.contains(marker));
+    if overflow {
+        return ProviderError::ContextOverflow(message);
+    }
+    ProviderError::Http {
+        endpoint: endpoint.to_string(),
+        status,
+        body: message,
+    }
+}
+
+/// `{"error": {"message": ...}}` (llama-server, OpenAI) or the raw body, on one short line.
+fn server_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        let error = v.get("error").unwrap_or(v);
+        error
+            .get("message")
+            .and_then(Value::as_str)
+            .or_else(|| error.as_str())
+            .map(String::from)
+    });
+    excerpt(&message.unwrap_or_else(|| body.to_string()))
+}
+
+/// One line, at most `BODY_EXCERPT_CHARS` characters.
+pub(crate) fn excerpt(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= BODY_EXCERPT_CHARS {
+        return line;
+    }
+    let cut: String = line.chars().take(BODY_EXCERPT_CHARS).collect();
+    format!("{cut}…")
+}
+
+/// The innermost cause ("Connection refused (os error 111)"), which says
+/// more than reqwest's "error sending request for url".
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    excerpt(&cause.to_string())
+}
+
+fn cache_key(text: &str, add_special: bool) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    add_special.hash(&mut hasher);
+    hasher.finish()
+}

@@ -1,0 +1,294 @@
+//! Turns the frames of a streamed chat completion into chunks for the
+//! screen and, at the end, one `ChatResponse`.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::config::ToolFormat;
+use crate::providers::qwen3::{self, StreamSplitter};
+use crate::providers::{ChatMessage, ChatResponse, ProviderError, StreamChunk, ToolCall, Usage};
+
+/// One `data:` frame. Every field is optional: servers differ.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Frame {
+    choices: Option<Vec<Choice>>,
+    model: Option<String>,
+    usage: Option<WireUsage>,
+    timings: Option<Timings>,
+    error: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Choice {
+    delta: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Delta {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    tool_calls: Option<Vec<CallDelta>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CallDelta {
+    index: Option<usize>,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+/// Numbers as f64: some servers write counts as `12.0`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WireUsage {
+    prompt_tokens: Option<f64>,
+    completion_tokens: Option<f64>,
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PromptDetails {
+    cached_tokens: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Timings {
+    prompt_n: Option<f64>,
+    cache_n: Option<f64>,
+    predicted_n: Option<f64>,
+    prompt_ms: Option<f64>,
+    predicted_ms: Option<f64>,
+}
+
+/// A native tool call being assembled from fragments.
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+pub struct Accumulator {
+    endpoint: String,
+    format: ToolFormat,
+    splitter: StreamSplitter,
+    content: String,
+    reasoning: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    model: String,
+    usage: Option<WireUsage>,
+    timings: Option<Timings>,
+    pub done: bool,
+}
+
+impl Accumulator {
+    pub fn new(endpoint: &str, format: ToolFormat) -> Self {
+        Self {
+            endpoint: endpoint.to_string(),
+            format,
+            splitter: StreamSplitter::new(format != ToolFormat::Native),
+            content: String::new(),
+            reasoning: String::new(),
+            calls: Vec::new(),
+            finish_reason: None,
+            model: String::new(),
+            usage: None,
+            timings: None,
+            done: false,
+        }
+    }
+
+    /// Takes one `data:` payload.
+    pub fn frame(
+        &mut self,
+        data: &str,
+        on_chunk: &mut (dyn FnMut(StreamChunk) + Send),
+    ) -> Result<(), ProviderError> {
+        let frame: Frame = serde_json::from_str(data).map_err(|e| ProviderError::BadReply {
+            endpoint: self.endpoint.clone(),
+            detail: format!("a stream frame is not JSON ({e}): {}", super::excerpt(data)),
+        })?;
+        if let Some(error) = frame.error {
+            return Err(stream_error(&self.endpoint, &error));
+        }
+        if let Some(model) = frame.model.filter(|m| !m.is_empty()) {
+            self.model = model;
+        }
+        if frame.usage.is_some() {
+            self.usage = frame.usage;
+        }
+        if frame.timings.is_some() {
+            self.timings = frame.timings;
+        }
+        // One choice is asked for; a server that sends more is ignored past the first.
+        let Some(choice) = frame.choices.and_then(|c| c.into_iter().next()) else {
+            return Ok(());
+        };
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason);
+        }
+        let Some(delta) = choice.delta else {
+            return Ok(());
+        };
+        if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty()) {
+            self.reasoning.push_str(&reasoning);
+            on_chunk(StreamChunk::Reasoning(reasoning));
+        }
+        if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
+            self.content.push_str(&content);
+            for chunk in self.splitter.push(&content) {
+                on_chunk(chunk);
+            }
+        }
+        for fragment in delta.tool_calls.unwrap_or_default() {
+            self.merge_call(fragment);
+        }
+        Ok(())
+    }
+
+    /// Fragments of one call share an `index`; id and name come first, the
+    /// arguments string arrives in pieces.
+    fn merge_call(&mut self, fragment: CallDelta) {
+        let index = fragment.index.unwrap_or(match fragment.id {
+            Some(_) => self.calls.len(),
+            None => self.calls.len().saturating_sub(1),
+        });
+        if self.calls.len() <= index {
+            self.calls.resize_with(index + 1, PartialCall::default);
+        }
+        let call = &mut self.calls[index];
+        if let Some(id) = fragment.id.filter(|id| !id.is_empty()) {
+            call.id = Some(id);
+        }
+        if let Some(function) = fragment.function {
+            if let Some(name) = function.name {
+                call.name.push_str(&name);
+            }
+            if let Some(arguments) = function.arguments {
+                call.arguments.push_str(&arguments);
+            }
+        }
+    }
+
+    /// The stream ended (with `[DONE]` or not).
+    pub fn finish(self) -> Result<ChatResponse, ProviderError> {
+        if !self.done && self.finish_reason.is_none() {
+            return Err(ProviderError::Truncated {
+                endpoint: self.endpoint,
+                detail: "no finish_reason and no [DONE] before the connection closed".into(),
+            });
+        }
+        let usage = usage(self.timings.as_ref(), self.usage.as_ref());
+        let native_calls: Vec<ToolCall> = self
+            .calls
+            .into_iter()
+            .enumerate()
+            .map(native_call)
+            .collect();
+        let detect = self.format != ToolFormat::Native;
+        // The final split is redone on the whole content: it also catches a
+        // reply that opened inside `<think>` (only `</think>` in the output).
+        let parsed = qwen3::parse_reply(&self.content, detect);
+        let reasoning = join_reasoning(self.reasoning.trim(), &parsed.reasoning);
+        let (tool_calls, history) = if native_calls.is_empty() && !parsed.calls.is_empty() {
+            (parsed.calls, parsed.history)
+        } else {
+            (native_calls, parsed.text.clone())
+        };
+        let message = ChatMessage {
+            tool_calls: tool_calls.clone(),
+            ..ChatMessage::assistant(history)
+        };
+        Ok(ChatResponse {
+            content: parsed.text,
+            reasoning,
+            tool_calls,
+            message,
+            finish_reason: self.finish_reason,
+            usage,
+            model: self.model,
+        })
+    }
+}
+
+fn native_call((index, call): (usize, PartialCall)) -> ToolCall {
+    let id = call.id.unwrap_or_else(|| qwen3::call_id(index));
+    if call.name.is_empty() {
+        return ToolCall {
+            id,
+            name: "unknown".into(),
+            arguments: Value::Null,
+            arguments_error: Some("the server sent a tool call without a name".into()),
+        };
+    }
+    match qwen3::parse_arguments(&call.arguments) {
+        Ok(arguments) => ToolCall {
+            id,
+            name: call.name,
+            arguments,
+            arguments_error: None,
+        },
+        Err(reason) => ToolCall {
+            id,
+            name: call.name,
+            arguments: Value::Null,
+            arguments_error: Some(reason),
+        },
+    }
+}
+
+fn join_reasoning(streamed: &str, parsed: &str) -> String {
+    match (streamed.is_empty(), parsed.is_empty()) {
+        (_, true) => streamed.to_string(),
+        (true, false) => parsed.to_string(),
+        (false, false) => format!("{streamed}\n{parsed}"),
+    }
+}
+
+/// llama-server's `timings` when present (exact split of cached and
+/// evaluated prompt tokens), else OpenAI `usage`.
+fn usage(timings: Option<&Timings>, usage: Option<&WireUsage>) -> Usage {
+    let n = |v: Option<f64>| v.unwrap_or(0.0).max(0.0) as u64;
+    let mut out = Usage::default();
+    if let Some(u) = usage {
+        out.input_tokens = n(u.prompt_tokens);
+        out.output_tokens = n(u.completion_tokens);
+        out.cached_tokens = n(u
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens));
+        out.evaluated_tokens = out.input_tokens.saturating_sub(out.cached_tokens);
+    }
+    if let Some(t) = timings {
+        out.evaluated_tokens = n(t.prompt_n);
+        out.cached_tokens = n(t.cache_n);
+        out.input_tokens = out.evaluated_tokens + out.cached_tokens;
+        if t.predicted_n.is_some() {
+            out.output_tokens = n(t.predicted_n);
+        }
+        out.prompt_ms = t.prompt_ms.unwrap_or(0.0);
+        out.predicted_ms = t.predicted_ms.unwrap_or(0.0);
+    }
+    out
+}
+
+/// An error the server reported inside the stream (`{"error": {...}}`).
+pub fn stream_error(endpoint: &str, error: &Value) -> ProviderError {
+    let status = error.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
+    super::http_error(endpoint, status, &error.to_string())
+}

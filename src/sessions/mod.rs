@@ -1,0 +1,175 @@
+//! Session transcripts: `sessions/<id>.jsonl`, one record per message,
+//! appended and flushed before the agent takes its next step.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::Origin;
+use crate::providers::ChatMessage;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub ts: chrono::DateTime<chrono::Utc>,
+    pub origin: Origin,
+    /// What the user typed, when it differs from what the model was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed: Option<String>,
+    #[serde(flatten)]
+    pub message: ChatMessage,
+}
+
+/// Session ids become file names: keep them to a safe alphabet.
+pub fn validate_id(id: &str) -> Result<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !ok {
+        bail!("invalid session id `{id}`: use letters, digits, `-`, `_` and `.` (max 128)");
+    }
+    Ok(())
+}
+
+pub fn new_id(prefix: &str) -> String {
+    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+    let rand = uuid::Uuid::new_v4().simple().to_string();
+    format!("{prefix}-{stamp}-{}", &rand[..6])
+}
+
+pub struct Transcript {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl Transcript {
+    pub fn path(workspace: &Path, id: &str) -> PathBuf {
+        workspace.join("sessions").join(format!("{id}.jsonl"))
+    }
+
+    /// Opens (creating) the transcript and returns the messages already in it.
+    pub fn open(workspace: &Path, id: &str) -> Result<(Self, Vec<Record>)> {
+        validate_id(id)?;
+        let path = Self::path(workspace, id);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let records = if path.exists() {
+            drop_torn_tail(&path)?;
+            load(&path)?
+        } else {
+            Vec::new()
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open transcript {}", path.display()))?;
+        Ok((Self { path, file }, records))
+    }
+
+    pub fn append(&mut self, record: &Record) -> Result<()> {
+        let mut line = serde_json::to_string(record).context("cannot serialize a message")?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|_| self.file.flush())
+            .with_context(|| format!("cannot append to {}", self.path.display()))
+    }
+}
+
+/// A crash mid-write can leave a last line without its newline; cut it so
+/// the next append starts on a line of its own.
+fn drop_torn_tail(path: &Path) -> Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    tracing::warn!(path = %path.display(), "dropping a torn last transcript line");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot repair {}", path.display()))?;
+    file.set_len(keep as u64)
+        .with_context(|| format!("cannot repair {}", path.display()))
+}
+
+/// Reads a transcript. A torn last line (crash mid-write) is skipped; a bad
+/// line elsewhere is an error naming the line.
+pub fn load(path: &Path) -> Result<Vec<Record>> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let lines: Vec<String> = std::io::BufReader::new(file)
+        .lines()
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let last = lines.len();
+    let mut records = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(line) {
+            Ok(r) => records.push(r),
+            Err(_) if n + 1 == last => {
+                tracing::warn!(path = %path.display(), "skipping a torn last line");
+            }
+            Err(e) => bail!("{}:{}: bad transcript line: {e}", path.display(), n + 1),
+        }
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_and_reloads() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut t, old) = Transcript::open(dir.path(), "s1").unwrap();
+        assert!(old.is_empty());
+        for text in ["one", "two"] {
+            t.append(&Record {
+                ts: chrono::Utc::now(),
+                origin: Origin::Cli,
+                typed: None,
+                message: ChatMessage::user(text),
+            })
+            .unwrap();
+        }
+        drop(t);
+        // A crash mid-write leaves a torn line; it must not block resuming.
+        let path = Transcript::path(dir.path(), "s1");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"{\"ts\":").unwrap();
+        let (mut t, records) = Transcript::open(dir.path(), "s1").unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[1].message.content, "two");
+        t.append(&Record {
+            ts: chrono::Utc::now(),
+            origin: Origin::Cli,
+            typed: None,
+            message: ChatMessage::user("three"),
+        })
+        .unwrap();
+        assert_eq!(load(&path).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn refuses_unsafe_ids() {
+        for bad in ["", "../x", "a/b", ".hidden", "a b"] {
+            assert!(validate_id(bad).is_err(), "{bad}");
+        }
+        validate_id("cli-20261122-abc.1_x").unwrap();
+    }
+}

@@ -1,0 +1,466 @@
+//! `exec {command, timeout_secs?}`: runs a shell command in the workspace,
+//! after the approver said yes.
+//!
+//! The command runs as `bash -c` (or `sh -c`) in a session of its own, so its
+//! process group holds everything it starts. When the command ends, times
+//! out, is interrupted, or this future is dropped, the whole group is killed:
+//! nothing it left in the background outlives it. stdout and stderr are read
+//! concurrently into bounded buffers that keep the head and the tail.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{Child, Command};
+
+use crate::providers::ToolSpec;
+use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
+
+/// How long output may keep arriving after the group was killed: only a
+/// process that escaped the group (its own `setsid`) can hold a pipe open.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "exec",
+        description: "Run a bash command in the workspace; returns exit code, stdout and stderr. The user may have to approve it.",
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string"},
+                "timeout_secs": {"type": "integer"}
+            },
+            "required": ["command"]
+        }),
+    }
+}
+
+pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
+    let command = match arg_str(args, "command") {
+        Ok(c) if !c.trim().is_empty() => c,
+        Ok(_) => return ToolOutput::fail("the command is empty"),
+        Err(e) => return e,
+    };
+    let requested = match arg_u64(args, "timeout_secs") {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    if let Err(why) = ctx.approver.check_exec(command, ctx).await {
+        return ToolOutput::fail(why);
+    }
+    if ctx.cancel.is_cancelled() {
+        return ToolOutput::fail("interrupted");
+    }
+    // The model may shorten the timeout, never extend it past the config.
+    let ceiling = ctx.exec.timeout_secs.max(1);
+    let secs = requested
+        .filter(|&t| t > 0)
+        .map_or(ceiling, |t| t.min(ceiling));
+    execute(command, ctx, Duration::from_secs(secs)).await
+}
+
+enum Ending {
+    Exited(ExitStatus),
+    TimedOut,
+    Interrupted,
+}
+
+async fn execute(command: &str, ctx: &ToolContext, timeout: Duration) -> ToolOutput {
+    let started = Instant::now();
+    let mut child = match spawn("bash", command, &ctx.workspace) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && ctx.workspace.is_dir() => {
+            match spawn("sh", command, &ctx.workspace) {
+                Ok(child) => child,
+                Err(e) => return ToolOutput::fail(format!("cannot start a shell: {e}")),
+            }
+        }
+        Err(e) => {
+            return ToolOutput::fail(format!(
+                "cannot start bash in {}: {e}",
+                ctx.workspace.display()
+            ));
+        }
+        Ok(child) => child,
+    };
+    let Some(pid) = child.id() else {
+        return ToolOutput::fail("the shell exited before it could be watched");
+    };
+    // After setsid the shell leads its own group: group id == pid.
+    let mut group = GroupGuard(Some(pid as libc::pid_t));
+    let cap = ctx.exec.max_output_bytes;
+    let mut stdout = capture(child.stdout.take(), cap);
+    let mut stderr = capture(child.stderr.take(), cap);
+
+    let ending = tokio::select! {
+        status = child.wait() => match status {
+            Ok(status) => Ending::Exited(status),
+            Err(e) => return ToolOutput::fail(format!("waiting for the command failed: {e}")),
+        },
+        _ = tokio::time::sleep(timeout) => Ending::TimedOut,
+        _ = ctx.cancel.cancelled() => Ending::Interrupted,
+    };
+    group.kill();
+    if !matches!(ending, Ending::Exited(_)) {
+        let _ = child.wait().await;
+    }
+    let drained = async {
+        for stream in [&mut stdout, &mut stderr] {
+            if let Some(task) = stream.task.as_mut() {
+                let _ = task.await;
+            }
+        }
+    };
+    if tokio::time::timeout(DRAIN_GRACE, drained).await.is_err() {
+        for stream in [&stdout, &stderr] {
+            if let Some(task) = &stream.task {
+                task.abort();
+            }
+        }
+    }
+    group.disarm();
+    report(
+        &ending,
+        started.elapsed(),
+        timeout,
+        &stdout.buffer,
+        &stderr.buffer,
+    )
+}
+
+fn spawn(shell: &str, command: &str, cwd: &Path) -> std::io::Result<Child> {
+    let mut cmd = Command::new(shell);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Nobody can page through output: keep git and friends from trying.
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec and only calls
+    // setsid(2), which is async-signal-safe and touches no parent memory.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// Kills the command's whole process group, now or when dropped.
+struct GroupGuard(Option<libc::pid_t>);
+
+impl GroupGuard {
+    fn kill(&self) {
+        if let Some(pgid) = self.0 {
+            // SAFETY: plain syscall; ESRCH (group already gone) is fine.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+    }
+
+    /// Once the output is drained the group is gone; forget its id so a
+    /// reused number is never signalled.
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One output pipe, read on its own task into a bounded buffer shared with
+/// us, so that what was read survives the task being aborted.
+struct Captured {
+    buffer: Arc<Mutex<Capped>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+fn capture(pipe: Option<impl AsyncRead + Unpin + Send + 'static>, cap: usize) -> Captured {
+    let buffer = Arc::new(Mutex::new(Capped::new(cap)));
+    let task = pipe.map(|mut pipe| {
+        let buffer = buffer.clone();
+        tokio::spawn(async move {
+            let mut chunk = vec![0u8; 8192];
+            while let Ok(n @ 1..) = pipe.read(&mut chunk).await {
+                lock(&buffer).push(&chunk[..n]);
+            }
+        })
+    });
+    Captured { buffer, task }
+}
+
+/// Keeps the first and last `cap / 2` bytes of a stream and counts the rest.
+struct Capped {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    head_cap: usize,
+    tail_cap: usize,
+    cut: u64,
+}
+
+impl Capped {
+    fn new(cap: usize) -> Self {
+        Self {
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            head_cap: cap / 2,
+            tail_cap: cap - cap / 2,
+            cut: 0,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let room = self.head_cap - self.head.len();
+        let (head, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(head);
+        self.tail.extend(rest);
+        if self.tail.len() > self.tail_cap {
+            let excess = self.tail.len() - self.tail_cap;
+            self.tail.drain(..excess);
+            self.cut += excess as u64;
+        }
+    }
+
+    fn render(&self) -> String {
+        let head = String::from_utf8_lossy(&self.head);
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        let tail = String::from_utf8_lossy(&tail);
+        let text = if self.cut == 0 {
+            format!("{head}{tail}")
+        } else {
+            format!("{head}\n[... {} bytes cut ...]\n{tail}", self.cut)
+        };
+        text.trim_end_matches('\n').to_string()
+    }
+}
+
+fn report(
+    ending: &Ending,
+    elapsed: Duration,
+    timeout: Duration,
+    stdout: &Mutex<Capped>,
+    stderr: &Mutex<Capped>,
+) -> ToolOutput {
+    let took = format!("{:.1}s", elapsed.as_secs_f64());
+    let (success, mut text) = match ending {
+        Ending::Exited(status) => match status.code() {
+            Some(code) => (code == 0, format!("exit code {code} ({took})")),
+            None => {
+                use std::os::unix::process::ExitStatusExt;
+                let signal = status.signal().unwrap_or(0);
+                (false, format!("killed by signal {signal} ({took})"))
+            }
+        },
+        Ending::TimedOut => (
+            false,
+            format!(
+                "timed out after {}s; the command and everything it started were killed",
+                timeout.as_secs()
+            ),
+        ),
+        Ending::Interrupted => (
+            false,
+            format!("interrupted after {took}; the command and everything it started were killed"),
+        ),
+    };
+    let stdout = lock(stdout).render();
+    let stderr = lock(stderr).render();
+    for (label, body) in [("stdout", &stdout), ("stderr", &stderr)] {
+        if !body.is_empty() {
+            text.push_str(&format!("\n[{label}]\n{body}"));
+        }
+    }
+    if stdout.is_empty() && stderr.is_empty() {
+        text.push_str("\n(no output)");
+    }
+    ToolOutput {
+        success,
+        output: text,
+        suggest_escalation: false,
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A reader task that panicked leaves the buffer usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ExecApproval;
+    use crate::tools::approval::test_context;
+    use serde_json::json;
+
+    fn ctx(dir: &Path) -> ToolContext {
+        test_context(dir, ExecApproval::Full)
+    }
+
+    #[tokio::test]
+    async fn reports_exit_code_stdout_and_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = json!({"command": "echo out; echo err >&2; exit 3"});
+        let out = run(&args, &ctx(dir.path())).await;
+        assert!(!out.success);
+        assert!(out.output.starts_with("exit code 3 ("), "{}", out.output);
+        assert!(
+            out.output.ends_with("\n[stdout]\nout\n[stderr]\nerr"),
+            "{}",
+            out.output
+        );
+
+        let out = run(&json!({"command": "pwd"}), &ctx(dir.path())).await;
+        assert!(out.success);
+        let cwd = std::fs::canonicalize(dir.path()).unwrap();
+        assert!(
+            out.output
+                .ends_with(&format!("[stdout]\n{}", cwd.display())),
+            "{}",
+            out.output
+        );
+
+        let out = run(&json!({"command": "true"}), &ctx(dir.path())).await;
+        assert!(
+            out.success && out.output.ends_with("(no output)"),
+            "{}",
+            out.output
+        );
+    }
+
+    fn alive(pid: i32) -> bool {
+        // A zombie nobody reaps yet is as dead as it gets.
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z'),
+            Err(_) => false,
+        }
+    }
+
+    async fn assert_gone(pid_file: &Path) {
+        let pid: i32 = std::fs::read_to_string(pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        for _ in 0..50 {
+            if !alive(pid) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("background process {pid} outlived the command");
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = ctx(dir.path());
+        ctx.exec.timeout_secs = 60;
+        let args = json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30", "timeout_secs": 1});
+        let started = Instant::now();
+        let out = run(&args, &ctx).await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(
+            !out.success && out.output.starts_with("timed out after 1s"),
+            "{}",
+            out.output
+        );
+        assert_gone(&dir.path().join("bg.pid")).await;
+    }
+
+    #[tokio::test]
+    async fn background_children_do_not_outlive_a_finished_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = json!({"command": "sleep 30 & echo $! > bg.pid; echo done"});
+        let started = Instant::now();
+        let out = run(&args, &ctx(dir.path())).await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(
+            out.success && out.output.ends_with("[stdout]\ndone"),
+            "{}",
+            out.output
+        );
+        assert_gone(&dir.path().join("bg.pid")).await;
+    }
+
+    #[tokio::test]
+    async fn cancel_kills_promptly() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let cancel = ctx.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            cancel.cancel();
+        });
+        let started = Instant::now();
+        let args = json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"});
+        let out = run(&args, &ctx).await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(
+            !out.success && out.output.starts_with("interrupted"),
+            "{}",
+            out.output
+        );
+        assert_gone(&dir.path().join("bg.pid")).await;
+    }
+
+    #[tokio::test]
+    async fn output_is_capped_keeping_head_and_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = ctx(dir.path());
+        ctx.exec.max_output_bytes = 1000;
+        let args =
+            json!({"command": "printf start; head -c 100000 /dev/zero | tr '\\0' a; printf end"});
+        let out = run(&args, &ctx).await;
+        assert!(out.success, "{}", out.output);
+        assert!(out.output.contains("[stdout]\nstarta"), "{}", out.output);
+        assert!(
+            out.output.contains("[... 99008 bytes cut ...]"),
+            "{}",
+            out.output
+        );
+        assert!(out.output.ends_with("aend"), "{}", out.output);
+        assert!(out.output.len() < 1200);
+    }
+
+    #[tokio::test]
+    async fn denied_by_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path(), ExecApproval::Deny);
+        let out = run(&json!({"command": "touch x"}), &ctx).await;
+        assert!(
+            !out.success && out.output.contains("deny"),
+            "{}",
+            out.output
+        );
+        assert!(!dir.path().join("x").exists());
+    }
+
+    #[test]
+    fn capped_buffer_is_bounded() {
+        let mut c = Capped::new(10);
+        for _ in 0..1000 {
+            c.push(b"0123456789");
+        }
+        assert_eq!(c.head.len() + c.tail.len(), 10);
+        assert_eq!(c.cut, 9990);
+        assert_eq!(c.render(), "01234\n[... 9990 bytes cut ...]\n56789");
+    }
+}

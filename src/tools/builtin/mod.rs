@@ -1,0 +1,7 @@
+//! The built-in tools, one per file.
+
+pub mod edit_file;
+pub mod exec;
+pub mod glob;
+pub mod read_file;
+pub mod write_file;

@@ -1,0 +1,165 @@
+//! `write_file {path, content}`: creates or replaces a file, atomically.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::providers::ToolSpec;
+use crate::tools::paths::{self, Access};
+use crate::tools::{ToolContext, ToolOutput, arg_str};
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "write_file",
+        description: "Create or overwrite a file with the given content; missing parent directories are created.",
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "content": {"type": "string"}
+            },
+            "required": ["path", "content"]
+        }),
+    }
+}
+
+pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
+    let requested = match arg_str(args, "path") {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let content = match arg_str(args, "content") {
+        Ok(c) => c.to_string(),
+        Err(e) => return e,
+    };
+    let path = match paths::resolve(&ctx.workspace, &ctx.allowed_paths, requested, Access::Write) {
+        Ok(p) => p,
+        Err(e) => return ToolOutput::fail(e),
+    };
+    let shown = paths::display(&ctx.workspace, &path);
+    let job = tokio::task::spawn_blocking(move || write(&path, &content, &shown));
+    match job.await {
+        Ok(Ok(summary)) => ToolOutput::ok(summary),
+        Ok(Err(e)) => ToolOutput::fail(e),
+        Err(e) => ToolOutput::fail(format!("write_file failed: {e}")),
+    }
+}
+
+fn write(path: &Path, content: &str, shown: &str) -> Result<String, String> {
+    if path.is_dir() {
+        return Err(format!("`{shown}` is a directory; give a file path"));
+    }
+    let existed = path.exists();
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create the directory for `{shown}`: {e}"))?;
+    }
+    write_atomic(path, content.as_bytes()).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
+    let verb = if existed { "overwrote" } else { "created" };
+    let lines = content.lines().count();
+    let s = if lines == 1 { "" } else { "s" };
+    Ok(format!(
+        "{verb} {shown} ({lines} line{s}, {} bytes)",
+        content.len()
+    ))
+}
+
+/// Writes through a temporary file in the same directory and a rename, so a
+/// reader (or a crash) never sees half a file. An existing file keeps its
+/// permissions (a script stays executable).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a file path",
+        ));
+    };
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = (|| {
+        let mut file = std::fs::File::create_new(&tmp)?;
+        file.write_all(bytes)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ExecApproval;
+    use crate::tools::approval::test_context;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn creates_parent_dirs_and_reports_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path(), ExecApproval::Deny);
+        let out = run(&json!({"path": "a/b/c.md", "content": "one\ntwo\n"}), &ctx).await;
+        assert!(out.success, "{}", out.output);
+        assert_eq!(out.output, "created a/b/c.md (2 lines, 8 bytes)");
+        let text = std::fs::read_to_string(dir.path().join("a/b/c.md")).unwrap();
+        assert_eq!(text, "one\ntwo\n");
+
+        let out = run(&json!({"path": "a/b/c.md", "content": "x"}), &ctx).await;
+        assert_eq!(out.output, "overwrote a/b/c.md (1 line, 1 bytes)");
+        // No temporary files are left behind.
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("a/b")).unwrap().count(),
+            1
+        );
+    }
+
+    #[tokio::test]
+    async fn keeps_permissions_of_an_existing_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("run.sh");
+        std::fs::write(&script, "old").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_atomic(&script, b"new").unwrap();
+        let mode = std::fs::metadata(&script).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        assert_eq!(std::fs::read_to_string(&script).unwrap(), "new");
+    }
+
+    #[tokio::test]
+    async fn refuses_escapes_directories_and_missing_args() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let ctx = test_context(dir.path(), ExecApproval::Deny);
+        let out = run(&json!({"path": "../evil.txt", "content": "x"}), &ctx).await;
+        assert!(
+            !out.success && out.output.contains("outside"),
+            "{}",
+            out.output
+        );
+        let out = run(&json!({"path": "sub", "content": "x"}), &ctx).await;
+        assert!(
+            !out.success && out.output.contains("directory"),
+            "{}",
+            out.output
+        );
+        let out = run(
+            &json!({"path": ".egirl/approvals.toml", "content": "allow=['rm']"}),
+            &ctx,
+        )
+        .await;
+        assert!(!out.success, "{}", out.output);
+        let out = run(&json!({"path": "x"}), &ctx).await;
+        assert!(
+            !out.success && out.output.contains("content"),
+            "{}",
+            out.output
+        );
+    }
+}

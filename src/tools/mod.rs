@@ -1,0 +1,122 @@
+//! Tools the model may call. One tool per file under `builtin/`; this module
+//! lists them and dispatches by name, nothing more.
+
+pub mod approval;
+pub mod builtin;
+pub mod paths;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ExecConfig;
+use crate::protocol::{Origin, SessionId};
+use crate::providers::ToolSpec;
+use approval::Approver;
+
+/// What a tool returns; `output` goes back to the model verbatim.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    pub success: bool,
+    pub output: String,
+    /// The tool thinks a stronger model should take over (e.g. `edit_file`
+    /// could not find the text to replace).
+    pub suggest_escalation: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(output: impl Into<String>) -> Self {
+        Self {
+            success: true,
+            output: output.into(),
+            suggest_escalation: false,
+        }
+    }
+    pub fn fail(output: impl Into<String>) -> Self {
+        Self {
+            success: false,
+            output: output.into(),
+            suggest_escalation: false,
+        }
+    }
+    pub fn fail_escalate(output: impl Into<String>) -> Self {
+        Self {
+            success: false,
+            output: output.into(),
+            suggest_escalation: true,
+        }
+    }
+}
+
+/// Everything a tool may touch while it runs.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// Canonical workspace root; relative paths resolve against it.
+    pub workspace: PathBuf,
+    /// Extra roots (canonical) the file tools may read and write.
+    pub allowed_paths: Vec<PathBuf>,
+    pub exec: ExecConfig,
+    pub session: SessionId,
+    pub origin: Origin,
+    pub approver: Arc<Approver>,
+    /// Cancelled on `Op::Interrupt`: tools stop promptly, exec kills its process group.
+    pub cancel: CancellationToken,
+}
+
+/// The tools offered to the model, in a fixed order so the tool list in the
+/// prompt is byte-identical from request to request (prefix cache).
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
+        builtin::read_file::spec(),
+        builtin::write_file::spec(),
+        builtin::edit_file::spec(),
+        builtin::glob::spec(),
+        builtin::exec::spec(),
+    ]
+}
+
+/// Runs the named tool. Unknown names are a tool error for the model, not a crash.
+pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
+    match name {
+        "read_file" => builtin::read_file::run(args, ctx).await,
+        "write_file" => builtin::write_file::run(args, ctx).await,
+        "edit_file" => builtin::edit_file::run(args, ctx).await,
+        "glob" => builtin::glob::run(args, ctx).await,
+        "exec" => builtin::exec::run(args, ctx).await,
+        other => {
+            let known: Vec<&str> = specs().iter().map(|s| s.name).collect();
+            ToolOutput::fail(format!(
+                "unknown tool `{other}`; available tools: {}",
+                known.join(", ")
+            ))
+        }
+    }
+}
+
+/// Reads a required string argument, with an error the model can act on.
+pub fn arg_str<'a>(args: &'a serde_json::Value, key: &str) -> Result<&'a str, ToolOutput> {
+    args.get(key)
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| ToolOutput::fail(format!("missing required string argument `{key}`")))
+}
+
+/// Reads an optional non-negative integer argument (numbers in strings accepted:
+/// small models often quote them).
+pub fn arg_u64(args: &serde_json::Value, key: &str) -> Result<Option<u64>, ToolOutput> {
+    match args.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Number(n)) => n
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| ToolOutput::fail(format!("`{key}` must be a non-negative integer"))),
+        Some(serde_json::Value::String(s)) => s
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| ToolOutput::fail(format!("`{key}` must be a non-negative integer"))),
+        Some(_) => Err(ToolOutput::fail(format!(
+            "`{key}` must be a non-negative integer"
+        ))),
+    }
+}

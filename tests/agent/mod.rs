@@ -1,0 +1,126 @@
+//! The agent core end to end against the fake llama-server: the turn loop,
+//! tools, approvals, the window, queueing, interrupts and persistence.
+
+mod approvals;
+mod turns;
+mod window;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use egirl::agent::{self, AgentHandle};
+use egirl::config::{Config, ConfigDuration};
+use egirl::protocol::{Event, EventKind, Op, Origin};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::support::fake_llama::FakeLlama;
+
+pub struct Harness {
+    pub agent: AgentHandle,
+    pub events: UnboundedReceiver<Event>,
+    pub workspace: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+pub fn config_for(fake: &FakeLlama) -> Config {
+    let mut config = Config::default();
+    config.local.endpoint = fake.url();
+    config.local.model = "fake-model".into();
+    config.local.timeout = ConfigDuration::from_secs(10);
+    config.local.max_tokens = 512;
+    config
+}
+
+pub fn start(fake: &FakeLlama, tweak: impl FnOnce(&mut Config)) -> Harness {
+    let mut config = config_for(fake);
+    tweak(&mut config);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (workspace, _) = egirl::workspace::ensure(&dir.path().join("ws")).expect("workspace");
+    let (agent, _task) = agent::spawn(config, workspace.clone(), Vec::new());
+    let events = agent.bus.subscribe();
+    Harness {
+        agent,
+        events,
+        workspace,
+        _dir: dir,
+    }
+}
+
+impl Harness {
+    pub fn send(&self, session: &str, text: &str) {
+        assert!(self.agent.submit(Op::UserMessage {
+            session: session.into(),
+            origin: Origin::Tui,
+            text: text.into(),
+        }));
+    }
+
+    pub async fn next(&mut self) -> Event {
+        tokio::time::timeout(Duration::from_secs(15), self.events.recv())
+            .await
+            .expect("an event within 15s")
+            .expect("the bus is open")
+    }
+
+    /// Events of one session up to and including its `turn_ended`.
+    pub async fn turn(&mut self, session: &str) -> Vec<EventKind> {
+        let mut out = Vec::new();
+        loop {
+            let event = self.next().await;
+            if event.session != session {
+                continue;
+            }
+            let end = matches!(event.kind, EventKind::TurnEnded { .. });
+            out.push(event.kind);
+            if end {
+                return out;
+            }
+        }
+    }
+
+    pub fn transcript(&self, session: &str) -> Vec<serde_json::Value> {
+        read_jsonl(
+            &self
+                .workspace
+                .join("sessions")
+                .join(format!("{session}.jsonl")),
+        )
+    }
+}
+
+pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+pub fn final_text(events: &[EventKind]) -> Option<String> {
+    events.iter().find_map(|e| match e {
+        EventKind::Final { text } => Some(text.clone()),
+        _ => None,
+    })
+}
+
+pub fn error_text(events: &[EventKind]) -> Option<String> {
+    events.iter().find_map(|e| match e {
+        EventKind::Error { message } => Some(message.clone()),
+        _ => None,
+    })
+}
+
+pub fn tool_results(events: &[EventKind]) -> Vec<(String, bool, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::ToolResult {
+                name,
+                success,
+                output,
+                ..
+            } => Some((name.clone(), *success, output.clone())),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,353 @@
+use egirl::config::ToolFormat;
+use egirl::protocol::{EventKind, Op, Target};
+use serde_json::Value;
+
+use super::{error_text, final_text, start, tool_results};
+use crate::support::fake_llama::{FakeLlama, Reply};
+
+#[tokio::test]
+async fn streams_text_and_persists_the_turn() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::text("Hello there, friend."));
+    let mut h = start(&fake, |_| {});
+    h.send("s1", "hi");
+    let events = h.turn("s1").await;
+
+    assert!(matches!(&events[0], EventKind::TurnStarted { text } if text == "hi"));
+    assert!(matches!(
+        &events[1],
+        EventKind::Routing {
+            target: Target::Local,
+            ..
+        }
+    ));
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::Delta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, "Hello there, friend.");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, EventKind::Usage { input_tokens, .. } if *input_tokens > 0))
+    );
+    assert_eq!(final_text(&events).as_deref(), Some("Hello there, friend."));
+    assert!(matches!(
+        events.last(),
+        Some(EventKind::TurnEnded { interrupted: false })
+    ));
+
+    let transcript = h.transcript("s1");
+    assert_eq!(transcript.len(), 2);
+    assert_eq!(transcript[0]["role"], "user");
+    assert_eq!(transcript[0]["typed"], "hi");
+    assert_eq!(transcript[1]["content"], "Hello there, friend.");
+    let day = chrono::Local::now().format("%Y-%m-%d").to_string();
+    let log = std::fs::read_to_string(h.workspace.join("memory").join(format!("{day}.md")))
+        .unwrap_or_default();
+    assert!(
+        log.contains("hi") && log.contains("Hello there, friend."),
+        "{log}"
+    );
+}
+
+#[tokio::test]
+async fn request_is_ordered_for_the_prefix_cache() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("read_file", r#"{"path": "notes.md"}"#)]),
+        Reply::text("The note says hi."),
+        Reply::text("Second answer."),
+    ]);
+    let mut h = start(&fake, |_| {});
+    std::fs::write(h.workspace.join("notes.md"), "hi from the note\n").expect("write");
+    h.send("s1", "what does notes.md say?");
+    let events = h.turn("s1").await;
+    assert_eq!(final_text(&events).as_deref(), Some("The note says hi."));
+    let results = tool_results(&events);
+    assert!(
+        results[0].1 && results[0].2.contains("hi from the note"),
+        "{results:?}"
+    );
+    h.send("s1", "and again?");
+    h.turn("s1").await;
+
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        assert_eq!(r["cache_prompt"], true);
+        assert_eq!(r["stream"], true);
+        let system = r["messages"][0]["content"].as_str().unwrap_or("");
+        assert!(system.starts_with(egirl::agent::STATIC_SYSTEM));
+        assert!(system.contains("<file name=\"SOUL.md\">"));
+        assert!(
+            !system.contains("now:"),
+            "volatile bits stay out of the system prompt"
+        );
+        // The tool list is byte-identical every time.
+        assert_eq!(r["tools"], requests[0]["tools"]);
+    }
+    // Each request re-sends the previous one's messages byte for byte, then appends.
+    for pair in requests.windows(2) {
+        let before = pair[0]["messages"].as_array().expect("messages");
+        let after = pair[1]["messages"].as_array().expect("messages");
+        assert!(after.len() > before.len());
+        assert_eq!(&after[..before.len()], &before[..]);
+    }
+    // The volatile block closes the new user message.
+    let last_user = requests[2]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or(Value::Null);
+    let content = last_user["content"].as_str().unwrap_or("");
+    assert!(
+        content.starts_with("and again?") && content.contains("<context>\nnow: "),
+        "{content}"
+    );
+}
+
+#[tokio::test]
+async fn qwen3_history_is_sent_in_the_spec_format() {
+    let fake = FakeLlama::start().await;
+    let call = "Checking.\n<tool_call>\n{\"name\": \"glob\", \"arguments\": {\"pattern\": \"*.md\"}}\n</tool_call>";
+    fake.push_replies([Reply::text(call), Reply::text("Found them.")]);
+    let mut h = start(&fake, |c| c.local.tool_format = ToolFormat::Qwen3);
+    h.send("q", "list markdown files");
+    let events = h.turn("q").await;
+    assert_eq!(final_text(&events).as_deref(), Some("Found them."));
+    // The streamed text never showed the call.
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, EventKind::Delta { text } if text.contains("tool_call")))
+    );
+
+    let second = &fake.requests()[1];
+    assert!(
+        second.get("tools").is_none(),
+        "qwen3 mode sends no native tools"
+    );
+    let messages = second["messages"].as_array().expect("messages");
+    let system = messages[0]["content"].as_str().unwrap_or("");
+    assert!(
+        system.contains("<tools>\n{\"type\": \"function\"")
+            || system.contains("<tools>\n{\"type\":\"function\""),
+        "{system}"
+    );
+    assert_eq!(messages[2]["role"], "assistant");
+    assert_eq!(messages[2]["content"], call);
+    assert_eq!(messages[3]["role"], "user");
+    let response = messages[3]["content"].as_str().unwrap_or("");
+    assert!(
+        response.starts_with("<tool_response>\n") && response.ends_with("\n</tool_response>"),
+        "{response}"
+    );
+    assert!(response.contains("AGENTS.md"), "{response}");
+    assert!(messages.iter().all(|m| m["role"] != "tool"));
+}
+
+#[tokio::test]
+async fn malformed_arguments_go_back_to_the_model() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("read_file", r#"{"path": "a.md",,, oops"#)]),
+        Reply::text("Sorry, fixed."),
+    ]);
+    let mut h = start(&fake, |_| {});
+    h.send("m", "read a.md");
+    let events = h.turn("m").await;
+    let results = tool_results(&events);
+    assert!(
+        !results[0].1 && results[0].2.contains("invalid JSON"),
+        "{results:?}"
+    );
+    assert_eq!(final_text(&events).as_deref(), Some("Sorry, fixed."));
+}
+
+#[tokio::test]
+async fn repeated_identical_calls_are_pointed_out() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("glob", r#"{"pattern": "*.md"}"#)]),
+        Reply::tool_calls(&[("glob", r#"{"pattern": "*.md"}"#)]),
+        Reply::text("done"),
+    ]);
+    let mut h = start(&fake, |_| {});
+    h.send("r", "list");
+    let events = h.turn("r").await;
+    let results = tool_results(&events);
+    assert!(results[0].1);
+    assert!(
+        !results[1].1 && results[1].2.contains("already called"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test]
+async fn max_turns_ends_the_loop_with_a_clear_error() {
+    let fake = FakeLlama::start().await;
+    for i in 0..3 {
+        fake.push_reply(Reply::tool_calls(&[(
+            "glob",
+            &format!("{{\"pattern\": \"{i}*\"}}"),
+        )]));
+    }
+    let mut h = start(&fake, |c| c.agent.max_turns = 3);
+    h.send("x", "loop");
+    let events = h.turn("x").await;
+    let error = error_text(&events).expect("an error");
+    assert!(error.contains("3 model requests"), "{error}");
+    assert_eq!(fake.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn server_failures_are_one_clear_error_and_the_transcript_stays() {
+    for (reply, expect) in [
+        (Reply::status(500, "boom"), "500"),
+        (Reply::text("partial answer").truncated(), "ended early"),
+    ] {
+        let fake = FakeLlama::start().await;
+        fake.push_reply(reply);
+        let mut h = start(&fake, |_| {});
+        h.send("e", "hello");
+        let events = h.turn("e").await;
+        let error = error_text(&events).expect("an error event");
+        assert!(error.contains(expect) && !error.contains('\n'), "{error}");
+        assert_eq!(h.transcript("e").len(), 1, "the user message is kept");
+        // The next turn works.
+        h.send("e", "again");
+        let events = h.turn("e").await;
+        assert_eq!(final_text(&events).as_deref(), Some("ok"));
+    }
+}
+
+#[tokio::test]
+async fn server_down_and_timeouts_are_reported() {
+    let fake = FakeLlama::start().await;
+    // Nothing listens on port 1.
+    let mut h = start(&fake, |c| c.local.endpoint = "http://127.0.0.1:1".into());
+    h.send("d", "hello");
+    let events = h.turn("d").await;
+    let error = error_text(&events).expect("an error event");
+    assert!(error.contains("cannot reach"), "{error}");
+
+    fake.push_reply(Reply::hang());
+    let mut h = start(&fake, |c| {
+        c.local.timeout = egirl::config::ConfigDuration(std::time::Duration::from_millis(300))
+    });
+    h.send("t", "hello");
+    let events = h.turn("t").await;
+    let error = error_text(&events).expect("an error event");
+    assert!(error.contains("did not answer"), "{error}");
+}
+
+#[tokio::test]
+async fn a_second_message_waits_for_the_running_turn() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::text("first answer is slow").frame_delay(std::time::Duration::from_millis(40)),
+        Reply::text("second answer"),
+    ]);
+    let mut h = start(&fake, |_| {});
+    h.send("q", "one");
+    h.send("q", "two");
+    let mut kinds = h.turn("q").await;
+    kinds.extend(h.turn("q").await);
+    let queued = kinds
+        .iter()
+        .position(|e| matches!(e, EventKind::Queued { position: 1, .. }));
+    let first_end = kinds
+        .iter()
+        .position(|e| matches!(e, EventKind::TurnEnded { .. }));
+    assert!(queued.is_some() && queued < first_end, "{kinds:?}");
+    let finals: Vec<String> = kinds
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::Final { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finals, ["first answer is slow", "second answer"]);
+    // The second request saw the whole first turn: nothing interleaved.
+    let second = &fake.requests()[1];
+    let roles: Vec<&str> = second["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|x| x["role"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+}
+
+#[tokio::test]
+async fn interrupt_stops_the_stream_promptly() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::text("this never finishes").stall());
+    let mut h = start(&fake, |_| {});
+    h.send("i", "talk");
+    loop {
+        let e = h.next().await;
+        if matches!(e.kind, EventKind::Delta { .. }) {
+            break;
+        }
+    }
+    let asked = std::time::Instant::now();
+    h.agent.submit(Op::Interrupt {
+        session: "i".into(),
+    });
+    let events = h.turn("i").await;
+    assert!(matches!(
+        events.last(),
+        Some(EventKind::TurnEnded { interrupted: true })
+    ));
+    eprintln!("interrupt took {:?}", asked.elapsed());
+    // The partial answer is kept, marked.
+    let t = h.transcript("i");
+    assert!(
+        t[1]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("[interrupted"),
+        "{t:?}"
+    );
+    // The session is usable afterwards.
+    h.send("i", "again");
+    assert_eq!(final_text(&h.turn("i").await).as_deref(), Some("ok"));
+}
+
+#[tokio::test]
+async fn resumed_session_sends_its_history() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::text("first"), Reply::text("second")]);
+    let dir;
+    {
+        let mut h = start(&fake, |_| {});
+        h.send("keep", "remember me");
+        h.turn("keep").await;
+        dir = h.workspace.clone();
+        // Same workspace, new core: the session comes back from its transcript.
+        let (agent, _task) = egirl::agent::spawn(super::config_for(&fake), dir.clone(), Vec::new());
+        let mut events = agent.bus.subscribe();
+        agent.submit(Op::UserMessage {
+            session: "keep".into(),
+            origin: egirl::protocol::Origin::Cli,
+            text: "do you?".into(),
+        });
+        while let Some(e) = events.recv().await {
+            if matches!(e.kind, EventKind::TurnEnded { .. }) {
+                break;
+            }
+        }
+        drop(h);
+    }
+    let second = &fake.requests()[1];
+    let contents: Vec<&str> = second["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|x| x["content"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(contents[1].starts_with("remember me"), "{contents:?}");
+    assert_eq!(contents[2], "first");
+    assert!(contents[3].starts_with("do you?"));
+}

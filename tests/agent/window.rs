@@ -1,0 +1,96 @@
+use egirl::protocol::EventKind;
+
+use super::{final_text, start};
+use crate::support::fake_llama::{self, FakeLlama, Reply};
+
+/// Prompt tokens of a recorded request, counted the way the fake server does.
+fn prompt_tokens(request: &serde_json::Value) -> u64 {
+    fake_llama::count_tokens(&fake_llama::render_prompt(request), true)
+}
+
+#[tokio::test]
+async fn fixed_prompt_fits_a_4096_token_window() {
+    let fake = FakeLlama::start().await;
+    fake.set_n_ctx(4096);
+    let mut h = start(&fake, |_| {});
+    h.send("w", "hi");
+    assert_eq!(final_text(&h.turn("w").await).as_deref(), Some("ok"));
+    let request = &fake.requests()[0];
+    let mut fixed = request.clone();
+    // Only the system prompt and the tool list: what egirl sends before the first user word.
+    if let Some(messages) = fixed["messages"].as_array_mut() {
+        messages.truncate(1);
+    }
+    let tokens = prompt_tokens(&fixed);
+    eprintln!("fixed prompt: {tokens} tokens (fake tokenizer: 4 chars a token)");
+    assert!(tokens < 1500, "{tokens}");
+    assert!(request["max_tokens"].as_u64().unwrap_or(0) + prompt_tokens(request) <= 4096);
+}
+
+#[tokio::test]
+async fn long_history_is_trimmed_to_the_window_by_whole_turns() {
+    let fake = FakeLlama::start().await;
+    fake.set_n_ctx(4096);
+    let mut h = start(&fake, |c| c.local.max_tokens = 256);
+    let filler = "lorem ipsum dolor sit amet ".repeat(30); // ~200 tokens a message
+    for i in 0..12 {
+        fake.push_reply(Reply::text(&format!("answer {i}: {filler}")));
+        h.send("w", &format!("question {i}: {filler}"));
+        h.turn("w").await;
+    }
+    fake.push_reply(Reply::tool_calls(&[("glob", r#"{"pattern": "*.md"}"#)]));
+    fake.push_reply(Reply::text("final"));
+    h.send("w", "last question");
+    let events = h.turn("w").await;
+    assert_eq!(final_text(&events).as_deref(), Some("final"));
+    assert!(
+        events.iter().any(|e| matches!(e, EventKind::ContextTrimmed { dropped_messages, .. } if *dropped_messages > 0)),
+        "{events:?}"
+    );
+    for request in fake.requests() {
+        let tokens = prompt_tokens(&request);
+        assert!(
+            tokens + request["max_tokens"].as_u64().unwrap_or(0) <= 4096,
+            "{tokens}"
+        );
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        // Whole turns: after the system prompt comes a user message.
+        assert_eq!(messages[1]["role"], "user");
+        // A tool result always follows its call.
+        for (i, m) in messages.iter().enumerate() {
+            if m["role"] == "tool" {
+                assert!(messages[..i].iter().any(|p| p["tool_calls"].is_array()));
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn context_overflow_from_the_server_trims_and_retries_once() {
+    let fake = FakeLlama::start().await;
+    let mut h = start(&fake, |_| {});
+    for i in 0..4 {
+        h.send("o", &format!("message {i}"));
+        h.turn("o").await;
+    }
+    fake.push_replies([Reply::context_overflow(), Reply::text("fits now")]);
+    h.send("o", "one more");
+    let events = h.turn("o").await;
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("fits now"),
+        "{events:?}"
+    );
+    let requests = fake.requests();
+    let n = requests.len();
+    let before = requests[n - 2]["messages"].as_array().map_or(0, Vec::len);
+    let after = requests[n - 1]["messages"].as_array().map_or(0, Vec::len);
+    assert!(after < before, "{before} -> {after}");
+
+    // A second overflow in a row is an error, not a loop.
+    fake.push_replies([Reply::context_overflow(), Reply::context_overflow()]);
+    h.send("o", "again");
+    let events = h.turn("o").await;
+    let error = super::error_text(&events).expect("an error");
+    assert!(error.contains("context"), "{error}");
+}

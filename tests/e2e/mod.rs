@@ -1,0 +1,2 @@
+mod server;
+mod suite;

@@ -1,0 +1,197 @@
+//! The `egirl` binary headless (`-m`, `--json`) against the fake server.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::fake_llama::{FakeLlama, Reply};
+
+struct Cli {
+    dir: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new(fake: &FakeLlama, extra: &str) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = format!(
+            "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n{extra}",
+            dir.path().join("logs").display(),
+            fake.url()
+        );
+        std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+        Self { dir }
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("egirl.toml")
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"))
+            .arg("--config")
+            .arg(self.config())
+            .args(args)
+            .env("HOME", self.dir.path())
+            .env_remove("EGIRL_CONFIG")
+            .output()
+            .await
+            .expect("run egirl")
+    }
+}
+
+fn events(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn answer_on_stdout_and_json_events() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::text("plain answer"), Reply::text("json answer")]);
+    let cli = Cli::new(&fake, "");
+    let out = cli.run(&["-m", "hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "plain answer\n");
+
+    let out = cli.run(&["-m", "hi", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ev = events(&out);
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        line.starts_with("{\"type\":\"turn_started\",\"session\":"),
+        "{line}"
+    );
+    let types: Vec<&str> = ev.iter().filter_map(|e| e["type"].as_str()).collect();
+    for expected in [
+        "turn_started",
+        "routing",
+        "delta",
+        "usage",
+        "final",
+        "turn_ended",
+    ] {
+        assert!(types.contains(&expected), "{types:?}");
+    }
+    assert!(
+        ev.iter()
+            .all(|e| e["origin"] == "cli" && e["session"].is_string())
+    );
+}
+
+#[tokio::test]
+async fn exec_is_denied_headless_unless_approved() {
+    let fake = FakeLlama::start().await;
+    let call = || Reply::tool_calls(&[("exec", r#"{"command": "echo from-exec"}"#)]);
+    fake.push_replies([
+        call(),
+        Reply::text("denied then"),
+        call(),
+        Reply::text("ran it"),
+    ]);
+    let cli = Cli::new(&fake, "");
+    let out = cli.run(&["-m", "run echo", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ev = events(&out);
+    let decision = ev
+        .iter()
+        .find(|e| e["type"] == "approval_decision")
+        .expect("a decision");
+    assert_eq!(decision["decision"], "denied");
+    let result = ev
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .expect("a result");
+    assert_eq!(result["success"], false);
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap_or("")
+            .contains("denied by user")
+    );
+
+    let out = cli
+        .run(&["-m", "run echo", "--json", "--approve-exec"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ev = events(&out);
+    let result = ev
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .expect("a result");
+    assert_eq!(result["success"], true, "{result}");
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap_or("")
+            .contains("from-exec")
+    );
+}
+
+#[tokio::test]
+async fn session_resumes_across_runs() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::text("noted"), Reply::text("you said blue")]);
+    let cli = Cli::new(&fake, "");
+    for text in ["my color is blue", "what was my color?"] {
+        let out = cli.run(&["-m", text, "--session", "colors"]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let second = &fake.requests()[1];
+    let text = second["messages"].to_string();
+    assert!(
+        text.contains("my color is blue") && text.contains("noted"),
+        "{text}"
+    );
+    let transcript = cli.dir.path().join("ws/sessions/colors.jsonl");
+    assert_eq!(
+        std::fs::read_to_string(transcript)
+            .unwrap_or_default()
+            .lines()
+            .count(),
+        4
+    );
+
+    let out = cli.run(&["-m", "x", "--session", "../escape"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn bad_config_exits_2_with_one_line_naming_the_place() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "context_length = \"huge\"\n");
+    let out = cli.run(&["-m", "hi"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let place = format!("{}:8:18: `local.context_length`", cli.config().display());
+    assert!(err.contains(&place), "{err}");
+
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"))
+        .args(["--config", "/nonexistent/egirl.toml", "-m", "hi"])
+        .output()
+        .await
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not found"));
+}
+
+#[tokio::test]
+async fn unreachable_server_exits_1_with_a_clear_line() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    let config = std::fs::read_to_string(cli.config())
+        .unwrap_or_default()
+        .replace(&fake.url(), "http://127.0.0.1:1");
+    std::fs::write(cli.config(), config).expect("config");
+    let out = cli.run(&["-m", "hi"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("cannot reach http://127.0.0.1:1"), "{err}");
+}

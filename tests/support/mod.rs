@@ -1,0 +1,3 @@
+//! Fakes and helpers shared by the integration suites.
+
+pub mod fake_llama;
