@@ -19,7 +19,7 @@ use tokio::sync::{OnceCell, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::config::{Config, ToolFormat};
 use crate::protocol::{Command, EventBus, EventKind, Op, Origin, SessionId};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::tools::approval::{Approver, PendingApprovals};
@@ -47,6 +47,9 @@ impl AgentHandle {
 pub(crate) struct ServerLimits {
     pub n_ctx: u64,
     pub total_slots: u32,
+    /// `tool_format = "auto"` against a chat template that drops native
+    /// tools: put them in the system prompt (Qwen3 format) instead.
+    pub tools_in_prompt: bool,
 }
 
 /// State every session worker shares.
@@ -55,6 +58,7 @@ pub(crate) struct Shared {
     pub workspace: PathBuf,
     pub allowed_paths: Vec<PathBuf>,
     pub local: LlamaCpp,
+    local_tools_in_prompt: LlamaCpp,
     pub bus: EventBus,
     pub approver: Arc<Approver>,
     /// `[local] max_concurrent` requests at the local server across sessions.
@@ -70,10 +74,20 @@ impl Shared {
             .get_or_init(|| async {
                 let configured = self.config.local.context_length;
                 match self.local.props().await {
-                    Ok(props) => ServerLimits {
-                        n_ctx: props.n_ctx.map_or(configured, |n| n.min(configured)),
-                        total_slots: props.total_slots.unwrap_or(1).max(1),
-                    },
+                    Ok(props) => {
+                        let tools_in_prompt = self.local.tool_format() == ToolFormat::Auto
+                            && props.supports_tools == Some(false);
+                        if tools_in_prompt {
+                            tracing::info!(
+                                "the server's chat template ignores native tools; sending them in the system prompt (qwen3 format)"
+                            );
+                        }
+                        ServerLimits {
+                            n_ctx: props.n_ctx.map_or(configured, |n| n.min(configured)),
+                            total_slots: props.total_slots.unwrap_or(1).max(1),
+                            tools_in_prompt,
+                        }
+                    }
                     Err(e) => {
                         tracing::info!(
                             "no /props from the local server ({e}); using [local] context_length"
@@ -81,11 +95,21 @@ impl Shared {
                         ServerLimits {
                             n_ctx: configured,
                             total_slots: 1,
+                            tools_in_prompt: false,
                         }
                     }
                 }
             })
             .await
+    }
+
+    /// The local provider in the tool format this server needs.
+    pub fn local_for(&self, limits: &ServerLimits) -> &LlamaCpp {
+        if limits.tools_in_prompt {
+            &self.local_tools_in_prompt
+        } else {
+            &self.local
+        }
     }
 
     /// Sessions get slots round-robin so the TUI and Discord keep separate
@@ -115,6 +139,7 @@ pub fn spawn(
     ));
     let shared = Arc::new(Shared {
         local: LlamaCpp::new(&config.local),
+        local_tools_in_prompt: LlamaCpp::new(&config.local).with_tool_format(ToolFormat::Qwen3),
         local_permits: Semaphore::new(config.local.max_concurrent),
         config,
         workspace,

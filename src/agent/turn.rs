@@ -165,7 +165,9 @@ async fn run_steps(
                 }
                 StreamChunk::Reasoning(text) => turn.emit(EventKind::Reasoning { text }),
             };
-            let result = shared.local.chat(&request, cancel, &mut on_chunk).await;
+            let limits = shared.limits().await;
+            let local = shared.local_for(&limits);
+            let result = local.chat(&request, cancel, &mut on_chunk).await;
             drop(permit);
             match result {
                 Ok(response) => break response,
@@ -238,7 +240,7 @@ async fn build_request(
     };
     // One exact count of the whole rendered prompt; per-message counts
     // (cached) only when something has to be dropped.
-    let exact = shared.local.count_prompt(&request).await.ok();
+    let exact = shared.local_for(&limits).count_prompt(&request).await.ok();
     let mut prompt_tokens = exact.unwrap_or(0);
     if exact.is_none() || prompt_tokens > budget || extra_drop > 0 {
         for i in 0..session.history.len() {

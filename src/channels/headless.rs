@@ -46,10 +46,11 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
             continue;
         }
         if opts.json
-            && let Ok(line) = serde_json::to_string(&event) {
-                let _ = writeln!(stdout, "{line}");
-                let _ = stdout.flush();
-            }
+            && let Ok(line) = serde_json::to_string(&event)
+        {
+            let _ = writeln!(stdout, "{line}");
+            let _ = stdout.flush();
+        }
         match event.kind {
             EventKind::ApprovalRequest { id, command, .. } => {
                 let decision = if opts.approve_exec {

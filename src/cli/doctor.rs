@@ -56,10 +56,16 @@ pub async fn run(env: &Environment) -> u8 {
                     Some(true),
                     "local /props",
                     format!(
-                        "n_ctx {}, {} slot(s), model {}",
+                        "n_ctx {}, {} slot(s), model {}, {}",
                         props.n_ctx.map_or("?".into(), |n| n.to_string()),
                         props.total_slots.unwrap_or(1),
                         props.model_path.as_deref().unwrap_or("?"),
+                        match props.supports_tools {
+                            Some(false) =>
+                                "template has no tool support (tools go in the system prompt)",
+                            Some(true) => "native tool calls",
+                            None => "tool support unknown",
+                        }
                     ),
                 ),
                 Err(e) => line(

@@ -202,8 +202,9 @@ fn load_dotenv(config_path: Option<&Path>) {
     candidates.push(config::expand_home("~/.egirl/.env"));
     for path in candidates {
         if path.is_file()
-            && let Err(e) = dotenvy::from_path(&path) {
-                eprintln!("egirl: ignoring {}: {e}", path.display());
-            }
+            && let Err(e) = dotenvy::from_path(&path)
+        {
+            eprintln!("egirl: ignoring {}: {e}", path.display());
+        }
     }
 }

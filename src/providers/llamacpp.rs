@@ -47,6 +47,9 @@ pub struct ServerProps {
     pub total_slots: Option<u32>,
     pub model_path: Option<String>,
     pub has_chat_template: bool,
+    /// `chat_template_caps.supports_tools`: whether native `tools` reach the
+    /// prompt at all (SmolLM2's template drops them silently).
+    pub supports_tools: Option<bool>,
 }
 
 #[derive(Clone, Debug)]
@@ -90,6 +93,18 @@ impl LlamaCpp {
         &self.endpoint
     }
 
+    pub fn tool_format(&self) -> ToolFormat {
+        self.tool_format
+    }
+
+    /// The same server spoken to in another tool format (sharing the token cache).
+    pub fn with_tool_format(&self, tool_format: ToolFormat) -> Self {
+        Self {
+            tool_format,
+            ..self.clone()
+        }
+    }
+
     /// Ok when the server answers `/health` with 200 (a 503 "Loading model"
     /// is not healthy yet).
     pub async fn health(&self) -> Result<(), ProviderError> {
@@ -119,6 +134,7 @@ impl LlamaCpp {
             has_chat_template: props["chat_template"]
                 .as_str()
                 .is_some_and(|t| !t.is_empty()),
+            supports_tools: props["chat_template_caps"]["supports_tools"].as_bool(),
         })
     }
 

@@ -351,3 +351,42 @@ async fn resumed_session_sends_its_history() {
     assert_eq!(contents[2], "first");
     assert!(contents[3].starts_with("do you?"));
 }
+
+#[tokio::test]
+async fn auto_mode_puts_tools_in_the_prompt_when_the_template_drops_them() {
+    let fake = FakeLlama::start().await;
+    fake.set_supports_tools(false);
+    let call =
+        "<tool_call>\n{\"name\": \"glob\", \"arguments\": {\"pattern\": \"*.md\"}}\n</tool_call>";
+    fake.push_replies([Reply::text(call), Reply::text("done")]);
+    let mut h = start(&fake, |c| c.local.tool_format = ToolFormat::Auto);
+    h.send("a", "list");
+    let events = h.turn("a").await;
+    assert_eq!(final_text(&events).as_deref(), Some("done"));
+    assert!(tool_results(&events)[0].1);
+    for request in fake.requests() {
+        assert!(request.get("tools").is_none());
+        let system = request["messages"][0]["content"].as_str().unwrap_or("");
+        assert!(system.contains("<tools>"), "{system}");
+    }
+}
+
+#[tokio::test]
+async fn sessions_get_their_own_slots_when_the_server_has_several() {
+    let fake = FakeLlama::start().await;
+    fake.set_total_slots(2);
+    let mut h = start(&fake, |_| {});
+    h.send("tui-1", "hi");
+    h.turn("tui-1").await;
+    h.send("discord-1", "hi");
+    h.turn("discord-1").await;
+    h.send("tui-1", "again");
+    h.turn("tui-1").await;
+    let slots: Vec<Value> = fake
+        .requests()
+        .iter()
+        .map(|r| r["id_slot"].clone())
+        .collect();
+    assert_eq!(slots[0], slots[2], "{slots:?}");
+    assert_ne!(slots[0], slots[1], "{slots:?}");
+}

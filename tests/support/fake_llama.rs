@@ -62,8 +62,10 @@ struct FakeState {
     recorded: Vec<Recorded>,
     n_ctx: u64,
     total_slots: u32,
+    supports_tools: bool,
     health: Health,
     embedding_dims: usize,
+    next_call_id: u64,
     /// Per slot: the last prompt plus what was generated after it.
     cache: HashMap<u64, String>,
 }
@@ -91,8 +93,10 @@ impl FakeLlama {
             recorded: Vec::new(),
             n_ctx: 32768,
             total_slots: 1,
+            supports_tools: true,
             health: Health::Ok,
             embedding_dims: 64,
+            next_call_id: 0,
             cache: HashMap::new(),
         }));
         let app = Router::new()
@@ -170,6 +174,11 @@ impl FakeLlama {
 
     pub fn set_n_ctx(&self, n_ctx: u64) {
         self.lock().n_ctx = n_ctx;
+    }
+
+    /// `chat_template_caps.supports_tools` in /props (SmolLM2's template: false).
+    pub fn set_supports_tools(&self, supports: bool) {
+        self.lock().supports_tools = supports;
     }
 
     pub fn set_total_slots(&self, slots: u32) {
@@ -260,6 +269,7 @@ async fn props(State(state): State<Shared>) -> Response {
         "total_slots": state.total_slots,
         "model_path": "/models/fake-model.gguf",
         "chat_template": "{% for message in messages %}<|im_start|>{{ message.role }}...{% endfor %}",
+        "chat_template_caps": { "supports_tools": state.supports_tools, "supports_tool_calls": state.supports_tools },
         "build_info": "fake",
     }))
     .into_response()
@@ -367,10 +377,11 @@ async fn chat(State(state): State<Shared>, bytes: Bytes) -> Response {
         if total >= state.n_ctx {
             return overflow_response(total, state.n_ctx);
         }
-        let reply = state
+        let mut reply = state
             .script
             .pop_front()
             .unwrap_or_else(|| Reply::text("ok"));
+        reply.assign_call_ids(&mut state.next_call_id);
         let cache_n = match state.cache.get(&slot) {
             Some(previous) => (1 + common_prefix_chars(previous, &prompt) / 4).min(total - 1),
             None => 0,

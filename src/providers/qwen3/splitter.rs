@@ -97,6 +97,7 @@ impl StreamSplitter {
                 TagMatch::Full(tag) => {
                     self.emit(&input[start..at], &mut out);
                     start = at;
+                    // Inside a JSON string of the open block it is data: scan on.
                     if tag == CALL_OPEN && self.mode == Mode::Call && self.in_json_string {
                         scan = at + 1;
                         continue;

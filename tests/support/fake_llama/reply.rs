@@ -72,14 +72,15 @@ impl Reply {
 
     /// Native (`--jinja`) tool calls, `(name, arguments JSON text)`, each
     /// arguments string split across frames 5 characters at a time. Ids are
-    /// `fake_call_<n>`; finish_reason is "tool_calls".
+    /// `fake_call_<n>`, numbered over the fake's lifetime (unique, as
+    /// llama-server's random ids are); finish_reason is "tool_calls".
     pub fn tool_calls(calls: &[(&str, &str)]) -> Self {
         let pieces = calls
             .iter()
             .enumerate()
             .map(|(index, (name, arguments))| Piece::Call {
                 index,
-                id: format!("fake_call_{index}"),
+                id: String::new(), // assigned when sent
                 name: name.to_string(),
                 fragments: split_chars(arguments, 5),
             })
@@ -168,6 +169,19 @@ impl Reply {
     }
 
     /// The content the model "generates", as llama-server's cache holds it.
+    /// Numbers the calls of this reply from `next_id` on.
+    pub(super) fn assign_call_ids(&mut self, next_id: &mut u64) {
+        let ReplyBody::Stream(pieces) = &mut self.body else {
+            return;
+        };
+        for piece in pieces {
+            if let Piece::Call { id, .. } = piece {
+                *id = format!("fake_call_{next_id}");
+                *next_id += 1;
+            }
+        }
+    }
+
     pub(super) fn generated_text(&self) -> String {
         let ReplyBody::Stream(pieces) = &self.body else {
             return String::new();
