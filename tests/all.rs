@@ -3,3 +3,4 @@ mod agent;
 mod headless_cli;
 mod provider_llamacpp;
 mod support;
+mod tui;

@@ -3,15 +3,17 @@
 //! knows which surface is listening.
 
 mod context;
+mod slots;
 mod turn;
 mod window;
 
 pub use context::{STATIC_SYSTEM, system_prompt, user_message};
+pub use slots::file_name as slot_file_name;
 pub use window::{DoesNotFit, Fit, fit};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,6 +67,11 @@ pub(crate) struct Shared {
     pub local_permits: Semaphore,
     pub limits: OnceCell<ServerLimits>,
     next_slot: AtomicU32,
+    /// The session whose cache each slot holds, saved at shutdown.
+    slot_owners: slots::SlotOwners,
+    /// Cleared when the local server turns out to have no /tokenize or
+    /// /apply-template (vLLM, Ollama): estimates from then on.
+    pub server_counts_tokens: AtomicBool,
 }
 
 impl Shared {
@@ -113,7 +120,9 @@ impl Shared {
     }
 
     /// Sessions get slots round-robin so the TUI and Discord keep separate
-    /// KV caches where the server has several.
+    /// KV caches where the server has several. With one slot no `id_slot`
+    /// is sent (any OpenAI-compatible server takes the request); its cache
+    /// is still slot 0's for saving and restoring.
     fn assign_slot(&self, total_slots: u32) -> Option<u32> {
         (total_slots > 1).then(|| self.next_slot.fetch_add(1, Ordering::Relaxed) % total_slots)
     }
@@ -148,6 +157,8 @@ pub fn spawn(
         approver,
         limits: OnceCell::new(),
         next_slot: AtomicU32::new(0),
+        server_counts_tokens: AtomicBool::new(true),
+        slot_owners: slots::SlotOwners::default(),
     });
     let (tx, rx) = mpsc::unbounded_channel();
     let task = tokio::spawn(run_core(shared, pending, rx));
@@ -224,6 +235,8 @@ async fn run_core(
         drop(handle.work);
         let _ = handle.task.await;
     }
+    // After every turn has stopped, so each slot holds its final state.
+    slots::save_all(&shared).await;
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -3,6 +3,7 @@
 //! the next one runs.
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -10,9 +11,9 @@ use chrono::{Local, Utc};
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
-use super::{Shared, context, window};
+use super::{Shared, context, slots, window};
 use crate::protocol::{Command, EventKind, Origin, Target};
-use crate::providers::llamacpp::ChatRequest;
+use crate::providers::llamacpp::{ChatRequest, LlamaCpp};
 use crate::providers::{ChatMessage, ProviderError, StreamChunk, ToolCall};
 use crate::sessions::{Record, Transcript};
 use crate::tools::{self, ToolContext};
@@ -29,6 +30,10 @@ pub(crate) struct Session {
     tokens: Vec<Option<u64>>,
     forced: Option<Target>,
     slot: Option<u32>,
+    /// History before this index is no longer sent. It only moves forward,
+    /// and when it must, well past the minimum, so that the sent prefix
+    /// stays the same for many turns (llama.cpp's prefix cache).
+    window_start: usize,
 }
 
 impl Session {
@@ -36,14 +41,26 @@ impl Session {
         let (transcript, records) = Transcript::open(&shared.workspace, id)?;
         let history: Vec<ChatMessage> = records.into_iter().map(|r| r.message).collect();
         let limits = shared.limits().await;
-        Ok(Self {
+        let session = Self {
             id: id.to_string(),
             transcript,
             tokens: vec![None; history.len()],
             history,
             forced: None,
             slot: shared.assign_slot(limits.total_slots),
-        })
+            window_start: 0,
+        };
+        // Resumed after a restart: the cache the last run saved makes the
+        // first turn warm (where the server supports it).
+        if !session.history.is_empty() {
+            slots::restore(shared, session.cache_slot(), id).await;
+        }
+        Ok(session)
+    }
+
+    /// The server slot holding this session's KV cache.
+    fn cache_slot(&self) -> u32 {
+        self.slot.unwrap_or(0)
     }
 
     pub fn apply(&mut self, command: Command) {
@@ -52,6 +69,7 @@ impl Session {
             Command::Clear => {
                 self.history.clear();
                 self.tokens.clear();
+                self.window_start = 0;
             }
         }
     }
@@ -167,6 +185,7 @@ async fn run_steps(
             };
             let limits = shared.limits().await;
             let local = shared.local_for(&limits);
+            shared.slot_owners.note(session.cache_slot(), &session.id);
             let result = local.chat(&request, cancel, &mut on_chunk).await;
             drop(permit);
             match result {
@@ -215,6 +234,10 @@ async fn run_steps(
     )
 }
 
+/// After a trim the window is refilled to this share of the budget, so the
+/// cut point (and the cached prefix) holds for the next several turns.
+const REFILL_PERCENT: u64 = 75;
+
 /// The request for the next step: system prompt, as much history as fits, the tools.
 async fn build_request(
     turn: &Turn<'_>,
@@ -226,53 +249,56 @@ async fn build_request(
 ) -> Result<ChatRequest> {
     let shared = turn.shared;
     let limits = shared.limits().await;
+    let local = shared.local_for(&limits);
     let reply_reserve = shared.config.local.max_tokens.min(limits.n_ctx / 4);
     let budget = limits.n_ctx.saturating_sub(reply_reserve);
+    let start = session.window_start.min(current);
 
-    let mut messages = Vec::with_capacity(session.history.len() + 1);
-    messages.push(ChatMessage::system(system));
-    messages.extend(session.history.iter().cloned());
     let mut request = ChatRequest {
-        messages,
+        messages: prompt_messages(system, &session.history[start..]),
         tools: specs.to_vec(),
         max_tokens: shared.config.local.max_tokens,
         slot: session.slot,
     };
-    // One exact count of the whole rendered prompt; per-message counts
-    // (cached) only when something has to be dropped.
-    let exact = shared.local_for(&limits).count_prompt(&request).await.ok();
-    let mut prompt_tokens = exact.unwrap_or(0);
-    if exact.is_none() || prompt_tokens > budget || extra_drop > 0 {
-        for i in 0..session.history.len() {
+    // No token can be shorter than a byte, so a prompt with fewer bytes
+    // than the budget fits without asking the server to count it.
+    let mut prompt_tokens = byte_bound(&request);
+    let mut exact = None;
+    if prompt_tokens > budget || extra_drop > 0 {
+        exact = count_prompt(shared, local, &request).await;
+        prompt_tokens = exact.unwrap_or(prompt_tokens);
+    }
+    if prompt_tokens > budget || extra_drop > 0 {
+        let window = &session.history[start..];
+        for i in start..session.history.len() {
             if session.tokens[i].is_none() {
                 session.tokens[i] = Some(message_tokens(shared, &session.history[i]).await);
             }
         }
-        let tokens: Vec<u64> = session.tokens.iter().map(|t| t.unwrap_or(0)).collect();
-        let estimated_history: u64 = tokens.iter().sum();
+        let tokens: Vec<u64> = session.tokens[start..]
+            .iter()
+            .map(|t| t.unwrap_or(0))
+            .collect();
+        let estimated: u64 = tokens.iter().sum();
         let fixed = match exact {
             // What the exact count adds beyond the messages is the fixed part.
-            Some(total) => total.saturating_sub(estimated_history),
+            Some(total) => total.saturating_sub(estimated),
             None => {
                 text_tokens(shared, system).await + text_tokens(shared, &tools_text(specs)).await
             }
         };
-        let fit = window::fit(
-            &session.history,
-            &tokens,
-            fixed,
-            budget,
-            current,
-            extra_drop,
-        )?;
-        if fit.dropped > 0 {
-            request.messages.drain(1..1 + fit.first_kept);
-            turn.emit(EventKind::ContextTrimmed {
-                dropped_messages: fit.dropped,
-                prompt_tokens: fit.prompt_tokens,
-                context_length: limits.n_ctx,
-            });
-        }
+        let refill = budget * REFILL_PERCENT / 100;
+        let fit = window::fit(window, &tokens, fixed, refill, current - start, extra_drop)
+            .or_else(|_| {
+                window::fit(window, &tokens, fixed, budget, current - start, extra_drop)
+            })?;
+        session.window_start = start + fit.first_kept;
+        request.messages = prompt_messages(system, &session.history[session.window_start..]);
+        turn.emit(EventKind::ContextTrimmed {
+            dropped_messages: session.window_start,
+            prompt_tokens: fit.prompt_tokens,
+            context_length: limits.n_ctx,
+        });
         prompt_tokens = fit.prompt_tokens;
     }
     request.max_tokens = shared
@@ -281,6 +307,63 @@ async fn build_request(
         .max_tokens
         .min(limits.n_ctx.saturating_sub(prompt_tokens).max(16));
     Ok(request)
+}
+
+fn prompt_messages(system: &str, history: &[ChatMessage]) -> Vec<ChatMessage> {
+    let mut messages = Vec::with_capacity(history.len() + 1);
+    messages.push(ChatMessage::system(system));
+    messages.extend(history.iter().cloned());
+    messages
+}
+
+/// An upper bound on the prompt's tokens: its bytes plus the template's
+/// special tokens per message.
+fn byte_bound(request: &ChatRequest) -> u64 {
+    let messages: usize = request
+        .messages
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.to_string().len() + 32)
+                    .sum::<usize>()
+                + 16
+        })
+        .sum();
+    let tools: usize = request
+        .tools
+        .iter()
+        .map(|t| t.to_openai_json().to_string().len())
+        .sum();
+    // The Qwen3 tools block adds its instructions around the tool list.
+    (messages + tools + 1024) as u64
+}
+
+/// The server's exact count; a server without the endpoints (vLLM, Ollama)
+/// is not asked again.
+async fn count_prompt(shared: &Shared, local: &LlamaCpp, request: &ChatRequest) -> Option<u64> {
+    if !shared.server_counts_tokens.load(Ordering::Relaxed) {
+        return None;
+    }
+    match local.count_prompt(request).await {
+        Ok(n) => Some(n),
+        Err(e) => {
+            if matches!(
+                e,
+                ProviderError::Http {
+                    status: 404 | 405 | 501,
+                    ..
+                } | ProviderError::BadReply { .. }
+            ) {
+                tracing::info!(
+                    "the local server cannot count tokens ({e}); estimating from here on"
+                );
+                shared.server_counts_tokens.store(false, Ordering::Relaxed);
+            }
+            None
+        }
+    }
 }
 
 fn tools_text(specs: &[crate::providers::ToolSpec]) -> String {
@@ -305,6 +388,9 @@ async fn message_tokens(shared: &Shared, message: &ChatMessage) -> u64 {
 
 /// Exact via /tokenize when the server has it, else about four characters a token.
 async fn text_tokens(shared: &Shared, text: &str) -> u64 {
+    if !shared.server_counts_tokens.load(Ordering::Relaxed) {
+        return (text.len() as u64).div_ceil(4);
+    }
     match shared.local.count_tokens(text).await {
         Ok(n) => n,
         Err(_) => (text.len() as u64).div_ceil(4),

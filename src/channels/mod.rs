@@ -1,3 +1,4 @@
 //! Surfaces: each a thin adapter over the protocol; none knows another.
 
 pub mod headless;
+pub mod tui;

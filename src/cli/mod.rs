@@ -3,7 +3,6 @@
 
 mod doctor;
 mod init;
-mod repl;
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 use crate::agent::{self, AgentHandle};
 use crate::channels::headless::{self, HeadlessOptions, Outcome};
+use crate::channels::tui;
 use crate::config::{self, Config, Secrets};
 use crate::protocol::Op;
 
@@ -103,11 +103,13 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         }
         None => crate::sessions::new_id(if cli.message.is_some() { "cli" } else { "tui" }),
     };
-    let managed = crate::providers::managed::ensure_running(&env.config.local, &log_dir, |line| {
-        eprintln!("egirl: {line}")
-    })
-    .await
-    .map_err(|e| Exit::failure(format!("{e:#}")))?;
+    let slot_dir = crate::providers::managed::slot_dir(&env.workspace);
+    let managed =
+        crate::providers::managed::ensure_running(&env.config.local, &log_dir, &slot_dir, |line| {
+            eprintln!("egirl: {line}")
+        })
+        .await
+        .map_err(|e| Exit::failure(format!("{e:#}")))?;
     let (agent, core) = env.start_agent();
     let code = match cli.message {
         Some(text) => {
@@ -121,7 +123,17 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                 Outcome::Failed | Outcome::Interrupted => EXIT_FAILURE,
             }
         }
-        None => repl::run(&agent, session).await,
+        None => {
+            let options = tui::TuiOptions {
+                session,
+                theme: env.config.ui.theme.clone(),
+                workspace: env.workspace.clone(),
+                model: env.config.local.model.clone(),
+                endpoint: env.config.local.endpoint.clone(),
+                context_length: env.config.local.context_length,
+            };
+            tui::run(&agent, options).await
+        }
     };
     shutdown(agent, core).await;
     if let Some(server) = managed {
@@ -132,7 +144,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
 
 async fn shutdown(agent: AgentHandle, core: tokio::task::JoinHandle<()>) {
     agent.submit(Op::Shutdown);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(3), core).await;
+    // Long enough for the core to save sessions' KV caches (slots) of a big model.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), core).await;
 }
 
 /// Everything start-up resolved: config, secrets, the workspace.

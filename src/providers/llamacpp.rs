@@ -3,7 +3,8 @@
 //! Streams `/v1/chat/completions`, and uses llama-server's extras where they
 //! exist: `/health`, `/props` (n_ctx, slots), `/tokenize` and
 //! `/apply-template` (exact prompt token counts), `timings` (cache hits),
-//! `cache_prompt` and `id_slot` (prefix-cache reuse per session).
+//! `cache_prompt` and `id_slot` (prefix-cache reuse per session), and
+//! `/slots/{id}?action=save|restore` (a session's cache kept across restarts).
 
 mod stream;
 mod wire;
@@ -50,6 +51,17 @@ pub struct ServerProps {
     /// `chat_template_caps.supports_tools`: whether native `tools` reach the
     /// prompt at all (SmolLM2's template drops them silently).
     pub supports_tools: Option<bool>,
+}
+
+/// What llama-server reports for a slot save or restore.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SlotFile {
+    /// Tokens of cache written or read (`n_saved` / `n_restored`).
+    pub tokens: u64,
+    /// Bytes of the file (`n_written` / `n_read`).
+    pub bytes: u64,
+    /// The server's own time for it (`timings.save_ms` / `restore_ms`).
+    pub ms: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -151,13 +163,77 @@ impl LlamaCpp {
     /// back), so counting with `add_special: true` matches the server's
     /// `prompt_n + cache_n`.
     pub async fn count_prompt(&self, req: &ChatRequest) -> Result<u64, ProviderError> {
+        let prompt = self.render_prompt(req).await?;
+        self.tokenize(&prompt, true).await
+    }
+
+    /// The prompt text `req` renders to (`/apply-template`, no leading BOS):
+    /// what the server tokenizes for the same chat request.
+    pub async fn render_prompt(&self, req: &ChatRequest) -> Result<String, ProviderError> {
         let body = wire::template_body(req, self.tool_format);
         let request = self.client.post(self.url("/apply-template")).json(&body);
         let reply = self.send_json(request, self.idle_timeout).await?;
-        let Some(prompt) = reply["prompt"].as_str() else {
-            return Err(self.bad_reply("/apply-template answered without a \"prompt\""));
+        match reply["prompt"].as_str() {
+            Some(prompt) => Ok(prompt.to_string()),
+            None => Err(self.bad_reply("/apply-template answered without a \"prompt\"")),
+        }
+    }
+
+    /// Writes `slot`'s KV cache to `filename` in the server's
+    /// `--slot-save-path` (`POST /slots/{id}?action=save`). A server
+    /// started without that option answers 501: an error here.
+    pub async fn save_slot(&self, slot: u32, filename: &str) -> Result<SlotFile, ProviderError> {
+        self.slot_action(slot, "save", filename, "n_saved", "n_written")
+            .await
+    }
+
+    /// Loads `filename` from the server's `--slot-save-path` into `slot`
+    /// (`POST /slots/{id}?action=restore`), replacing what the slot held; a
+    /// missing or unreadable file is an error (and may leave the slot empty).
+    pub async fn restore_slot(&self, slot: u32, filename: &str) -> Result<SlotFile, ProviderError> {
+        self.slot_action(slot, "restore", filename, "n_restored", "n_read")
+            .await
+    }
+
+    /// Tokens `slot` holds, by `GET /slots` (`n_prompt_tokens` of its last
+    /// task; 0 for a slot that has served nothing since the server started).
+    pub async fn slot_tokens(&self, slot: u32) -> Result<u64, ProviderError> {
+        let request = self.client.get(self.url("/slots"));
+        let reply = self.send_json(request, QUICK_TIMEOUT).await?;
+        let Some(entry) = reply
+            .as_array()
+            .and_then(|slots| slots.iter().find(|s| s["id"].as_u64() == Some(slot.into())))
+        else {
+            return Err(self.bad_reply(&format!("/slots lists no slot {slot}")));
         };
-        self.tokenize(prompt, true).await
+        Ok(entry["n_prompt_tokens"].as_u64().unwrap_or(0))
+    }
+
+    async fn slot_action(
+        &self,
+        slot: u32,
+        action: &str,
+        filename: &str,
+        tokens_key: &str,
+        bytes_key: &str,
+    ) -> Result<SlotFile, ProviderError> {
+        let url = self.url(&format!("/slots/{slot}?action={action}"));
+        let request = self.client.post(url).json(&json!({ "filename": filename }));
+        // A big model's cache is gigabytes: the whole generation timeout.
+        let reply = self.send_json(request, self.idle_timeout).await?;
+        let Some(tokens) = reply[tokens_key].as_u64() else {
+            return Err(self.bad_reply(&format!(
+                "/slots {action} answered without \"{tokens_key}\": {}",
+                excerpt(&reply.to_string())
+            )));
+        };
+        Ok(SlotFile {
+            tokens,
+            bytes: reply[bytes_key].as_u64().unwrap_or(0),
+            ms: reply["timings"][format!("{action}_ms")]
+                .as_f64()
+                .unwrap_or(0.0),
+        })
     }
 
     async fn tokenize(&self, text: &str, add_special: bool) -> Result<u64, ProviderError> {

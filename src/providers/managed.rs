@@ -1,6 +1,10 @@
 //! A llama-server egirl starts itself (`[local.server]`) when nothing
 //! answers at `[local] endpoint`, and stops on exit. If something already
 //! answers there, egirl uses it and starts nothing.
+//!
+//! It gets `--slot-save-path` (unless the configured args name one), so
+//! sessions resumed after a restart start with their KV cache restored
+//! (see `agent::slots`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -8,6 +12,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::config::{LocalConfig, ManagedServerConfig, expand_home};
+
+/// Saved session caches kept in the managed server's slot directory; older
+/// ones are deleted at start (each is up to the whole KV cache in size).
+pub const KEEP_SAVED_SLOTS: usize = 16;
+
+/// Where the managed server saves session caches: `<workspace>/.egirl/slots`.
+pub fn slot_dir(workspace: &Path) -> PathBuf {
+    workspace.join(".egirl").join("slots")
+}
 
 pub struct ManagedServer {
     child: tokio::process::Child,
@@ -38,10 +51,12 @@ async fn healthy(client: &reqwest::Client, endpoint: &str) -> bool {
 }
 
 /// Starts the managed server if one is configured and nothing answers.
-/// `progress` gets a line now and then while the model loads.
+/// `progress` gets a line now and then while the model loads; `slot_dir`
+/// is its `--slot-save-path` (see [`slot_dir`]).
 pub async fn ensure_running(
     local: &LocalConfig,
     log_dir: &Path,
+    slot_dir: &Path,
     mut progress: impl FnMut(&str),
 ) -> Result<Option<ManagedServer>> {
     let Some(server) = &local.server else {
@@ -50,7 +65,7 @@ pub async fn ensure_running(
     if answers(&local.endpoint).await {
         return Ok(None);
     }
-    let mut started = start(server, &local.endpoint, log_dir)?;
+    let mut started = start(server, &local.endpoint, log_dir, slot_dir)?;
     progress(&format!(
         "starting llama-server on {} (log: {})",
         local.endpoint,
@@ -97,7 +112,12 @@ pub async fn ensure_running(
     }
 }
 
-fn start(server: &ManagedServerConfig, endpoint: &str, log_dir: &Path) -> Result<ManagedServer> {
+fn start(
+    server: &ManagedServerConfig,
+    endpoint: &str,
+    log_dir: &Path,
+    slot_dir: &Path,
+) -> Result<ManagedServer> {
     let url = reqwest::Url::parse(endpoint)
         .with_context(|| format!("bad [local] endpoint {endpoint}"))?;
     let host = url.host_str().unwrap_or("127.0.0.1").to_string();
@@ -134,6 +154,7 @@ fn start(server: &ManagedServerConfig, endpoint: &str, log_dir: &Path) -> Result
         .arg("--port")
         .arg(port.to_string())
         .args(&server.args)
+        .args(slot_args(&server.args, slot_dir))
         .stdin(std::process::Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -154,6 +175,50 @@ fn start(server: &ManagedServerConfig, endpoint: &str, log_dir: &Path) -> Result
     let pid = child.id().map_or(0, |p| p as i32);
     tracing::info!(pid, binary = %binary.display(), "started managed llama-server");
     Ok(ManagedServer { child, pid, log })
+}
+
+/// `--slot-save-path DIR` unless the user's args set one; nothing (the
+/// feature off) when the directory cannot be made.
+fn slot_args(args: &[String], dir: &Path) -> Vec<std::ffi::OsString> {
+    let flag = "--slot-save-path";
+    if args
+        .iter()
+        .any(|a| a == flag || a.starts_with("--slot-save-path="))
+    {
+        return Vec::new();
+    }
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        tracing::warn!(dir = %dir.display(), "no slot directory, session caches are not kept ({e})");
+        return Vec::new();
+    }
+    prune_saved_slots(dir, KEEP_SAVED_SLOTS);
+    vec![flag.into(), dir.as_os_str().to_owned()]
+}
+
+/// Deletes all but the `keep` newest `egirl-*.bin` files in `dir`.
+pub fn prune_saved_slots(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut saved: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("egirl-") && name.ends_with(".bin")
+        })
+        .filter_map(|e| {
+            let meta = e.metadata().ok().filter(|m| m.is_file())?;
+            Some((meta.modified().ok()?, e.path()))
+        })
+        .collect();
+    saved.sort_by_key(|s| std::cmp::Reverse(s.0));
+    for (_, path) in saved.into_iter().skip(keep) {
+        match std::fs::remove_file(&path) {
+            Ok(()) => tracing::info!(file = %path.display(), "deleted an old saved session cache"),
+            Err(e) => tracing::debug!(file = %path.display(), "cannot delete ({e})"),
+        }
+    }
 }
 
 impl ManagedServer {
@@ -197,4 +262,52 @@ fn tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_save_path_is_added_unless_configured() {
+        let dir = tempfile::tempdir().unwrap();
+        let slots = dir.path().join("ws/.egirl/slots");
+        let args = slot_args(&[], &slots);
+        assert_eq!(
+            args,
+            vec!["--slot-save-path".into(), slots.as_os_str().to_owned()]
+        );
+        assert!(slots.is_dir());
+        for own in [
+            vec!["--slot-save-path".to_string(), "/x".into()],
+            vec!["--slot-save-path=/x".to_string()],
+        ] {
+            assert!(slot_args(&own, &slots).is_empty(), "{own:?}");
+        }
+    }
+
+    #[test]
+    fn only_the_newest_saved_slots_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        for i in 0..5 {
+            let path = dir.path().join(format!("egirl-s{i}.bin"));
+            std::fs::write(&path, b"kv").unwrap();
+            let when = old + Duration::from_secs(i * 60);
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        }
+        std::fs::write(dir.path().join("other.bin"), b"not ours").unwrap();
+        prune_saved_slots(dir.path(), 2);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["egirl-s3.bin", "egirl-s4.bin", "other.bin"]);
+    }
 }

@@ -41,9 +41,10 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}-{stamp}-{}", &rand[..6])
 }
 
+/// Appends to `sessions/<id>.jsonl`. The file is opened per append: a
+/// daemon may see thousands of sessions and must not hold a descriptor each.
 pub struct Transcript {
     path: PathBuf,
-    file: std::fs::File,
 }
 
 impl Transcript {
@@ -65,20 +66,20 @@ impl Transcript {
         } else {
             Vec::new()
         };
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .with_context(|| format!("cannot open transcript {}", path.display()))?;
-        Ok((Self { path, file }, records))
+        Ok((Self { path }, records))
     }
 
     pub fn append(&mut self, record: &Record) -> Result<()> {
         let mut line = serde_json::to_string(record).context("cannot serialize a message")?;
         line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .and_then(|_| self.file.flush())
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .and_then(|mut file| {
+                file.write_all(line.as_bytes())?;
+                file.flush()
+            })
             .with_context(|| format!("cannot append to {}", self.path.display()))
     }
 }

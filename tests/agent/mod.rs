@@ -2,6 +2,7 @@
 //! tools, approvals, the window, queueing, interrupts and persistence.
 
 mod approvals;
+mod slots;
 mod turns;
 mod window;
 

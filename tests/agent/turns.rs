@@ -390,3 +390,39 @@ async fn sessions_get_their_own_slots_when_the_server_has_several() {
     assert_eq!(slots[0], slots[2], "{slots:?}");
     assert_ne!(slots[0], slots[1], "{slots:?}");
 }
+
+/// Session ids, in the order their deltas arrived.
+async fn delta_order(h: &mut super::Harness, sessions: usize) -> Vec<String> {
+    let mut order = Vec::new();
+    let mut ended = 0;
+    while ended < sessions {
+        let event = h.next().await;
+        match event.kind {
+            EventKind::Delta { .. } => order.push(event.session),
+            EventKind::TurnEnded { .. } => ended += 1,
+            _ => {}
+        }
+    }
+    order
+}
+
+#[tokio::test]
+async fn sessions_share_the_local_server_up_to_max_concurrent() {
+    let slow = || {
+        Reply::text("one two three four five six").frame_delay(std::time::Duration::from_millis(30))
+    };
+    for (max_concurrent, interleaved) in [(1, false), (2, true)] {
+        let fake = FakeLlama::start().await;
+        fake.push_replies([slow(), slow()]);
+        let mut h = start(&fake, |c| c.local.max_concurrent = max_concurrent);
+        h.send("a", "go");
+        h.send("b", "go");
+        let order = delta_order(&mut h, 2).await;
+        let switches = order.windows(2).filter(|w| w[0] != w[1]).count();
+        assert_eq!(
+            switches > 1,
+            interleaved,
+            "max_concurrent {max_concurrent}: {order:?}"
+        );
+    }
+}

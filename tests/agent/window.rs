@@ -33,21 +33,33 @@ async fn long_history_is_trimmed_to_the_window_by_whole_turns() {
     fake.set_n_ctx(4096);
     let mut h = start(&fake, |c| c.local.max_tokens = 256);
     let filler = "lorem ipsum dolor sit amet ".repeat(30); // ~200 tokens a message
-    for i in 0..12 {
+    let mut trims = 0;
+    for i in 0..14 {
         fake.push_reply(Reply::text(&format!("answer {i}: {filler}")));
         h.send("w", &format!("question {i}: {filler}"));
-        h.turn("w").await;
+        let events = h.turn("w").await;
+        trims += events.iter().filter(|e| matches!(e, EventKind::ContextTrimmed { dropped_messages, .. } if *dropped_messages > 0)).count();
     }
     fake.push_reply(Reply::tool_calls(&[("glob", r#"{"pattern": "*.md"}"#)]));
     fake.push_reply(Reply::text("final"));
     h.send("w", "last question");
     let events = h.turn("w").await;
     assert_eq!(final_text(&events).as_deref(), Some("final"));
+    assert!(trims > 0, "the window never trimmed");
+    // After a trim the window refills below the budget, so the cut point
+    // (and the server's cached prefix) holds for several requests in a row.
+    let requests = fake.requests();
+    let firsts: Vec<String> = requests
+        .iter()
+        .map(|r| r["messages"][1]["content"].to_string())
+        .collect();
+    let moves = firsts.windows(2).filter(|w| w[0] != w[1]).count();
     assert!(
-        events.iter().any(|e| matches!(e, EventKind::ContextTrimmed { dropped_messages, .. } if *dropped_messages > 0)),
-        "{events:?}"
+        moves <= trims && moves * 3 < requests.len(),
+        "the window moved {moves} times in {} requests",
+        requests.len()
     );
-    for request in fake.requests() {
+    for request in requests {
         let tokens = prompt_tokens(&request);
         assert!(
             tokens + request["max_tokens"].as_u64().unwrap_or(0) <= 4096,
@@ -93,4 +105,26 @@ async fn context_overflow_from_the_server_trims_and_retries_once() {
     let events = h.turn("o").await;
     let error = super::error_text(&events).expect("an error");
     assert!(error.contains("context"), "{error}");
+}
+
+#[tokio::test]
+async fn a_server_without_a_tokenizer_is_estimated_and_not_asked_again() {
+    let fake = FakeLlama::start().await;
+    fake.set_n_ctx(4096);
+    fake.set_token_endpoints(false);
+    let mut h = start(&fake, |c| c.local.max_tokens = 256);
+    let filler = "lorem ipsum dolor sit amet ".repeat(30);
+    for i in 0..10 {
+        fake.push_reply(Reply::text(&format!("answer {i}: {filler}")));
+        h.send("v", &format!("question {i}: {filler}"));
+        let events = h.turn("v").await;
+        assert!(final_text(&events).is_some(), "{events:?}");
+    }
+    // Asked once, then estimated: no failing round trip per message.
+    assert!(
+        fake.hits("/apply-template") <= 1,
+        "{}",
+        fake.hits("/apply-template")
+    );
+    assert!(fake.hits("/tokenize") == 0, "{}", fake.hits("/tokenize"));
 }

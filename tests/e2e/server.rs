@@ -59,6 +59,11 @@ impl RealServer {
     }
 
     pub fn start_on(port: u16, log_dir: &Path) -> Self {
+        Self::start_with(port, log_dir, &[])
+    }
+
+    /// `start_on` with more arguments after [`SERVER_ARGS`] (`--slot-save-path DIR`).
+    pub fn start_with(port: u16, log_dir: &Path, extra: &[&str]) -> Self {
         let log = log_dir.join(format!("llama-server-{port}.log"));
         let out = std::fs::File::create(&log).expect("log file");
         let child = Command::new(binary())
@@ -66,6 +71,7 @@ impl RealServer {
             .arg(model())
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(SERVER_ARGS)
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(out.try_clone().expect("log file"))
             .stderr(out)

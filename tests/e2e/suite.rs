@@ -317,3 +317,58 @@ fn server_killed_mid_stream_then_back() {
         assert!(answered, "no answer after the server came back");
     });
 }
+
+#[test]
+fn resumed_session_restores_its_slot_after_a_restart() {
+    let setup = Setup::new();
+    let slots = setup.path().join("slots");
+    std::fs::create_dir_all(&slots).expect("slot dir");
+    let slot_dir = slots.display().to_string();
+    let extra = ["--slot-save-path", slot_dir.as_str()];
+    let port = server::free_port();
+    let mut server = RealServer::start_with(port, setup.path(), &extra);
+    let config = setup.config(&server.url(), "qwen3", "");
+    // The first request of one `egirl -m` run: (input_tokens, cached_tokens).
+    let run = |text: &str| {
+        let out = setup.egirl(&config, &["-m", text, "--json", "--session", "resumed"]);
+        assert!(out.status.success(), "{}", describe(&out));
+        let ev = events(&out);
+        let usage = of_type(&ev, "usage");
+        let first = usage
+            .first()
+            .unwrap_or_else(|| panic!("no usage: {}", describe(&out)));
+        (
+            first["input_tokens"].as_u64().unwrap_or(0),
+            first["cached_tokens"].as_u64().unwrap_or(0),
+        )
+    };
+
+    run("My name is Ada. Remember it.");
+    // Shutdown saved the session's slot.
+    let file = slots.join(egirl::agent::slot_file_name("resumed"));
+    assert!(file.is_file(), "no {}", file.display());
+
+    server.kill();
+    server = RealServer::start_with(port, setup.path(), &extra);
+    let (restored_in, restored_cached) = run("What is my name?");
+
+    // The same, without the saved file: a cold first turn.
+    server.kill();
+    std::fs::remove_file(&file).expect("remove the slot file");
+    server = RealServer::start_with(port, setup.path(), &extra);
+    let (cold_in, cold_cached) = run("Name a color.");
+    drop(server);
+
+    eprintln!(
+        "first turn after a restart: restored {restored_cached} of {restored_in} prompt tokens cached; \
+         without the slot file {cold_cached} of {cold_in}"
+    );
+    assert!(
+        restored_cached > 0 && restored_cached * 2 > restored_in,
+        "restored {restored_cached} of {restored_in}"
+    );
+    assert_eq!(
+        cold_cached, 0,
+        "without restore, {cold_cached} of {cold_in}"
+    );
+}

@@ -7,7 +7,8 @@
 //!
 //! It serves `/v1/chat/completions` (streamed SSE like llama-server, or one
 //! JSON object when `stream` is false), `/health`, `/props`, `/tokenize`,
-//! `/apply-template` and `/v1/embeddings`.
+//! `/apply-template`, `/v1/embeddings` and `/slots/{id}` (save/restore,
+//! see [`slots`]).
 //!
 //! Tokens, so counts are easy to predict in tests: a text is one token per
 //! 4 characters (rounded up), plus 1 for BOS when `add_special` is set. A
@@ -36,6 +37,7 @@ use tokio::task::JoinHandle;
 
 mod frames;
 mod reply;
+pub mod slots;
 
 use frames::{PromptCounts, sse_response, stream_frames, whole_reply};
 pub use reply::Reply;
@@ -63,11 +65,17 @@ struct FakeState {
     n_ctx: u64,
     total_slots: u32,
     supports_tools: bool,
+    /// Whether /tokenize and /apply-template exist (vLLM and Ollama lack them).
+    token_endpoints: bool,
     health: Health,
     embedding_dims: usize,
     next_call_id: u64,
     /// Per slot: the last prompt plus what was generated after it.
     cache: HashMap<u64, String>,
+    /// `--slot-save-path` given: `/slots` save and restore answer.
+    slot_save: bool,
+    /// Saved slot files: name to the slot's cached text.
+    slot_files: HashMap<String, String>,
 }
 
 type Shared = Arc<Mutex<FakeState>>;
@@ -94,10 +102,13 @@ impl FakeLlama {
             n_ctx: 32768,
             total_slots: 1,
             supports_tools: true,
+            token_endpoints: true,
             health: Health::Ok,
             embedding_dims: 64,
             next_call_id: 0,
             cache: HashMap::new(),
+            slot_save: false,
+            slot_files: HashMap::new(),
         }));
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -107,8 +118,8 @@ impl FakeLlama {
             .route("/tokenize", post(tokenize))
             .route("/apply-template", post(apply_template))
             .route("/v1/embeddings", post(embeddings))
-            .route("/embeddings", post(embeddings))
-            .with_state(state.clone());
+            .route("/embeddings", post(embeddings));
+        let app = slots::routes(app).with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
@@ -179,6 +190,11 @@ impl FakeLlama {
     /// `chat_template_caps.supports_tools` in /props (SmolLM2's template: false).
     pub fn set_supports_tools(&self, supports: bool) {
         self.lock().supports_tools = supports;
+    }
+
+    /// Without /tokenize and /apply-template (404), like vLLM or Ollama.
+    pub fn set_token_endpoints(&self, present: bool) {
+        self.lock().token_endpoints = present;
     }
 
     pub fn set_total_slots(&self, slots: u32) {
@@ -278,6 +294,9 @@ async fn props(State(state): State<Shared>) -> Response {
 async fn tokenize(State(state): State<Shared>, bytes: Bytes) -> Response {
     let body = parse_body(&bytes);
     record(&state, "/tokenize", &body);
+    if !lock(&state).token_endpoints {
+        return error_response(404, "File Not Found", "not_found_error");
+    }
     let content = body["content"].as_str().unwrap_or("");
     let add_special = body["add_special"].as_bool().unwrap_or(false);
     let mut tokens: Vec<u64> = Vec::new();
@@ -294,6 +313,9 @@ async fn tokenize(State(state): State<Shared>, bytes: Bytes) -> Response {
 async fn apply_template(State(state): State<Shared>, bytes: Bytes) -> Response {
     let body = parse_body(&bytes);
     record(&state, "/apply-template", &body);
+    if !lock(&state).token_endpoints {
+        return error_response(404, "File Not Found", "not_found_error");
+    }
     Json(json!({ "prompt": render_prompt(&body) })).into_response()
 }
 

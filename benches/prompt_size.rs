@@ -1,0 +1,194 @@
+//! Fixed prompt size (issue 2): with the built-in tools, the fixed prompt
+//! (static system text + tool list) must stay under 1,500 tokens so egirl
+//! works on a 4,096-token local context.
+//!
+//! Counted by a real llama-server's own tokenizer (`/tokenize`,
+//! `/apply-template`): the one `make install` puts in ~/.cache/egirl
+//! (SmolLM2-135M-Instruct), started here on a free port with `--jinja -c
+//! 4096` and stopped at the end. Character counts (and chars/4) are printed
+//! too, as a tokenizer-independent figure.
+//!
+//! `cargo bench --bench prompt_size`; prints "skipped: ..." and exits 0
+//! when the server or model is missing, or when not run by `cargo bench`.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use egirl::agent::{STATIC_SYSTEM, system_prompt, user_message};
+use egirl::config::{LocalConfig, ToolFormat};
+use egirl::providers::ChatMessage;
+use egirl::providers::llamacpp::{ChatRequest, LlamaCpp};
+use egirl::providers::qwen3::{spaced_json, tools_system_block};
+
+const TARGET_TOKENS: u64 = 1_500;
+const N_CTX: u64 = 4_096;
+
+/// Stops the server on every way out, panics included.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn cache_dir() -> PathBuf {
+    match std::env::var_os("EGIRL_CACHE") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/egirl"),
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local address").port()
+}
+
+fn main() {
+    // `cargo test --benches` runs bench targets without `--bench`: no server there.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("skipped: prompt_size runs under `cargo bench` only");
+        return;
+    }
+    let cache = cache_dir();
+    let binary = cache.join("llama/bin/llama-server");
+    let model = cache.join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    for (what, path) in [("llama-server", &binary), ("model", &model)] {
+        if !path.is_file() {
+            println!(
+                "skipped: no {what} at {} (run `make install` or scripts/install-llama.sh)",
+                path.display()
+            );
+            return;
+        }
+    }
+    let port = free_port();
+    let log_path = std::env::temp_dir().join(format!("egirl-prompt-size-{port}.log"));
+    let log = std::fs::File::create(&log_path).expect("server log");
+    let child = Command::new(&binary)
+        .args(["--jinja", "-c", &N_CTX.to_string(), "--host", "127.0.0.1"])
+        .args(["--port", &port.to_string(), "-m"])
+        .arg(&model)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().expect("server log"))
+        .stderr(log)
+        .spawn()
+        .expect("start llama-server");
+    let server = Server(child);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let local = LocalConfig {
+        endpoint: format!("http://127.0.0.1:{port}"),
+        tool_format: ToolFormat::Qwen3,
+        ..LocalConfig::default()
+    };
+    let outcome = runtime.block_on(measure(LlamaCpp::new(&local)));
+    drop(server);
+    if let Err(e) = outcome {
+        eprintln!(
+            "prompt_size failed: {e} (server log: {})",
+            log_path.display()
+        );
+        std::process::exit(1);
+    }
+    let _ = std::fs::remove_file(&log_path);
+}
+
+async fn measure(server: LlamaCpp) -> Result<(), String> {
+    let started = Instant::now();
+    while server.health().await.is_err() {
+        if started.elapsed() > Duration::from_secs(120) {
+            return Err("llama-server not healthy within 120 s".into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let props = server.props().await.map_err(|e| e.to_string())?;
+    let count = async |text: &str| server.count_tokens(text).await.map_err(|e| e.to_string());
+
+    let specs = egirl::tools::specs();
+    let tools_block = tools_system_block(&specs);
+    // As the wire puts it: system text, a blank line, the tools block.
+    let fixed = format!("{STATIC_SYSTEM}\n\n{tools_block}");
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (workspace, _) =
+        egirl::workspace::ensure(&dir.path().join("ws")).map_err(|e| e.to_string())?;
+    let system = system_prompt(&workspace);
+    let full_system = format!("{system}\n\n{tools_block}");
+
+    println!(
+        "model: {} (n_ctx {}); tokens by the server's /tokenize, no BOS",
+        props.model_path.as_deref().unwrap_or("?"),
+        props.n_ctx.unwrap_or(0)
+    );
+    println!();
+    println!("| part | chars | chars/4 | tokens |");
+    println!("| --- | ---: | ---: | ---: |");
+    let row = async |name: &str, text: &str| -> Result<u64, String> {
+        let tokens = count(text).await?;
+        let chars = text.chars().count();
+        println!("| {name} | {chars} | {} | {tokens} |", chars.div_ceil(4));
+        Ok(tokens)
+    };
+    row("STATIC_SYSTEM", STATIC_SYSTEM).await?;
+    for spec in &specs {
+        let line = spaced_json(&spec.to_openai_json());
+        row(
+            &format!("  tool `{}` (one line of the block)", spec.name),
+            &line,
+        )
+        .await?;
+    }
+    row("tools block (`tools_system_block`, 5 tools)", &tools_block).await?;
+    let fixed_tokens = row("**fixed prompt: STATIC_SYSTEM + tools block**", &fixed).await?;
+    row(
+        "workspace files (default templates)",
+        &system[STATIC_SYSTEM.len()..],
+    )
+    .await?;
+    row(
+        "system prompt (`system_prompt`, default workspace)",
+        &system,
+    )
+    .await?;
+    let full_tokens = row("system prompt + tools block", &full_system).await?;
+
+    // Rendered by the server's chat template, with BOS: what the model
+    // really reads before the first user word, and a whole first turn.
+    let rendered = async |system_text: &str, user: &str| -> Result<u64, String> {
+        let request = ChatRequest {
+            messages: vec![ChatMessage::system(system_text), ChatMessage::user(user)],
+            tools: specs.clone(),
+            max_tokens: 0,
+            slot: None,
+        };
+        server
+            .count_prompt(&request)
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let fixed_rendered = rendered(STATIC_SYSTEM, "").await?;
+    let full_rendered = rendered(&system, "").await?;
+    let first_turn = rendered(&system, &user_message("hi", chrono::Local::now())).await?;
+    println!();
+    println!("| rendered by the chat template (qwen3 tool format, BOS included) | tokens |");
+    println!("| --- | ---: |");
+    println!("| fixed prompt, empty user message | {fixed_rendered} |");
+    println!("| default workspace, empty user message | {full_rendered} |");
+    println!("| default workspace, first turn \"hi\" | {first_turn} |");
+    println!();
+    let verdict = if fixed_tokens < TARGET_TOKENS {
+        "meets"
+    } else {
+        "MISSES"
+    };
+    println!(
+        "fixed prompt {fixed_tokens} tokens: {verdict} the target of < {TARGET_TOKENS}; \
+         with the default workspace {full_tokens} tokens ({:.0}% of a {N_CTX}-token context)",
+        full_tokens as f64 * 100.0 / N_CTX as f64
+    );
+    Ok(())
+}

@@ -1,0 +1,463 @@
+//! The TUI's state, built only from core `Event`s and the user's keys. No
+//! terminal here: tests drive it directly and `draw` renders a snapshot.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::approval::{Approvals, Request};
+use super::feeds::{self, MemorySearch, RoutingRecord, Stats, ToolLog, ToolRecord, ToolState};
+use super::input::InputBox;
+use super::layout::{LayoutParams, Pane, Rects};
+use super::scroll::Scroll;
+use super::theme::Theme;
+use super::transcript::{Kind, Level, RenderCtx, Transcript};
+use crate::protocol::{Event, EventKind, Op, Origin, SessionId, Target};
+
+/// A second Ctrl+C within this long quits.
+pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
+
+/// What the runtime must do after a key or an event.
+#[derive(Clone, Debug)]
+pub enum Effect {
+    Submit(Op),
+    Quit,
+    /// Ring the terminal bell (an approval is waiting).
+    Bell,
+    SetMouseCapture(bool),
+    /// Copy text to the clipboard (OSC 52).
+    Copy(String),
+}
+
+/// Where keys go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Input,
+    Pane(Pane),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+}
+
+/// Start-up facts the status line shows before any event arrives.
+#[derive(Clone, Debug)]
+pub struct AppOptions {
+    pub session: SessionId,
+    pub theme: Theme,
+    /// Where `/theme NAME` looks for `themes/NAME.toml` (workspace, cwd).
+    pub theme_dirs: Vec<PathBuf>,
+    pub model: String,
+    pub endpoint: String,
+    pub context_length: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalState {
+    Unknown,
+    Up,
+    Failing,
+}
+
+#[derive(Clone, Debug)]
+pub struct StatusInfo {
+    pub provider: String,
+    pub model: String,
+    pub endpoint: String,
+    pub local: LocalState,
+    /// Tokens of the last request of the TUI session (prompt + answer).
+    pub context_used: u64,
+    pub context_length: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct SessionInfo {
+    pub origin: Origin,
+    pub running: bool,
+    pub target: Option<Target>,
+}
+
+pub struct App {
+    /// The session the input box sends to.
+    pub session: SessionId,
+    pub theme: Theme,
+    pub theme_dirs: Vec<PathBuf>,
+    pub transcript: Transcript,
+    pub routing: std::collections::VecDeque<RoutingRecord>,
+    pub tools: ToolLog,
+    pub memory: Option<MemorySearch>,
+    pub stats: Stats,
+    pub approvals: Approvals,
+    pub input: InputBox,
+    pub sessions: BTreeMap<SessionId, SessionInfo>,
+    pub status: StatusInfo,
+    pub focus: Focus,
+    pub zoom: Option<Pane>,
+    /// The side pane shown when they fold into tabs.
+    pub side_tab: Pane,
+    pub overlay: Option<Overlay>,
+    pub conversation_scroll: Scroll,
+    pub side_scroll: [Scroll; 4],
+    pub mouse_capture: bool,
+    /// Tool calls and reasoning shown in full.
+    pub expanded: bool,
+    /// Render caches older than this are stale (theme or expansion changed).
+    pub epoch: u64,
+    pub(super) last_ctrl_c: Option<Instant>,
+    /// Rectangles of the last draw, for mouse hit-testing.
+    pub(super) rects: Cell<Option<Rects>>,
+}
+
+impl App {
+    pub fn new(options: AppOptions) -> Self {
+        let input = InputBox::new(&options.theme);
+        let mut sessions = BTreeMap::new();
+        sessions.insert(
+            options.session.clone(),
+            SessionInfo {
+                origin: Origin::Tui,
+                running: false,
+                target: None,
+            },
+        );
+        Self {
+            session: options.session,
+            theme: options.theme,
+            theme_dirs: options.theme_dirs,
+            transcript: Transcript::default(),
+            routing: Default::default(),
+            tools: ToolLog::default(),
+            memory: None,
+            stats: Stats::default(),
+            approvals: Approvals::default(),
+            input,
+            sessions,
+            status: StatusInfo {
+                provider: "llamacpp".into(),
+                model: options.model,
+                endpoint: options.endpoint,
+                local: LocalState::Unknown,
+                context_used: 0,
+                context_length: options.context_length,
+            },
+            focus: Focus::Input,
+            zoom: None,
+            side_tab: Pane::Routing,
+            overlay: None,
+            conversation_scroll: Scroll::default(),
+            // Routing and tools are live feeds (follow the bottom); memory
+            // and stats are summaries read from the top.
+            side_scroll: [
+                Scroll::default(),
+                Scroll::default(),
+                Scroll::at_top(),
+                Scroll::at_top(),
+            ],
+            mouse_capture: true,
+            expanded: false,
+            epoch: 0,
+            last_ctrl_c: None,
+            rects: Cell::new(None),
+        }
+    }
+
+    pub fn render_ctx(&self) -> RenderCtx<'_> {
+        RenderCtx {
+            theme: &self.theme,
+            tools: &self.tools,
+            expanded: self.expanded,
+            epoch: self.epoch,
+        }
+    }
+
+    pub fn layout_params(&self, width: u16) -> LayoutParams {
+        let inner = super::layout::input_width(width, self.zoom).saturating_sub(2);
+        LayoutParams {
+            input_rows: self.input.rows(inner),
+            zoom: self.zoom,
+        }
+    }
+
+    /// Whether the TUI's own session has a turn running.
+    pub fn busy(&self) -> bool {
+        self.sessions.get(&self.session).is_some_and(|s| s.running)
+    }
+
+    /// "Ctrl+C again to quit" is showing.
+    pub fn quit_armed(&self) -> bool {
+        self.last_ctrl_c.is_some()
+    }
+
+    /// When the runtime should call `tick` (only while something times
+    /// out: an idle TUI has no timer at all).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.last_ctrl_c.map(|t| t + QUIT_WINDOW)
+    }
+
+    pub fn tick(&mut self, now: Instant) {
+        if self
+            .last_ctrl_c
+            .is_some_and(|t| now.duration_since(t) >= QUIT_WINDOW)
+        {
+            self.last_ctrl_c = None;
+        }
+    }
+
+    /// A note in the conversation from the TUI itself (command feedback).
+    pub fn notice(&mut self, level: Level, text: impl Into<String>) {
+        let session = self.session.clone();
+        self.transcript
+            .push(&session, &Origin::Tui, Kind::Notice(level), text.into());
+        self.conversation_scroll.content_added();
+    }
+
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.input.apply_theme(&theme);
+        self.theme = theme;
+        self.epoch += 1;
+    }
+
+    /// Folds one core event into the state.
+    pub fn apply(&mut self, event: Event) -> Vec<Effect> {
+        let Event {
+            session,
+            origin,
+            kind,
+        } = event;
+        let info = self
+            .sessions
+            .entry(session.clone())
+            .or_insert_with(|| SessionInfo {
+                origin: origin.clone(),
+                running: false,
+                target: None,
+            });
+        let target = info.target;
+        let mut effects = Vec::new();
+        let mut conversation_changed = true;
+        match kind {
+            EventKind::TurnStarted { text } => {
+                info.running = true;
+                self.transcript.user(&session, &origin, &text);
+            }
+            EventKind::Queued { text, .. } => {
+                self.transcript
+                    .push(&session, &origin, Kind::User { queued: true }, text);
+            }
+            EventKind::Routing {
+                target,
+                provider,
+                model,
+                reason,
+                confidence,
+            } => {
+                info.target = Some(target);
+                if session == self.session {
+                    self.status.provider = provider.clone();
+                    self.status.model = model.clone();
+                }
+                self.side_added(Pane::Routing);
+                feeds::push_capped(
+                    &mut self.routing,
+                    RoutingRecord::Decision {
+                        session,
+                        target,
+                        provider,
+                        model,
+                        reason,
+                        confidence,
+                    },
+                );
+                conversation_changed = false;
+            }
+            EventKind::Escalation {
+                from,
+                to,
+                reason,
+                trigger,
+            } => {
+                info.target = Some(Target::Remote);
+                self.side_added(Pane::Routing);
+                feeds::push_capped(
+                    &mut self.routing,
+                    RoutingRecord::Escalation {
+                        session,
+                        from,
+                        to,
+                        reason,
+                        trigger,
+                    },
+                );
+                conversation_changed = false;
+            }
+            EventKind::Delta { text } => self.transcript.delta(&session, &origin, &text),
+            EventKind::Reasoning { text } => self.transcript.reasoning(&session, &origin, &text),
+            EventKind::ToolCall {
+                id,
+                name,
+                arguments,
+            } => {
+                self.transcript.close(&session);
+                let seq = self.tools.push(ToolRecord {
+                    id,
+                    session: session.clone(),
+                    origin: origin.clone(),
+                    name,
+                    arguments,
+                    state: ToolState::Running,
+                    duration_ms: None,
+                    output: String::new(),
+                    approval: None,
+                });
+                self.side_added(Pane::Tools);
+                self.transcript
+                    .push(&session, &origin, Kind::Tool(seq), String::new());
+            }
+            EventKind::ApprovalRequest {
+                id,
+                tool,
+                command,
+                cwd,
+            } => {
+                self.tools.awaiting(&session, &tool, &command, &id);
+                let before = self.approvals.len();
+                self.approvals.push(Request {
+                    id,
+                    session,
+                    origin,
+                    tool,
+                    command,
+                    cwd,
+                });
+                // Ring for every new request: a queued one is news too.
+                if self.approvals.len() > before {
+                    effects.push(Effect::Bell);
+                }
+            }
+            EventKind::ApprovalDecision { id, decision, .. } => {
+                self.approvals.remove(&id);
+                self.tools.decided(&id, decision == "approved");
+            }
+            EventKind::ToolResult {
+                id,
+                success,
+                output,
+                duration_ms,
+                ..
+            } => {
+                self.tools
+                    .finished(&session, &id, success, &output, duration_ms);
+            }
+            EventKind::MemoryHits { query, hits } => {
+                self.memory = Some(MemorySearch {
+                    session,
+                    query,
+                    hits,
+                });
+                self.side_scroll[2] = Scroll::at_top();
+                conversation_changed = false;
+            }
+            EventKind::Usage {
+                provider,
+                model,
+                input_tokens,
+                output_tokens,
+                cached_tokens,
+                cost_usd,
+                tokens_per_sec,
+            } => {
+                if target != Some(Target::Remote) {
+                    self.status.local = LocalState::Up;
+                }
+                if session == self.session {
+                    self.status.context_used = input_tokens + output_tokens;
+                }
+                self.stats.add(feeds::Usage {
+                    session: &session,
+                    target,
+                    provider: &provider,
+                    model: &model,
+                    input_tokens,
+                    output_tokens,
+                    cached_tokens,
+                    cost_usd,
+                    tokens_per_sec,
+                });
+                conversation_changed = false;
+            }
+            EventKind::ContextTrimmed {
+                dropped_messages,
+                prompt_tokens,
+                context_length,
+            } => {
+                if session == self.session {
+                    self.status.context_length = context_length;
+                    self.status.context_used = prompt_tokens;
+                }
+                let text = format!(
+                    "left out {dropped_messages} older messages to fit the context window ({prompt_tokens}/{context_length} tokens)"
+                );
+                self.transcript
+                    .push(&session, &origin, Kind::Notice(Level::Info), text);
+            }
+            EventKind::Notice { message } => {
+                self.transcript
+                    .push(&session, &origin, Kind::Notice(Level::Warning), message);
+            }
+            EventKind::Final { text } => self.transcript.finish(&session, &origin, &text),
+            EventKind::Error { message } => {
+                if target != Some(Target::Remote) {
+                    self.status.local = LocalState::Failing;
+                }
+                self.transcript.close(&session);
+                self.transcript
+                    .push(&session, &origin, Kind::Notice(Level::Error), message);
+            }
+            EventKind::TurnEnded { interrupted } => {
+                info.running = false;
+                self.transcript.close(&session);
+                if interrupted {
+                    self.transcript.push(
+                        &session,
+                        &origin,
+                        Kind::Notice(Level::Info),
+                        "interrupted".into(),
+                    );
+                }
+            }
+        }
+        if conversation_changed {
+            self.conversation_scroll.content_added();
+        }
+        effects
+    }
+
+    fn side_added(&mut self, pane: Pane) {
+        if let Some(i) = Pane::SIDE.iter().position(|p| *p == pane) {
+            self.side_scroll[i].content_added();
+        }
+    }
+
+    pub fn side_scroll(&self, pane: Pane) -> Option<&Scroll> {
+        let i = Pane::SIDE.iter().position(|p| *p == pane)?;
+        self.side_scroll.get(i)
+    }
+
+    pub(super) fn side_scroll_mut(&mut self, pane: Pane) -> Option<&mut Scroll> {
+        let i = Pane::SIDE.iter().position(|p| *p == pane)?;
+        self.side_scroll.get_mut(i)
+    }
+
+    /// Session cost of the TUI session and of everything.
+    pub fn costs(&self) -> (f64, f64) {
+        let session = self
+            .stats
+            .session_cost
+            .get(&self.session)
+            .copied()
+            .unwrap_or(0.0);
+        (session, self.stats.total_cost)
+    }
+}

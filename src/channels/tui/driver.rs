@@ -1,0 +1,124 @@
+//! The event loop, generic over the terminal backend and the input
+//! stream so tests run it on `TestBackend` with scripted input and paused
+//! time: one `select!` over terminal input, core events and an internal
+//! channel, and draws only when the frame scheduler's deadline passes.
+
+use std::io;
+use std::time::Instant;
+
+use anyhow::{Context, anyhow};
+use crossterm::event::Event as TermEvent;
+use futures_util::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::sync::mpsc;
+
+use super::app::{App, Effect};
+use super::draw::draw;
+use super::scheduler::{FRAME_INTERVAL, FrameScheduler};
+use crate::protocol::{Event, Op};
+
+/// Core events applied per wake-up before a frame is considered: a burst
+/// of deltas becomes one redraw, and keys still get their turn.
+const EVENT_BATCH: usize = 4096;
+
+/// Messages from helper tasks to the loop.
+#[derive(Debug)]
+pub enum AppEvent {
+    /// SIGTERM or SIGHUP: leave cleanly, restoring the terminal.
+    Quit,
+}
+
+/// What the loop needs from the outside world.
+pub trait Host<B: Backend> {
+    /// Hands an op to the core; false when the core is gone.
+    fn submit(&mut self, op: Op) -> bool;
+    /// Bell, mouse capture, clipboard: terminal side effects.
+    fn effect(&mut self, term: &mut Terminal<B>, effect: Effect) -> anyhow::Result<()>;
+}
+
+/// Runs until the user quits, the input ends or an internal `Quit`;
+/// returns the number of frames drawn.
+pub async fn drive<B, S, H>(
+    term: &mut Terminal<B>,
+    app: &mut App,
+    mut input: S,
+    mut core: mpsc::UnboundedReceiver<Event>,
+    mut internal: mpsc::UnboundedReceiver<AppEvent>,
+    host: &mut H,
+) -> anyhow::Result<u64>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = io::Result<TermEvent>> + Unpin,
+    H: Host<B>,
+{
+    let mut frames = FrameScheduler::new(FRAME_INTERVAL);
+    let mut drawn = 0u64;
+    frames.request();
+    loop {
+        let now = clock();
+        let frame_at = frames.deadline(now);
+        let tick_at = app.next_deadline();
+        let mut effects = Vec::new();
+        tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => {
+                    effects = app.handle_event(ev, clock());
+                    frames.request();
+                }
+                Some(Err(e)) => return Err(e).context("reading the terminal"),
+                None => return Ok(drawn),
+            },
+            ev = core.recv() => {
+                let Some(ev) = ev else {
+                    return Err(anyhow!("the agent core stopped"));
+                };
+                effects = app.apply(ev);
+                for _ in 0..EVENT_BATCH {
+                    match core.try_recv() {
+                        Ok(ev) => effects.extend(app.apply(ev)),
+                        Err(_) => break,
+                    }
+                }
+                frames.request();
+            }
+            msg = internal.recv() => match msg {
+                Some(AppEvent::Quit) | None => return Ok(drawn),
+            },
+            _ = sleep_until(frame_at.unwrap_or(now)), if frame_at.is_some() => {
+                term.draw(|f| draw(app, f)).context("drawing")?;
+                frames.drawn(clock());
+                drawn += 1;
+            }
+            _ = sleep_until(tick_at.unwrap_or(now)), if tick_at.is_some() => {
+                app.tick(clock());
+                frames.request();
+            }
+        }
+        for effect in effects {
+            match effect {
+                Effect::Submit(op) => {
+                    if !host.submit(op) {
+                        return Err(anyhow!("the agent core stopped"));
+                    }
+                }
+                Effect::Quit => return Ok(drawn),
+                other => {
+                    host.effect(term, other)?;
+                    frames.request();
+                }
+            }
+        }
+    }
+}
+
+/// The time as tokio's clock tells it, so tests with paused time see the
+/// frame cap and the Ctrl+C window in virtual time.
+fn clock() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+async fn sleep_until(at: Instant) {
+    tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+}

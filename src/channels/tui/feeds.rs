@@ -1,0 +1,333 @@
+//! What the side panes show, built from events: routing decisions, tool
+//! calls, the last memory search and usage totals. Pure data; the panes in
+//! `panes/` draw it.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use crate::protocol::{MemoryHit, Origin, SessionId, Target};
+
+/// Side panes keep this many records: they show what is happening now,
+/// the transcript on disk keeps the rest.
+pub const KEEP: usize = 500;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RoutingRecord {
+    Decision {
+        session: SessionId,
+        target: Target,
+        provider: String,
+        model: String,
+        reason: String,
+        confidence: f64,
+    },
+    Escalation {
+        session: SessionId,
+        from: String,
+        to: String,
+        reason: String,
+        trigger: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolState {
+    Running,
+    AwaitingApproval,
+    Ok,
+    Failed,
+    Denied,
+}
+
+impl ToolState {
+    pub fn label(self) -> &'static str {
+        match self {
+            ToolState::Running => "running",
+            ToolState::AwaitingApproval => "awaiting approval",
+            ToolState::Ok => "ok",
+            ToolState::Failed => "failed",
+            ToolState::Denied => "denied",
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ToolState::Running => "…",
+            ToolState::AwaitingApproval => "?",
+            ToolState::Ok => "✓",
+            ToolState::Failed => "✗",
+            ToolState::Denied => "⊘",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolRecord {
+    pub id: String,
+    pub session: SessionId,
+    pub origin: Origin,
+    pub name: String,
+    pub arguments: serde_json::Value,
+    pub state: ToolState,
+    pub duration_ms: Option<u64>,
+    pub output: String,
+    /// The approval request raised for this call, if any.
+    pub approval: Option<String>,
+}
+
+impl ToolRecord {
+    /// The arguments as one short line: the command for `exec`, the path
+    /// for file tools, else compact JSON.
+    pub fn summary(&self) -> String {
+        let obj = self.arguments.as_object();
+        for key in ["command", "path", "pattern", "query"] {
+            if let Some(v) = obj.and_then(|o| o.get(key)).and_then(|v| v.as_str()) {
+                return v.to_string();
+            }
+        }
+        match &self.arguments {
+            serde_json::Value::Object(o) if o.is_empty() => String::new(),
+            v => v.to_string(),
+        }
+    }
+}
+
+/// Tool calls in arrival order; records are addressed by a stable sequence
+/// number (the conversation refers to them), which survives trimming.
+#[derive(Debug, Default)]
+pub struct ToolLog {
+    records: VecDeque<ToolRecord>,
+    /// Sequence number of `records[0]`.
+    first: usize,
+}
+
+impl ToolLog {
+    pub fn push(&mut self, record: ToolRecord) -> usize {
+        self.records.push_back(record);
+        if self.records.len() > KEEP {
+            self.records.pop_front();
+            self.first += 1;
+        }
+        self.first + self.records.len() - 1
+    }
+
+    pub fn get(&self, seq: usize) -> Option<&ToolRecord> {
+        seq.checked_sub(self.first)
+            .and_then(|i| self.records.get(i))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ToolRecord> {
+        self.records.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    fn find_mut(&mut self, pred: impl Fn(&ToolRecord) -> bool) -> Option<&mut ToolRecord> {
+        self.records.iter_mut().rev().find(|r| pred(r))
+    }
+
+    /// The protocol's approval request names no call id: the request
+    /// belongs to the newest running call of that session whose command
+    /// matches.
+    pub fn awaiting(&mut self, session: &str, tool: &str, command: &str, approval: &str) {
+        if let Some(r) = self.find_mut(|r| {
+            r.session == session
+                && r.name == tool
+                && r.state == ToolState::Running
+                && r.approval.is_none()
+                && r.arguments.get("command").and_then(|c| c.as_str()) == Some(command)
+        }) {
+            r.state = ToolState::AwaitingApproval;
+            r.approval = Some(approval.to_string());
+        }
+    }
+
+    pub fn decided(&mut self, approval: &str, approved: bool) {
+        if let Some(r) = self.find_mut(|r| r.approval.as_deref() == Some(approval)) {
+            r.state = if approved {
+                ToolState::Running
+            } else {
+                ToolState::Denied
+            };
+        }
+    }
+
+    pub fn finished(&mut self, session: &str, id: &str, success: bool, output: &str, ms: u64) {
+        if let Some(r) = self.find_mut(|r| r.session == session && r.id == id) {
+            // A denied call still reports a (failed) result: keep "denied".
+            if r.state != ToolState::Denied {
+                r.state = if success {
+                    ToolState::Ok
+                } else {
+                    ToolState::Failed
+                };
+            }
+            r.duration_ms = Some(ms);
+            r.output = output.to_string();
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemorySearch {
+    pub session: SessionId,
+    pub query: String,
+    pub hits: Vec<MemoryHit>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatRow {
+    pub target: Option<Target>,
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
+    pub tokens_per_sec: Option<f64>,
+}
+
+/// Usage totals per provider/model, per session, and local vs remote.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub rows: BTreeMap<(String, String), StatRow>,
+    pub session_cost: HashMap<SessionId, f64>,
+    pub total_cost: f64,
+    pub local_tokens: u64,
+    pub remote_tokens: u64,
+}
+
+pub struct Usage<'a> {
+    pub session: &'a str,
+    pub target: Option<Target>,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
+    pub tokens_per_sec: Option<f64>,
+}
+
+impl Stats {
+    pub fn add(&mut self, u: Usage<'_>) {
+        let row = self
+            .rows
+            .entry((u.provider.to_string(), u.model.to_string()))
+            .or_default();
+        row.target = u.target.or(row.target);
+        row.requests += 1;
+        row.input_tokens += u.input_tokens;
+        row.output_tokens += u.output_tokens;
+        row.cached_tokens += u.cached_tokens;
+        row.cost_usd += u.cost_usd;
+        if u.tokens_per_sec.is_some() {
+            row.tokens_per_sec = u.tokens_per_sec;
+        }
+        *self.session_cost.entry(u.session.to_string()).or_default() += u.cost_usd;
+        self.total_cost += u.cost_usd;
+        let tokens = u.input_tokens + u.output_tokens;
+        match u.target {
+            Some(Target::Remote) => self.remote_tokens += tokens,
+            _ => self.local_tokens += tokens,
+        }
+    }
+
+    /// Share of tokens served locally, in percent (None before any usage).
+    pub fn local_share(&self) -> Option<u64> {
+        let total = self.local_tokens + self.remote_tokens;
+        (total > 0).then(|| (self.local_tokens * 100 + total / 2) / total)
+    }
+}
+
+/// Compact token counts: 950, 1.2k, 3.4M.
+pub fn tokens(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// A vector with at most `KEEP` items, oldest dropped first.
+pub fn push_capped<T>(v: &mut VecDeque<T>, item: T) {
+    v.push_back(item);
+    if v.len() > KEEP {
+        v.pop_front();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str, command: &str) -> ToolRecord {
+        ToolRecord {
+            id: id.into(),
+            session: "s".into(),
+            origin: Origin::Tui,
+            name: "exec".into(),
+            arguments: serde_json::json!({ "command": command }),
+            state: ToolState::Running,
+            duration_ms: None,
+            output: String::new(),
+            approval: None,
+        }
+    }
+
+    #[test]
+    fn approvals_attach_to_the_matching_call_and_denial_sticks() {
+        let mut log = ToolLog::default();
+        let a = log.push(call("1", "ls"));
+        let b = log.push(call("2", "rm x"));
+        log.awaiting("s", "exec", "rm x", "ap1");
+        assert_eq!(log.get(a).map(|r| r.state), Some(ToolState::Running));
+        assert_eq!(
+            log.get(b).map(|r| r.state),
+            Some(ToolState::AwaitingApproval)
+        );
+        log.decided("ap1", false);
+        log.finished("s", "2", false, "denied by user", 0);
+        assert_eq!(log.get(b).map(|r| r.state), Some(ToolState::Denied));
+        log.finished("s", "1", true, "a\nb", 12);
+        assert_eq!(log.get(a).map(|r| r.state), Some(ToolState::Ok));
+    }
+
+    #[test]
+    fn sequence_numbers_survive_trimming() {
+        let mut log = ToolLog::default();
+        let first = log.push(call("0", "x"));
+        for i in 1..=KEEP {
+            log.push(call(&i.to_string(), "x"));
+        }
+        assert!(log.get(first).is_none());
+        assert_eq!(log.get(KEEP).map(|r| r.id.as_str()), Some("500"));
+        assert_eq!(log.len(), KEEP);
+    }
+
+    #[test]
+    fn stats_add_up_and_share() {
+        let mut s = Stats::default();
+        for (target, n) in [(Target::Local, 300), (Target::Remote, 100)] {
+            s.add(Usage {
+                session: "s",
+                target: Some(target),
+                provider: "p",
+                model: "m",
+                input_tokens: n,
+                output_tokens: 0,
+                cached_tokens: 0,
+                cost_usd: 0.5,
+                tokens_per_sec: None,
+            });
+        }
+        assert_eq!(s.local_share(), Some(75));
+        assert_eq!(s.rows[&("p".into(), "m".into())].requests, 2);
+        assert_eq!(s.session_cost["s"], 1.0);
+        assert_eq!(tokens(1234), "1.2k");
+    }
+}

@@ -1,0 +1,150 @@
+//! Fenced code highlighting with syntect (pure-Rust fancy-regex backend)
+//! and two-face's syntaxes and themes (bat's set: TOML, TypeScript,
+//! Dockerfile and friends beyond syntect's defaults).
+//!
+//! Both sets are loaded on first use, not at start-up: deserializing the
+//! syntax dump costs tens of milliseconds, and a conversation without code
+//! never pays it.
+
+use std::sync::LazyLock;
+
+use ratatui::style::{Color, Modifier, Style};
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{FontStyle, Theme};
+use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::util::LinesWithEndings;
+use two_face::theme::LazyThemeSet;
+
+use super::wrap::Pieces;
+
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
+static THEMES: LazyLock<LazyThemeSet> =
+    LazyLock::new(|| LazyThemeSet::from(two_face::theme::extra()));
+
+/// Code longer than this is shown plain: highlighting is a regex engine
+/// per line, and a pasted log must not stall a frame.
+const MAX_HIGHLIGHT_BYTES: usize = 64 * 1024;
+
+/// Highlights `code` as `lang` (a fence info string: `rust`, `py`,
+/// `toml`...) with the two-face theme `theme`. `None` when the language or
+/// theme is unknown or the grammar fails; the caller shows the code plain.
+pub fn highlight(code: &str, lang: &str, theme: &str) -> Option<Vec<Pieces>> {
+    if code.len() > MAX_HIGHLIGHT_BYTES {
+        return None;
+    }
+    let syntax = find_syntax(lang)?;
+    let theme = THEMES.get(theme)?;
+    highlight_with(code, syntax, theme)
+}
+
+/// Whether `name` is a code theme two-face ships.
+pub fn has_theme(name: &str) -> bool {
+    THEMES.get(name).is_some()
+}
+
+fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
+    // The info string may carry attributes: ```rust,ignore or ```py title=x
+    let token = lang
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if token.is_empty() {
+        return None;
+    }
+    let token = match token.as_str() {
+        "shell" | "console" | "zsh" | "sh" => "bash",
+        "py" | "python3" => "python",
+        "ts" => "typescript",
+        "js" => "javascript",
+        "yml" => "yaml",
+        "rs" => "rust",
+        "docker" => "dockerfile",
+        other => other,
+    };
+    let set = &*SYNTAXES;
+    set.find_syntax_by_token(token)
+        .or_else(|| set.find_syntax_by_name(token))
+        .or_else(|| {
+            set.syntaxes()
+                .iter()
+                .find(|s| s.name.eq_ignore_ascii_case(token))
+        })
+}
+
+fn highlight_with(code: &str, syntax: &SyntaxReference, theme: &Theme) -> Option<Vec<Pieces>> {
+    let mut h = HighlightLines::new(syntax, theme);
+    let mut out = Vec::new();
+    for line in LinesWithEndings::from(code) {
+        // A grammar the fancy-regex engine cannot run fails here: fall back.
+        let ranges = h.highlight_line(line, &SYNTAXES).ok()?;
+        let pieces: Pieces = ranges
+            .into_iter()
+            .map(|(style, text)| {
+                let text = text.trim_end_matches(['\n', '\r']).replace('\t', "    ");
+                (convert(style), text)
+            })
+            .filter(|(_, text)| !text.is_empty())
+            .collect();
+        out.push(pieces);
+    }
+    Some(out)
+}
+
+/// syntect style to ratatui: foreground and font style only, so code sits
+/// on the terminal's own background in every theme.
+fn convert(style: syntect::highlighting::Style) -> Style {
+    let mut out = Style::default().fg(color(style.foreground));
+    if style.font_style.contains(FontStyle::BOLD) {
+        out = out.add_modifier(Modifier::BOLD);
+    }
+    if style.font_style.contains(FontStyle::ITALIC) {
+        out = out.add_modifier(Modifier::ITALIC);
+    }
+    if style.font_style.contains(FontStyle::UNDERLINE) {
+        out = out.add_modifier(Modifier::UNDERLINED);
+    }
+    out
+}
+
+/// bat's `ansi` theme encodes terminal palette colors in the alpha
+/// channel: alpha 0 means "ANSI color number r", alpha 1 the default.
+fn color(c: syntect::highlighting::Color) -> Color {
+    match c.a {
+        0 => Color::Indexed(c.r),
+        1 => Color::Reset,
+        _ => Color::Rgb(c.r, c.g, c.b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn highlights_rust_toml_typescript_and_dockerfile() {
+        for (lang, code) in [
+            ("rust", "fn main() { let x = 1; }\n"),
+            ("toml", "[ui]\ntheme = \"light\"\n"),
+            ("ts", "const x: number = 1;\n"),
+            ("dockerfile", "FROM debian\nRUN ls\n"),
+        ] {
+            let lines = highlight(code, lang, "OneHalfDark")
+                .unwrap_or_else(|| panic!("{lang} is not highlighted"));
+            let styles: std::collections::HashSet<_> =
+                lines.iter().flatten().map(|(s, _)| *s).collect();
+            assert!(styles.len() > 1, "{lang}: one style only");
+            let text: String = lines[0].iter().map(|(_, t)| t.as_str()).collect();
+            assert_eq!(text, code.lines().next().unwrap());
+        }
+    }
+
+    #[test]
+    fn unknown_languages_and_themes_fall_back() {
+        assert!(highlight("x", "no-such-language", "OneHalfDark").is_none());
+        assert!(highlight("fn x() {}", "rust", "no-such-theme").is_none());
+        assert!(highlight("x", "", "OneHalfDark").is_none());
+        assert!(has_theme("ansi") && has_theme("OneHalfLight"));
+    }
+}

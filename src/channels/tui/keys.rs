@@ -1,0 +1,310 @@
+//! Terminal input to state changes and `Effect`s. Pure: time comes in as
+//! an argument, ops go out as effects, so tests drive it without a terminal.
+//!
+//! Precedence (gitui's "consumed or not", flattened): Ctrl+C always; an
+//! open approval modal takes every other key; then the help overlay; then
+//! global keys; then the focused pane.
+
+use std::time::Instant;
+
+use crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
+
+use super::app::{App, Effect, Focus, Overlay, QUIT_WINDOW};
+use super::commands;
+use super::layout::Pane;
+use super::transcript::Level;
+use crate::protocol::{Op, ReviewDecision};
+
+/// Lines one mouse wheel notch scrolls.
+const WHEEL: usize = 3;
+
+/// The order Tab walks.
+const FOCUS_ORDER: [Focus; 6] = [
+    Focus::Input,
+    Focus::Pane(Pane::Conversation),
+    Focus::Pane(Pane::Routing),
+    Focus::Pane(Pane::Tools),
+    Focus::Pane(Pane::Memory),
+    Focus::Pane(Pane::Stats),
+];
+
+impl App {
+    /// Handles one terminal event.
+    pub fn handle_event(&mut self, event: TermEvent, now: Instant) -> Vec<Effect> {
+        match event {
+            // Release events come only with the kitty keyboard protocol: ignore.
+            TermEvent::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key, now),
+            TermEvent::Paste(text) => {
+                if self.approvals.is_empty() && self.overlay.is_none() {
+                    self.focus = Focus::Input;
+                    self.input.insert(&text);
+                }
+                Vec::new()
+            }
+            TermEvent::Mouse(mouse) => {
+                self.mouse(mouse);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C')) {
+            return self.ctrl_c(now);
+        }
+        if !self.approvals.is_empty() {
+            return self.approval_key(key);
+        }
+        if self.overlay.is_some() {
+            if matches!(
+                key.code,
+                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
+            ) {
+                self.overlay = None;
+            }
+            return Vec::new();
+        }
+        if let Some(effects) = self.global_key(key, ctrl, alt) {
+            return effects;
+        }
+        match self.focus {
+            Focus::Input => self.input_key(key, ctrl, alt),
+            Focus::Pane(pane) => self.pane_key(pane, key),
+        }
+    }
+
+    /// Interrupts the running turn, else clears the input; a second press
+    /// within a second quits. One press never quits.
+    fn ctrl_c(&mut self, now: Instant) -> Vec<Effect> {
+        if self
+            .last_ctrl_c
+            .is_some_and(|t| now.duration_since(t) <= QUIT_WINDOW)
+        {
+            return vec![Effect::Quit];
+        }
+        self.last_ctrl_c = Some(now);
+        if self.busy() {
+            return vec![Effect::Submit(Op::Interrupt {
+                session: self.session.clone(),
+            })];
+        }
+        self.input.clear();
+        Vec::new()
+    }
+
+    fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let decision = match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => ReviewDecision::ApprovedOnce,
+            KeyCode::Char('a') | KeyCode::Char('A') => ReviewDecision::ApprovedForSession,
+            KeyCode::Char('p') | KeyCode::Char('P') => ReviewDecision::ApprovedAlways,
+            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => ReviewDecision::Denied,
+            // Nothing else acts while a command waits for a decision.
+            _ => return Vec::new(),
+        };
+        self.approvals
+            .answer(decision)
+            .map(Effect::Submit)
+            .into_iter()
+            .collect()
+    }
+
+    /// Keys that work whatever has focus; `None` when the key is not one.
+    fn global_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool) -> Option<Vec<Effect>> {
+        let zoom = match key.code {
+            KeyCode::F(n @ 1..=5) => Some(usize::from(n)),
+            KeyCode::Char(c @ '1'..='5') if alt => c.to_digit(10).map(|d| d as usize),
+            _ => None,
+        };
+        if let Some(n) = zoom {
+            let pane = Pane::ALL[n - 1];
+            self.zoom = if self.zoom == Some(pane) {
+                None
+            } else {
+                Some(pane)
+            };
+            return Some(Vec::new());
+        }
+        match key.code {
+            KeyCode::F(12) => {
+                self.mouse_capture = !self.mouse_capture;
+                Some(vec![Effect::SetMouseCapture(self.mouse_capture)])
+            }
+            KeyCode::Char('o') if ctrl => {
+                self.expanded = !self.expanded;
+                self.epoch += 1;
+                Some(Vec::new())
+            }
+            KeyCode::Char('y') if alt => {
+                let Some(text) = self.transcript.last_assistant().map(str::to_string) else {
+                    self.notice(Level::Info, "nothing to copy yet");
+                    return Some(Vec::new());
+                };
+                // OSC 52 has no answer: say what was sent to the terminal.
+                self.notice(Level::Info, "copied the last answer (OSC 52)");
+                Some(vec![Effect::Copy(text)])
+            }
+            KeyCode::Tab if !self.completing() => {
+                self.cycle_focus(1);
+                Some(Vec::new())
+            }
+            KeyCode::BackTab => {
+                self.cycle_focus(FOCUS_ORDER.len() - 1);
+                Some(Vec::new())
+            }
+            KeyCode::PageUp if self.focus == Focus::Input => {
+                self.conversation_scroll.page_up();
+                Some(Vec::new())
+            }
+            KeyCode::PageDown if self.focus == Focus::Input => {
+                self.conversation_scroll.page_down();
+                Some(Vec::new())
+            }
+            KeyCode::Esc if self.zoom.is_some() => {
+                self.zoom = None;
+                Some(Vec::new())
+            }
+            KeyCode::Esc if self.focus != Focus::Input => {
+                self.focus = Focus::Input;
+                Some(Vec::new())
+            }
+            _ => None,
+        }
+    }
+
+    fn cycle_focus(&mut self, step: usize) {
+        let i = FOCUS_ORDER
+            .iter()
+            .position(|f| *f == self.focus)
+            .unwrap_or(0);
+        self.focus = FOCUS_ORDER[(i + step) % FOCUS_ORDER.len()];
+        if let Focus::Pane(p) = self.focus
+            && p != Pane::Conversation
+        {
+            self.side_tab = p;
+        }
+    }
+
+    /// A slash command being typed that Tab can complete.
+    fn completing(&self) -> bool {
+        self.focus == Focus::Input && commands::completion(&self.input.text()).is_some()
+    }
+
+    fn input_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool) -> Vec<Effect> {
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Enter if shift || alt => self.input.newline(),
+            // Ctrl+J is LF: the newline key of terminals that cannot tell
+            // Shift+Enter from Enter.
+            KeyCode::Char('j') if ctrl => self.input.newline(),
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Tab => {
+                if let Some(done) = commands::completion(&self.input.text()) {
+                    self.input.clear();
+                    self.input.insert(&done);
+                }
+            }
+            KeyCode::Up if self.input.recalling() => self.input.history_prev(),
+            KeyCode::Down if self.input.recalling() => self.input.history_next(),
+            KeyCode::Char('?') if self.input.is_empty() => self.overlay = Some(Overlay::Help),
+            KeyCode::Home | KeyCode::End if self.input.is_empty() => {
+                self.scroll_key(Pane::Conversation, key.code);
+            }
+            _ => self.input.key(key),
+        }
+        Vec::new()
+    }
+
+    /// Enter: a slash command runs, anything else goes to the core.
+    fn submit(&mut self) -> Vec<Effect> {
+        let text = self.input.text();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        self.input.take();
+        // Sending shows the answer: jump back to the bottom.
+        self.conversation_scroll.end();
+        if text.trim_start().starts_with('/') {
+            return commands::run(self, text.trim());
+        }
+        vec![Effect::Submit(Op::UserMessage {
+            session: self.session.clone(),
+            origin: crate::protocol::Origin::Tui,
+            text,
+        })]
+    }
+
+    fn pane_key(&mut self, pane: Pane, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Char('?') => self.overlay = Some(Overlay::Help),
+            KeyCode::Enter | KeyCode::Char(' ') if pane == Pane::Conversation => {
+                self.expanded = !self.expanded;
+                self.epoch += 1;
+            }
+            KeyCode::Up
+            | KeyCode::Down
+            | KeyCode::PageUp
+            | KeyCode::PageDown
+            | KeyCode::Home
+            | KeyCode::End
+            | KeyCode::Char('j')
+            | KeyCode::Char('k')
+            | KeyCode::Char('g')
+            | KeyCode::Char('G') => self.scroll_key(pane, key.code),
+            // Typing elsewhere starts a message.
+            KeyCode::Char(_) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.focus = Focus::Input;
+                self.input.key(key);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn scroll_key(&mut self, pane: Pane, code: KeyCode) {
+        let scroll = if pane == Pane::Conversation {
+            &mut self.conversation_scroll
+        } else {
+            match self.side_scroll_mut(pane) {
+                Some(s) => s,
+                None => return,
+            }
+        };
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => scroll.up(1),
+            KeyCode::Down | KeyCode::Char('j') => scroll.down(1),
+            KeyCode::PageUp => scroll.page_up(),
+            KeyCode::PageDown => scroll.page_down(),
+            KeyCode::Home | KeyCode::Char('g') => scroll.home(),
+            KeyCode::End | KeyCode::Char('G') => scroll.end(),
+            _ => {}
+        }
+    }
+
+    fn mouse(&mut self, mouse: MouseEvent) {
+        let down = match mouse.kind {
+            MouseEventKind::ScrollUp => false,
+            MouseEventKind::ScrollDown => true,
+            _ => return,
+        };
+        // The wheel scrolls the pane under the pointer.
+        let at = ratatui::layout::Position::new(mouse.column, mouse.row);
+        let pane = self
+            .rects
+            .get()
+            .and_then(|r| {
+                Pane::ALL
+                    .into_iter()
+                    .find(|p| r.pane(*p, self.side_tab).is_some_and(|a| a.contains(at)))
+            })
+            .unwrap_or(Pane::Conversation);
+        let code = if down { KeyCode::Down } else { KeyCode::Up };
+        for _ in 0..WHEEL {
+            self.scroll_key(pane, code);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! The full-screen TUI (DESIGN.md §2): five panes and an input box.
+//!
+//! It talks to the core only through the protocol: `Op`s out via
+//! `AgentHandle::submit`, `Event`s in from `bus.subscribe()`. The state
+//! (`App`) is built from events and keys with no terminal, `layout` maps
+//! an area to named rectangles, and `draw` renders the state read-only;
+//! `runtime` owns the terminal and the frame scheduler.
+
+pub mod app;
+pub mod approval;
+pub mod commands;
+pub mod draw;
+pub mod driver;
+pub mod feeds;
+pub mod highlight;
+pub mod input;
+mod keys;
+pub mod layout;
+pub mod markdown;
+pub mod panes;
+pub mod runtime;
+pub mod scheduler;
+pub mod scroll;
+pub mod theme;
+pub mod transcript;
+pub mod wrap;
+
+pub use app::{App, AppOptions, Effect, Focus, Overlay};
+pub use draw::{draw, render};
+pub use layout::{LayoutParams, Pane, Rects, Side, layout};
+pub use runtime::{TuiOptions, run};
+pub use theme::Theme;

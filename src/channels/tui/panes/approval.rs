@@ -1,0 +1,124 @@
+//! The approval modal: the full command (wrapped, highlighted as shell),
+//! the working directory, who asked, the keys, and how many more wait.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Widget};
+
+use crate::channels::tui::app::App;
+use crate::channels::tui::highlight;
+use crate::channels::tui::transcript::badge;
+use crate::channels::tui::wrap;
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    if area.is_empty() {
+        return;
+    }
+    let Some(request) = app.approvals.current() else {
+        return;
+    };
+    let t = &app.theme;
+    let width = area.width.saturating_sub(4).clamp(20, 84);
+    let inner_w = usize::from(width.saturating_sub(4));
+
+    let mut body: Vec<Line<'static>> = Vec::new();
+    let prompt = [Span::styled(
+        "$ ",
+        Style::default().fg(t.tool).add_modifier(Modifier::BOLD),
+    )];
+    let cont = [Span::raw("  ")];
+    let code = highlight::highlight(&request.command, "bash", &t.syntax).unwrap_or_else(|| {
+        request
+            .command
+            .split('\n')
+            .map(|l| vec![(Style::default().fg(t.text), l.to_string())])
+            .collect()
+    });
+    // Hard wrap: every character of the command is shown.
+    let mut command: Vec<Line<'static>> = Vec::new();
+    for (i, line) in code.iter().enumerate() {
+        let wrapped = wrap::wrap_hard(line, inner_w.saturating_sub(2));
+        let head: &[Span<'static>] = if i == 0 { &prompt } else { &cont };
+        command.extend(wrap::into_lines(wrapped, head, &cont));
+    }
+    let details = [
+        ("cwd", request.cwd.clone()),
+        (
+            "from",
+            format!("{} · session {}", badge(&request.origin), request.session),
+        ),
+    ];
+    let mut tail: Vec<Line<'static>> = vec![Line::default()];
+    for (label, value) in details {
+        let pieces = vec![(Style::default().fg(t.text), value)];
+        let first = [Span::styled(format!("{label:<5}"), t.muted())];
+        let rest = [Span::raw("     ")];
+        tail.extend(wrap::into_lines(
+            wrap::wrap_hard(&pieces, inner_w.saturating_sub(5)),
+            &first,
+            &rest,
+        ));
+    }
+    tail.push(Line::default());
+    let keys_at = tail.len();
+    let key = |k: &str| {
+        Span::styled(
+            k.to_string(),
+            Style::default().fg(t.focus).add_modifier(Modifier::BOLD),
+        )
+    };
+    tail.push(Line::from(vec![
+        key("y"),
+        Span::raw(" once · "),
+        key("a"),
+        Span::raw(" prefix for session · "),
+        key("p"),
+        Span::raw(" prefix always · "),
+        key("n"),
+        Span::raw("/"),
+        key("Esc"),
+        Span::raw(" deny"),
+    ]));
+
+    // The keys wrap on a narrow screen.
+    let keys = tail.split_off(keys_at);
+    tail.extend(super::wrap_lines(keys, inner_w));
+
+    // A command taller than the screen shows its head and how much is cut.
+    let max_h = usize::from(area.height.saturating_sub(2)).saturating_sub(2 + tail.len());
+    if command.len() > max_h {
+        let cut = command.len() - max_h.saturating_sub(1);
+        command.truncate(max_h.saturating_sub(1));
+        command.push(Line::styled(format!("  … {cut} more lines"), t.muted()));
+    }
+    body.extend(command);
+    body.extend(tail);
+
+    let height = (body.len() as u16 + 2).min(area.height);
+    let x = area.x + area.width.saturating_sub(width) / 2;
+    let y = area.y + area.height.saturating_sub(height) / 2;
+    let rect = Rect::new(x, y, width.min(area.width), height);
+    Clear.render(rect, buf);
+    let mut block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(Style::default().fg(t.warning))
+        .title(Span::styled(
+            format!(" Approve {}? ", request.tool),
+            Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
+        ));
+    let more = app.approvals.len().saturating_sub(1);
+    if more > 0 {
+        block = block.title(
+            Line::from(Span::styled(
+                format!(" +{more} queued "),
+                Style::default().fg(t.warning),
+            ))
+            .right_aligned(),
+        );
+    }
+    let inner = block.inner(rect).inner(ratatui::layout::Margin::new(1, 0));
+    block.render(rect, buf);
+    super::lines_in(&body, inner, buf, None);
+}

@@ -1,0 +1,144 @@
+//! One file per pane, each with `render(app, area, buf)`. Panes read the
+//! state and never change it (beyond the scroll metrics they record).
+
+pub mod approval;
+pub mod conversation;
+pub mod help;
+pub mod input;
+pub mod memory;
+pub mod routing;
+pub mod stats;
+pub mod status;
+pub mod tools;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Margin, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Widget};
+
+use super::app::{App, Focus};
+use super::layout::Pane;
+use super::scroll::Scroll;
+use super::wrap;
+
+/// A pane's frame: its number and title, highlighted when focused; with
+/// `tabs`, the title lists every side pane and marks the one shown.
+pub fn frame(app: &App, pane: Pane, tabs: bool) -> Block<'static> {
+    let t = &app.theme;
+    let focused = app.focus == Focus::Pane(pane);
+    let mut title: Vec<Span<'static>> = Vec::new();
+    if tabs {
+        for (i, p) in Pane::SIDE.iter().enumerate() {
+            if i > 0 {
+                title.push(Span::styled("│", t.border(false)));
+            }
+            let style = if *p == pane {
+                t.border(focused).add_modifier(Modifier::REVERSED)
+            } else {
+                t.muted()
+            };
+            title.push(Span::styled(
+                format!(" {} {} ", p.number(), p.title()),
+                style,
+            ));
+        }
+    } else {
+        title.push(Span::styled(
+            format!(" {} {} ", pane.number(), pane.title()),
+            t.border(focused),
+        ));
+    }
+    let border_type = if focused {
+        BorderType::Thick
+    } else {
+        BorderType::Rounded
+    };
+    Block::bordered()
+        .border_type(border_type)
+        .border_style(t.border(focused))
+        .title(Line::from(title))
+}
+
+/// Draws `lines` inside `area` scrolled by `scroll` (bottom-pinned).
+pub fn lines_in(lines: &[Line<'_>], area: Rect, buf: &mut Buffer, scroll: Option<&Scroll>) {
+    let height = usize::from(area.height);
+    let first = scroll.map_or(0, |s| s.first_line(lines.len(), height));
+    for (row, line) in lines.iter().skip(first).take(height).enumerate() {
+        let y = area.y + row as u16;
+        buf.set_line(area.x, y, line, area.width);
+    }
+}
+
+/// Word-wraps lines to `width`, continuation rows indented by two.
+pub fn wrap_lines(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
+    let indent = [Span::raw("  ")];
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        if line.width() <= width {
+            out.push(line);
+            continue;
+        }
+        let pieces: Vec<(Style, String)> = line
+            .spans
+            .iter()
+            .map(|s| (line.style.patch(s.style), s.content.to_string()))
+            .collect();
+        // Continuation rows are indented, so the whole line wraps two
+        // columns narrower.
+        let wrapped = wrap::wrap(&pieces, width.saturating_sub(2).max(1));
+        out.extend(wrap::into_lines(wrapped, &[], &indent));
+    }
+    out
+}
+
+/// The frame's inside less a column of padding on each side.
+pub fn padded(block: &Block<'_>, area: Rect) -> Rect {
+    block.inner(area).inner(Margin::new(1, 0))
+}
+
+/// Draws a side pane: frame, then its lines, with a placeholder when empty.
+pub fn side(app: &App, pane: Pane, tabs: bool, area: Rect, buf: &mut Buffer) {
+    if area.is_empty() {
+        return;
+    }
+    let block = frame(app, pane, tabs);
+    let inner = padded(&block, area);
+    block.render(area, buf);
+    if inner.is_empty() {
+        return;
+    }
+    let width = usize::from(inner.width);
+    let lines = match pane {
+        Pane::Routing => routing::lines(app, width),
+        Pane::Tools => tools::lines(app, width),
+        Pane::Memory => memory::lines(app, width),
+        Pane::Stats => stats::lines(app, width),
+        Pane::Conversation => Vec::new(),
+    };
+    let lines = wrap_lines(lines, width);
+    if lines.is_empty() {
+        let empty = match pane {
+            Pane::Routing => "no routing decisions yet",
+            Pane::Tools => "no tool calls yet",
+            Pane::Memory => "no memory search yet",
+            _ => "no usage yet",
+        };
+        buf.set_line(
+            inner.x,
+            inner.y,
+            &Line::styled(empty, app.theme.muted()),
+            inner.width,
+        );
+        return;
+    }
+    lines_in(&lines, inner, buf, app.side_scroll(pane));
+}
+
+/// Label and value pairs as muted label, plain value.
+pub fn field(app: &App, label: &str, value: String) -> Vec<Span<'static>> {
+    vec![
+        Span::styled(format!("{label} "), app.theme.muted()),
+        Span::styled(value, Style::default().fg(app.theme.text)),
+    ]
+}

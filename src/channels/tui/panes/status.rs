@@ -1,0 +1,105 @@
+//! The status line: local endpoint state, provider/model, context used,
+//! session cost, the TUI session; on the right what keys do right now.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use crate::channels::tui::app::{App, LocalState};
+use crate::channels::tui::feeds::tokens;
+use crate::channels::tui::wrap;
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    if area.is_empty() {
+        return;
+    }
+    let t = &app.theme;
+    let sep = || Span::styled(" │ ", Style::default().fg(t.border));
+    let s = &app.status;
+    let endpoint = s
+        .endpoint
+        .trim_start_matches("http://")
+        .trim_start_matches("https://")
+        .trim_end_matches('/');
+    let (state, color) = match s.local {
+        LocalState::Unknown => ("", t.muted),
+        LocalState::Up => (" up", t.routing_local),
+        LocalState::Failing => (" failing", t.error),
+    };
+    let ctx = if s.context_length > 0 {
+        format!(
+            "ctx {}/{} ({}%)",
+            tokens(s.context_used),
+            tokens(s.context_length),
+            s.context_used * 100 / s.context_length
+        )
+    } else {
+        format!("ctx {}", tokens(s.context_used))
+    };
+    let (session_cost, _) = app.costs();
+    // Segments in the order they are dropped when the line is too narrow
+    // (last first).
+    let segments: Vec<Vec<Span<'static>>> = vec![
+        vec![Span::styled(
+            " egirl",
+            Style::default()
+                .fg(t.assistant)
+                .add_modifier(Modifier::BOLD),
+        )],
+        vec![
+            Span::styled("● ", Style::default().fg(color)),
+            Span::styled(format!("{endpoint}{state}"), Style::default().fg(color)),
+        ],
+        vec![Span::styled(
+            format!("{}/{}", s.provider, s.model),
+            Style::default().fg(t.text),
+        )],
+        vec![Span::styled(ctx, Style::default().fg(t.text))],
+        vec![Span::styled(
+            format!("${session_cost:.4}"),
+            Style::default().fg(t.text),
+        )],
+        vec![Span::styled(app.session.clone(), t.muted())],
+    ];
+
+    let right: Vec<Span<'static>> = if app.quit_armed() {
+        vec![Span::styled(
+            "Ctrl+C again to quit ",
+            Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
+        )]
+    } else {
+        let mut r = Vec::new();
+        if app.busy() {
+            r.push(Span::styled("working…", Style::default().fg(t.tool)));
+            r.push(sep());
+        }
+        if !app.mouse_capture {
+            r.push(Span::styled(
+                "mouse off (F12)",
+                Style::default().fg(t.warning),
+            ));
+            r.push(sep());
+        }
+        r.push(Span::styled("? help ", t.muted()));
+        r
+    };
+    let right_w = wrap::spans_width(&right);
+    let room = usize::from(area.width).saturating_sub(right_w + 1);
+    let mut left: Vec<Span<'static>> = Vec::new();
+    for (i, segment) in segments.into_iter().enumerate() {
+        let extra = if i > 0 { 3 } else { 0 };
+        if wrap::spans_width(&left) + extra + wrap::spans_width(&segment) > room {
+            break;
+        }
+        if i > 0 {
+            left.push(sep());
+        }
+        left.extend(segment);
+    }
+    buf.set_line(area.x, area.y, &Line::from(left), area.width);
+    if right_w <= usize::from(area.width) {
+        let x = area.x + area.width - right_w as u16;
+        buf.set_line(x, area.y, &Line::from(right), right_w as u16);
+    }
+}

@@ -1,0 +1,234 @@
+//! The real terminal: raw mode, alternate screen, bracketed paste, mouse
+//! capture, the keyboard protocol; the loop itself is `driver::drive`.
+//! The terminal is restored on every way out, a panic included.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context;
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
+};
+use crossterm::execute;
+use crossterm::terminal::{
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::sync::mpsc;
+
+use super::app::{App, AppOptions, Effect};
+use super::driver::{AppEvent, Host, drive};
+use super::theme::Theme;
+use super::transcript::Level;
+use crate::agent::AgentHandle;
+use crate::protocol::{Op, SessionId};
+
+/// What start-up knows that the TUI shows.
+pub struct TuiOptions {
+    pub session: SessionId,
+    /// `[ui] theme`.
+    pub theme: String,
+    pub workspace: PathBuf,
+    pub model: String,
+    pub endpoint: String,
+    pub context_length: u64,
+}
+
+type Term = Terminal<CrosstermBackend<io::Stdout>>;
+
+/// Runs the TUI until the user quits; returns the exit code.
+pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
+    // Subscribe before anything can be submitted: no event is missed.
+    let events = agent.bus.subscribe();
+    let mut dirs = vec![options.workspace.clone()];
+    if let Ok(cwd) = std::env::current_dir() {
+        dirs.push(cwd);
+    }
+    let (theme, theme_error) = match Theme::load(&options.theme, &dirs) {
+        Ok(t) => (t, None),
+        Err(e) => (Theme::default(), Some(e)),
+    };
+    let mut app = App::new(AppOptions {
+        session: options.session,
+        theme,
+        theme_dirs: dirs,
+        model: options.model,
+        endpoint: options.endpoint,
+        context_length: options.context_length,
+    });
+    if let Some(e) = theme_error {
+        app.notice(Level::Error, format!("{e}; using the default theme"));
+    }
+    let mut terminal = match enter() {
+        Ok(t) => t,
+        Err(e) => {
+            restore();
+            eprintln!("egirl: cannot start the TUI ({e:#}); use -m for a headless turn");
+            return crate::cli::EXIT_FAILURE;
+        }
+    };
+    let (tx, internal) = mpsc::unbounded_channel();
+    watch_signals(tx);
+    let mut host = Crossterm { agent };
+    let result = drive(
+        &mut terminal,
+        &mut app,
+        EventStream::new(),
+        events,
+        internal,
+        &mut host,
+    )
+    .await;
+    restore();
+    match result {
+        Ok(_) => crate::cli::EXIT_OK,
+        Err(e) => {
+            eprintln!("egirl: {e:#}");
+            crate::cli::EXIT_FAILURE
+        }
+    }
+}
+
+/// The real terminal as the loop's host.
+struct Crossterm<'a> {
+    agent: &'a AgentHandle,
+}
+
+impl Host<CrosstermBackend<io::Stdout>> for Crossterm<'_> {
+    fn submit(&mut self, op: Op) -> bool {
+        self.agent.submit(op)
+    }
+
+    fn effect(&mut self, term: &mut Term, effect: Effect) -> anyhow::Result<()> {
+        let out = term.backend_mut();
+        match effect {
+            Effect::Bell => {
+                out.write_all(b"\x07")?;
+                out.flush()?;
+            }
+            Effect::SetMouseCapture(true) => execute!(out, EnableMouseCapture)?,
+            Effect::SetMouseCapture(false) => execute!(out, DisableMouseCapture)?,
+            Effect::Copy(text) => {
+                // OSC 52: the terminal sets the clipboard, over SSH too.
+                write!(out, "\x1b]52;c;{}\x07", base64(text.as_bytes()))?;
+                out.flush()?;
+            }
+            Effect::Submit(_) | Effect::Quit => {}
+        }
+        Ok(())
+    }
+}
+
+/// SIGTERM and SIGHUP end the loop like /quit, so the terminal is restored.
+fn watch_signals(tx: mpsc::UnboundedSender<AppEvent>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    tokio::spawn(async move {
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            tracing::warn!("cannot watch SIGTERM/SIGHUP");
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+        let _ = tx.send(AppEvent::Quit);
+    });
+}
+
+/// Whether the terminal is in TUI mode (so `restore` runs once).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+fn enter() -> anyhow::Result<Term> {
+    install_panic_hook();
+    enable_raw_mode().context("raw mode")?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = io::stdout();
+    execute!(
+        out,
+        EnterAlternateScreen,
+        // Not `Terminal::clear`: that asks the terminal where the cursor
+        // is, and one that never answers would stall start-up.
+        Clear(ClearType::All),
+        EnableBracketedPaste,
+        EnableMouseCapture,
+        // Lets terminals that speak the kitty protocol report Shift+Enter;
+        // the others ignore it.
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+    )
+    .context("terminal setup")?;
+    let mut term = Terminal::new(CrosstermBackend::new(out)).context("terminal")?;
+    term.hide_cursor()?;
+    Ok(term)
+}
+
+/// Puts the terminal back; safe to call more than once and from a panic.
+fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    let _ = execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show,
+    );
+    let _ = disable_raw_mode();
+}
+
+/// A panic restores the terminal before the message prints, so it is
+/// readable and the shell is usable.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+    });
+}
+
+/// Standard base64 (OSC 52 wants it); a dependency for 20 lines is not worth it.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_matches_the_standard() {
+        assert_eq!(super::base64(b""), "");
+        assert_eq!(super::base64(b"f"), "Zg==");
+        assert_eq!(super::base64(b"fo"), "Zm8=");
+        assert_eq!(super::base64(b"foo"), "Zm9v");
+        assert_eq!(super::base64("héllo".as_bytes()), "aMOpbGxv");
+    }
+}

@@ -1,0 +1,425 @@
+//! The conversation: every session's messages in arrival order, with their
+//! rendered lines cached per width (codex's "history cells").
+//!
+//! A finished message renders once per width and theme. A streaming one
+//! caches the blocks that can no longer change (everything before the last
+//! blank line outside a code fence) and re-renders only the open block as
+//! deltas arrive, so a long answer costs the same per frame as a short one.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::feeds::ToolLog;
+use super::markdown;
+use super::theme::Theme;
+use super::wrap;
+use crate::protocol::{Origin, SessionId};
+
+mod cells;
+
+pub use cells::badge;
+use cells::{header_line, tool_lines};
+
+pub type Lines = Rc<Vec<Line<'static>>>;
+
+/// An entry's lines: the cached part, then (while streaming) a blank row
+/// and the open block rendered fresh. Kept apart so a frame never copies
+/// the cached part of a long streaming answer.
+#[derive(Clone, Debug, Default)]
+pub struct Rendered {
+    pub head: Lines,
+    pub tail: Vec<Line<'static>>,
+}
+
+impl Rendered {
+    fn cached(head: Lines) -> Self {
+        Self {
+            head,
+            tail: Vec::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<&Line<'static>> {
+        self.head.get(i).or_else(|| {
+            i.checked_sub(self.head.len())
+                .and_then(|j| self.tail.get(j))
+        })
+    }
+
+    /// All lines, copied (tests and callers that need one slice).
+    pub fn to_vec(&self) -> Vec<Line<'static>> {
+        let mut all = (*self.head).clone();
+        all.extend(self.tail.iter().cloned());
+        all
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    User {
+        queued: bool,
+    },
+    Assistant,
+    Reasoning,
+    /// A tool call: a sequence number in the `ToolLog`.
+    Tool(usize),
+    Notice(Level),
+}
+
+#[derive(Debug)]
+pub struct Entry {
+    pub session: SessionId,
+    pub origin: Origin,
+    pub kind: Kind,
+    pub text: String,
+    /// Still streaming.
+    pub open: bool,
+    cache: RefCell<Option<Cache>>,
+}
+
+#[derive(Debug)]
+struct Cache {
+    width: u16,
+    epoch: u64,
+    /// Bytes of `text` the cached lines cover (all of it once closed).
+    stable: usize,
+    lines: Lines,
+}
+
+/// What rendering an entry depends on besides the entry.
+pub struct RenderCtx<'a> {
+    pub theme: &'a Theme,
+    pub tools: &'a ToolLog,
+    /// Tool calls and reasoning shown in full rather than as one-liners.
+    pub expanded: bool,
+    /// Bumped whenever something every cached entry depends on changes
+    /// (theme, expansion): older caches are ignored.
+    pub epoch: u64,
+}
+
+impl Entry {
+    fn new(session: &str, origin: &Origin, kind: Kind, text: String, open: bool) -> Self {
+        Self {
+            session: session.to_string(),
+            origin: origin.clone(),
+            kind,
+            text,
+            open,
+            cache: RefCell::new(None),
+        }
+    }
+
+    /// Header, tool and notice lines are one-liners with no blank between.
+    pub fn is_compact(&self) -> bool {
+        matches!(self.kind, Kind::Tool(_) | Kind::Notice(_) | Kind::Reasoning)
+    }
+
+    pub fn lines(&self, width: u16, ctx: &RenderCtx<'_>) -> Rendered {
+        // Tool lines follow live state in the ToolLog: cheap, never cached.
+        if let Kind::Tool(seq) = self.kind {
+            return Rendered::cached(Rc::new(tool_lines(seq, width, ctx)));
+        }
+        let mut cache = self.cache.borrow_mut();
+        if let Some(c) = cache.as_ref()
+            && c.width == width
+            && c.epoch == ctx.epoch
+            && c.stable == self.text.len()
+            && !self.open
+        {
+            return Rendered::cached(c.lines.clone());
+        }
+        if !self.open || !matches!(self.kind, Kind::Assistant) {
+            let lines = Rc::new(self.render(&self.text, width, ctx, true));
+            *cache = Some(Cache {
+                width,
+                epoch: ctx.epoch,
+                stable: self.text.len(),
+                lines: lines.clone(),
+            });
+            return Rendered::cached(lines);
+        }
+        // Streaming: reuse the finished blocks, render the open one.
+        let stable = stable_prefix(&self.text);
+        let head = match cache.as_ref() {
+            Some(c) if c.width == width && c.epoch == ctx.epoch && c.stable == stable => {
+                c.lines.clone()
+            }
+            _ => {
+                let lines = Rc::new(self.render(&self.text[..stable], width, ctx, true));
+                *cache = Some(Cache {
+                    width,
+                    epoch: ctx.epoch,
+                    stable,
+                    lines: lines.clone(),
+                });
+                lines
+            }
+        };
+        let text = &self.text[stable..];
+        if text.trim().is_empty() {
+            return Rendered::cached(head);
+        }
+        let mut tail = Vec::new();
+        if stable > 0 {
+            tail.push(Line::default());
+        }
+        tail.extend(self.render(text, width, ctx, stable == 0));
+        Rendered { head, tail }
+    }
+
+    fn render(
+        &self,
+        text: &str,
+        width: u16,
+        ctx: &RenderCtx<'_>,
+        header: bool,
+    ) -> Vec<Line<'static>> {
+        let t = ctx.theme;
+        let body_w = usize::from(width).saturating_sub(2).max(8);
+        let indent = [Span::raw("  ")];
+        let mut out = Vec::new();
+        match &self.kind {
+            Kind::User { queued } => {
+                out.push(header_line("you", t.user, &self.origin, *queued, t));
+                let style = Style::default().fg(t.text);
+                for line in text.split('\n') {
+                    let pieces = vec![(style, line.to_string())];
+                    out.extend(wrap::into_lines(
+                        wrap::wrap(&pieces, body_w),
+                        &indent,
+                        &indent,
+                    ));
+                }
+            }
+            Kind::Assistant => {
+                if header {
+                    out.push(header_line("egirl", t.assistant, &self.origin, false, t));
+                }
+                for line in markdown::render(text, body_w, t) {
+                    // Blank rows stay empty, as between streamed blocks.
+                    if line.width() == 0 && line.spans.is_empty() {
+                        out.push(Line::default());
+                        continue;
+                    }
+                    let mut spans = indent.to_vec();
+                    spans.extend(line.spans);
+                    out.push(Line::from(spans));
+                }
+            }
+            Kind::Reasoning => {
+                let words = text.split_whitespace().count();
+                let dots = if self.open { "…" } else { "" };
+                out.push(Line::from(vec![
+                    Span::raw("  "),
+                    Span::styled(format!("✻ thinking{dots} ({words} words)"), t.muted()),
+                ]));
+                if ctx.expanded {
+                    let style = t.muted().add_modifier(Modifier::ITALIC);
+                    let bar = [Span::styled("    │ ", t.muted())];
+                    for line in text.trim().split('\n') {
+                        let pieces = vec![(style, line.to_string())];
+                        let wrapped = wrap::wrap(&pieces, body_w.saturating_sub(4));
+                        out.extend(wrap::into_lines(wrapped, &bar, &bar));
+                    }
+                }
+            }
+            Kind::Notice(level) => {
+                let (mark, color) = match level {
+                    Level::Info => ("·", t.muted),
+                    Level::Warning => ("!", t.warning),
+                    Level::Error => ("✗", t.error),
+                };
+                let style = Style::default().fg(color);
+                let first = [Span::raw("  "), Span::styled(format!("{mark} "), style)];
+                let rest = [Span::raw("    ")];
+                for (i, line) in text.split('\n').enumerate() {
+                    let pieces = vec![(style, line.to_string())];
+                    let wrapped = wrap::wrap(&pieces, body_w.saturating_sub(2));
+                    let head: &[Span<'static>] = if i == 0 { &first } else { &rest };
+                    out.extend(wrap::into_lines(wrapped, head, &rest));
+                }
+            }
+            Kind::Tool(_) => {}
+        }
+        out
+    }
+}
+
+/// Bytes of a streaming text whose blocks are complete: up to the last
+/// blank line that is not inside a fenced code block.
+pub fn stable_prefix(text: &str) -> usize {
+    let mut in_fence = false;
+    let mut stable = 0;
+    let mut offset = 0;
+    let mut prev_blank = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        let blank = trimmed.is_empty() && line.ends_with('\n');
+        offset += line.len();
+        // A blank line after content, outside a fence, closes the block.
+        if blank && !in_fence && !prev_blank {
+            stable = offset;
+        }
+        prev_blank = blank;
+    }
+    stable
+}
+
+/// Every session's entries, and which entry is streaming in each session.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    pub entries: Vec<Entry>,
+    open_text: HashMap<SessionId, usize>,
+    open_reasoning: HashMap<SessionId, usize>,
+}
+
+impl Transcript {
+    pub fn push(&mut self, session: &str, origin: &Origin, kind: Kind, text: String) {
+        self.entries
+            .push(Entry::new(session, origin, kind, text, false));
+    }
+
+    /// A turn started: the user's message, unless it was shown as queued.
+    pub fn user(&mut self, session: &str, origin: &Origin, text: &str) {
+        self.close(session);
+        let queued = self.entries.iter_mut().find(|e| {
+            e.session == session && e.kind == Kind::User { queued: true } && e.text == text
+        });
+        match queued {
+            Some(e) => {
+                e.kind = Kind::User { queued: false };
+                e.cache.replace(None);
+            }
+            None => self.push(session, origin, Kind::User { queued: false }, text.into()),
+        }
+    }
+
+    pub fn delta(&mut self, session: &str, origin: &Origin, text: &str) {
+        self.close_reasoning(session);
+        self.append(session, origin, Kind::Assistant, text, true);
+    }
+
+    pub fn reasoning(&mut self, session: &str, origin: &Origin, text: &str) {
+        self.append(session, origin, Kind::Reasoning, text, false);
+    }
+
+    fn append(&mut self, session: &str, origin: &Origin, kind: Kind, text: &str, main: bool) {
+        let open = if main {
+            &mut self.open_text
+        } else {
+            &mut self.open_reasoning
+        };
+        match open.get(session).and_then(|&i| self.entries.get_mut(i)) {
+            Some(e) => e.text.push_str(text),
+            None => {
+                open.insert(session.to_string(), self.entries.len());
+                self.entries
+                    .push(Entry::new(session, origin, kind, text.to_string(), true));
+            }
+        }
+    }
+
+    /// The model's final text: it replaces what streamed (they match when
+    /// the provider streams; a non-streaming provider sends only this).
+    pub fn finish(&mut self, session: &str, origin: &Origin, text: &str) {
+        self.close_reasoning(session);
+        match self
+            .open_text
+            .remove(session)
+            .and_then(|i| self.entries.get_mut(i))
+        {
+            Some(e) => {
+                if !text.trim().is_empty() && e.text != text {
+                    e.text = text.to_string();
+                    // The cache is keyed by length; new text may have the same.
+                    e.cache.replace(None);
+                }
+                e.open = false;
+            }
+            None if !text.trim().is_empty() => {
+                self.push(session, origin, Kind::Assistant, text.to_string())
+            }
+            None => {}
+        }
+    }
+
+    /// Closes the streaming entries of a session (a tool call or the turn's
+    /// end): later deltas start a new entry below.
+    pub fn close(&mut self, session: &str) {
+        self.close_reasoning(session);
+        if let Some(e) = self
+            .open_text
+            .remove(session)
+            .and_then(|i| self.entries.get_mut(i))
+        {
+            e.open = false;
+        }
+    }
+
+    fn close_reasoning(&mut self, session: &str) {
+        if let Some(e) = self
+            .open_reasoning
+            .remove(session)
+            .and_then(|i| self.entries.get_mut(i))
+        {
+            e.open = false;
+        }
+    }
+
+    /// Forgets a session's entries (`/clear`).
+    pub fn clear_session(&mut self, session: &str) {
+        self.close(session);
+        self.entries.retain(|e| e.session != session);
+        // Indices moved: rebuild the open maps from the flags.
+        self.open_text.clear();
+        self.open_reasoning.clear();
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.open {
+                let map = if e.kind == Kind::Reasoning {
+                    &mut self.open_reasoning
+                } else {
+                    &mut self.open_text
+                };
+                map.insert(e.session.clone(), i);
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The last finished assistant message (for copying).
+    pub fn last_assistant(&self) -> Option<&str> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| e.kind == Kind::Assistant && !e.text.trim().is_empty())
+            .map(|e| e.text.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! The real event loop on `TestBackend` with paused time: no redraw when
+//! idle, coalesced and capped redraws under a delta storm, keys reaching
+//! the core, the bell on an approval.
+
+use std::io;
+use std::time::Duration;
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use egirl::channels::tui::Effect;
+use egirl::channels::tui::driver::{AppEvent, Host, drive};
+use egirl::protocol::{Event, EventKind, Op};
+use futures_util::stream::{self, Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tokio::sync::mpsc;
+
+use super::*;
+
+#[derive(Default)]
+struct Recorder {
+    ops: Vec<Op>,
+    effects: Vec<Effect>,
+}
+
+impl Host<TestBackend> for Recorder {
+    fn submit(&mut self, op: Op) -> bool {
+        self.ops.push(op);
+        true
+    }
+
+    fn effect(&mut self, _: &mut Terminal<TestBackend>, effect: Effect) -> anyhow::Result<()> {
+        self.effects.push(effect);
+        Ok(())
+    }
+}
+
+/// Scripted terminal input, then silence (a real terminal never ends).
+fn keys(events: Vec<TermEvent>) -> impl Stream<Item = io::Result<TermEvent>> + Unpin {
+    stream::iter(events.into_iter().map(Ok)).chain(stream::pending())
+}
+
+fn quit_after(after: Duration) -> mpsc::UnboundedReceiver<AppEvent> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        let _ = tx.send(AppEvent::Quit);
+    });
+    rx
+}
+
+fn terminal() -> Terminal<TestBackend> {
+    Terminal::new(TestBackend::new(100, 30)).expect("test terminal")
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_tui_draws_once_and_then_never() {
+    let mut app = app();
+    let (_core_tx, core) = mpsc::unbounded_channel::<Event>();
+    let mut host = Recorder::default();
+    let frames = drive(
+        &mut terminal(),
+        &mut app,
+        keys(Vec::new()),
+        core,
+        quit_after(Duration::from_secs(5)),
+        &mut host,
+    )
+    .await
+    .expect("loop");
+    assert_eq!(frames, 1, "an idle TUI must not redraw");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_delta_storm_is_coalesced_and_capped_with_no_backlog() {
+    let mut app = app();
+    let (core_tx, core) = mpsc::unbounded_channel();
+    // 5,000 deltas a second for two seconds.
+    let producer = tokio::spawn(async move {
+        let _ = core_tx.send(ev(EventKind::TurnStarted { text: "go".into() }));
+        for ms in 0..2000 {
+            for i in 0..5 {
+                let _ = core_tx.send(ev(EventKind::Delta {
+                    text: format!("{} ", ms * 5 + i),
+                }));
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // Keep the channel open while the loop winds down.
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    });
+    let mut host = Recorder::default();
+    let frames = drive(
+        &mut terminal(),
+        &mut app,
+        keys(Vec::new()),
+        core,
+        quit_after(Duration::from_millis(2500)),
+        &mut host,
+    )
+    .await
+    .expect("loop");
+    producer.abort();
+    // At most one frame per 16.7 ms (plus the first), and it kept drawing.
+    eprintln!("delta storm: {frames} frames in 2.5 s");
+    assert!((30..=152).contains(&frames), "{frames} frames");
+    let answer = &app.transcript.entries[1].text;
+    assert!(
+        answer.ends_with(" 9999 "),
+        "backlog left ({} bytes)",
+        answer.len()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn keys_reach_the_core_and_two_ctrl_c_quit() {
+    let mut app = app();
+    let (_core_tx, core) = mpsc::unbounded_channel::<Event>();
+    let mut script: Vec<TermEvent> = "hi"
+        .chars()
+        .map(|c| TermEvent::Key(key(KeyCode::Char(c))))
+        .collect();
+    script.push(TermEvent::Key(key(KeyCode::Enter)));
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    script.push(TermEvent::Key(ctrl_c));
+    script.push(TermEvent::Key(ctrl_c));
+    let mut host = Recorder::default();
+    let start = tokio::time::Instant::now();
+    drive(
+        &mut terminal(),
+        &mut app,
+        keys(script),
+        core,
+        // The second Ctrl+C must end the loop long before this.
+        quit_after(Duration::from_secs(3600)),
+        &mut host,
+    )
+    .await
+    .expect("loop");
+    assert!(matches!(&host.ops[..], [Op::UserMessage { text, .. }] if text == "hi"));
+    assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_approval_rings_the_bell() {
+    let mut app = app();
+    let (core_tx, core) = mpsc::unbounded_channel();
+    core_tx
+        .send(ev(EventKind::ApprovalRequest {
+            id: "ap".into(),
+            tool: "exec".into(),
+            command: "make".into(),
+            cwd: "/ws".into(),
+        }))
+        .expect("send");
+    let mut host = Recorder::default();
+    drive(
+        &mut terminal(),
+        &mut app,
+        keys(Vec::new()),
+        core,
+        quit_after(Duration::from_millis(100)),
+        &mut host,
+    )
+    .await
+    .expect("loop");
+    assert!(matches!(host.effects.as_slice(), [Effect::Bell]));
+    assert_eq!(app.approvals.len(), 1);
+}

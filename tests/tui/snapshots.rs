@@ -1,0 +1,270 @@
+//! Screens as text (and, where color is the point, as style runs).
+
+use crossterm::event::KeyCode;
+use egirl::protocol::{EventKind, MemoryHit, Origin, Target};
+use insta::assert_snapshot;
+
+use super::*;
+
+const MARKDOWN: &str = "## Plan\n\nRead the **config**, then *patch* it with `edit_file`. \
+See [the docs](https://example.com/docs).\n\n\
+1. parse `egirl.toml`\n2. check the `[ui]` table\n   - theme\n   - keys\n\n\
+> Local first: nothing leaves the box.\n\n\
+| file | lines |\n|------|------:|\n| main.rs | 19 |\n| tui/mod.rs | 30 |\n\n\
+```rust\nfn main() {\n    let theme = \"light\"; // picked in egirl.toml\n    println!(\"{theme}\");\n}\n```\n\nDone.";
+
+fn conversation() -> App {
+    let mut app = app();
+    apply_all(&mut app, turn("How do I switch the theme?", MARKDOWN));
+    app
+}
+
+#[test]
+fn empty_screen() {
+    assert_snapshot!(screen(&app(), 120, 36));
+}
+
+#[test]
+fn conversation_with_markdown_and_code() {
+    let app = conversation();
+    let buf = buffer(&app, 120, 48);
+    assert_snapshot!("conversation_text", text(&buf));
+    // The code block's rows: several colors means it was highlighted.
+    let code_rows = text(&buf)
+        .lines()
+        .position(|l| l.contains("```rust"))
+        .map(|y| y as u16)
+        .unwrap_or(0);
+    assert_snapshot!(
+        "conversation_code_styles",
+        styles(&buf, code_rows..code_rows + 6)
+    );
+}
+
+/// Every side pane with data: routing (with an escalation and a Discord
+/// session), tools in each state, memory hits, usage of two providers.
+fn busy_app() -> App {
+    let mut app = conversation();
+    let discord = Origin::Discord("general".into());
+    let tool = |id: &str, name: &str, args: serde_json::Value| EventKind::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args,
+    };
+    let result = |id: &str, name: &str, ok: bool, out: &str, ms: u64| EventKind::ToolResult {
+        id: id.into(),
+        name: name.into(),
+        success: ok,
+        output: out.into(),
+        duration_ms: ms,
+    };
+    apply_all(
+        &mut app,
+        [
+            ev(EventKind::TurnStarted {
+                text: "tidy the build dir".into(),
+            }),
+            ev(EventKind::Routing {
+                target: Target::Local,
+                provider: "llamacpp".into(),
+                model: "qwen3-8b".into(),
+                reason: "short task, tools available locally".into(),
+                confidence: 0.82,
+            }),
+            ev(tool(
+                "c1",
+                "read_file",
+                serde_json::json!({"path": "Makefile"}),
+            )),
+            ev(result(
+                "c1",
+                "read_file",
+                true,
+                "build:\n\tcargo build\n",
+                4,
+            )),
+            ev(tool(
+                "c2",
+                "glob",
+                serde_json::json!({"pattern": "target/**/*.rlib"}),
+            )),
+            ev(result("c2", "glob", false, "pattern matched nothing", 12)),
+            ev(tool(
+                "c3",
+                "exec",
+                serde_json::json!({"command": "rm -rf target"}),
+            )),
+            ev(EventKind::ApprovalRequest {
+                id: "ap-1".into(),
+                tool: "exec".into(),
+                command: "rm -rf target".into(),
+                cwd: "/home/me/ws".into(),
+            }),
+            ev(EventKind::ApprovalDecision {
+                id: "ap-1".into(),
+                decision: "denied".into(),
+                scope: None,
+                by: "tui".into(),
+            }),
+            ev(result("c3", "exec", false, "denied by user", 0)),
+            ev(tool(
+                "c4",
+                "exec",
+                serde_json::json!({"command": "cargo clean"}),
+            )),
+            ev(EventKind::Escalation {
+                from: "local".into(),
+                to: "anthropic".into(),
+                reason: "the local answer scored 0.31".into(),
+                trigger: "low confidence".into(),
+            }),
+            ev(EventKind::MemoryHits {
+                query: "build dir".into(),
+                hits: vec![
+                    MemoryHit {
+                        path: "memory/2025-01-12.md".into(),
+                        start_line: 14,
+                        end_line: 16,
+                        score: 0.91,
+                        snippet: "We keep target/ on the big disk.".into(),
+                    },
+                    MemoryHit {
+                        path: "MEMORY.md".into(),
+                        start_line: 3,
+                        end_line: 3,
+                        score: 0.47,
+                        snippet: "Prefers `make` over raw cargo.".into(),
+                    },
+                ],
+            }),
+            ev(EventKind::Usage {
+                provider: "anthropic".into(),
+                model: "claude-sonnet".into(),
+                input_tokens: 5300,
+                output_tokens: 420,
+                cached_tokens: 0,
+                cost_usd: 0.0222,
+                tokens_per_sec: None,
+            }),
+            ev_from(
+                "discord-7",
+                discord.clone(),
+                EventKind::Routing {
+                    target: Target::Local,
+                    provider: "llamacpp".into(),
+                    model: "qwen3-8b".into(),
+                    reason: "forced local with /local".into(),
+                    confidence: 1.0,
+                },
+            ),
+        ],
+    );
+    app
+}
+
+#[test]
+fn side_panes_with_data() {
+    assert_snapshot!(screen(&busy_app(), 150, 44));
+}
+
+#[test]
+fn tools_pane_zoomed() {
+    let mut app = busy_app();
+    press(&mut app, key(KeyCode::F(3)));
+    assert_snapshot!(screen(&app, 100, 30));
+}
+
+#[test]
+fn approval_modal_single() {
+    let mut app = conversation();
+    app.apply(ev(EventKind::ApprovalRequest {
+        id: "ap-1".into(),
+        tool: "exec".into(),
+        command: "find . -name '*.orig' -mtime +7 -print0 | xargs -0 rm -f && git status --short && echo done cleaning the repository".into(),
+        cwd: "/home/me/.egirl/workspace".into(),
+    }));
+    assert_snapshot!(screen(&app, 100, 30));
+}
+
+#[test]
+fn approval_modal_queued() {
+    let mut app = conversation();
+    app.apply(ev(EventKind::ApprovalRequest {
+        id: "ap-1".into(),
+        tool: "exec".into(),
+        command: "cargo test".into(),
+        cwd: "/home/me/ws".into(),
+    }));
+    for (i, channel) in ["general", "ops"].iter().enumerate() {
+        app.apply(ev_from(
+            &format!("discord-{i}"),
+            Origin::Discord(channel.to_string()),
+            EventKind::ApprovalRequest {
+                id: format!("ap-d{i}"),
+                tool: "exec".into(),
+                command: "systemctl restart llama".into(),
+                cwd: "/srv".into(),
+            },
+        ));
+    }
+    assert_snapshot!("approval_queued_first", screen(&app, 100, 30));
+    press(&mut app, key(KeyCode::Char('y')));
+    assert_snapshot!("approval_queued_second", screen(&app, 100, 30));
+}
+
+#[test]
+fn narrow_terminal() {
+    let mut app = busy_app();
+    press(&mut app, key(KeyCode::Tab));
+    press(&mut app, key(KeyCode::Tab));
+    press(&mut app, key(KeyCode::Tab));
+    assert_snapshot!(screen(&app, 80, 24));
+}
+
+#[test]
+fn help_overlay() {
+    let mut app = app();
+    press(&mut app, key(KeyCode::Char('?')));
+    assert_snapshot!(screen(&app, 100, 40));
+}
+
+#[test]
+fn theme_switch() {
+    let mut app = conversation();
+    let before = buffer(&app, 100, 30);
+    type_text(&mut app, "/theme light");
+    press(&mut app, key(KeyCode::Enter));
+    assert_eq!(app.theme.name, "light");
+    let after = buffer(&app, 100, 30);
+    assert_ne!(styles(&before, 0..30), styles(&after, 0..30));
+    assert_snapshot!("theme_light_styles", styles(&after, 0..30));
+    // A bad name keeps the theme and says why.
+    type_text(&mut app, "/theme nope");
+    press(&mut app, key(KeyCode::Enter));
+    assert_eq!(app.theme.name, "light");
+    type_text(&mut app, "/theme high-contrast");
+    press(&mut app, key(KeyCode::Enter));
+    assert_snapshot!("theme_high_contrast", screen(&app, 100, 30));
+}
+
+#[test]
+fn any_terminal_size_renders_without_panicking() {
+    let mut busy = busy_app();
+    busy.apply(ev(EventKind::ApprovalRequest {
+        id: "ap-9".into(),
+        tool: "exec".into(),
+        command: "echo a long command that has to wrap somewhere".into(),
+        cwd: "/ws".into(),
+    }));
+    let mut help = app();
+    press(&mut help, key(KeyCode::Char('?')));
+    let mut zoomed = busy_app();
+    press(&mut zoomed, key(KeyCode::F(4)));
+    for app in [&busy, &help, &zoomed, &conversation()] {
+        for w in [1u16, 2, 5, 12, 20, 33, 60, 99, 100] {
+            for h in [1u16, 2, 4, 7, 13, 29, 30] {
+                buffer(app, w, h);
+            }
+        }
+    }
+}
