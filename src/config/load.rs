@@ -103,11 +103,15 @@ pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
             Some(span) => line_col(text, span.start),
             None => (None, None),
         };
+        // A syntax error has no key path: name the key written on that line.
+        let key = (!key.is_empty() && key != ".")
+            .then_some(key)
+            .or_else(|| line.and_then(|l| key_on_line(text, l)));
         ConfigError {
             file: file.to_path_buf(),
             line,
             column,
-            key: (!key.is_empty() && key != ".").then_some(key),
+            key,
             message: inner.message().trim().replace('\n', " "),
         }
     })?;
@@ -206,6 +210,31 @@ fn find_key(text: &str, dotted: &str) -> (Option<usize>, Option<usize>) {
     (None, None)
 }
 
+/// `table.key` for a `key = value` line (1-based), from the nearest header above.
+fn key_on_line(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let (key, _) = lines.get(line.checked_sub(1)?)?.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') || key.starts_with('#') {
+        return None;
+    }
+    let table = lines[..line - 1].iter().rev().find_map(|l| {
+        let header = l.trim().strip_prefix('[')?;
+        Some(
+            header
+                .trim_start_matches('[')
+                .split(']')
+                .next()?
+                .trim()
+                .to_string(),
+        )
+    });
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
+}
+
 fn line_col(text: &str, offset: usize) -> (Option<usize>, Option<usize>) {
     let offset = offset.min(text.len());
     let before = &text[..offset];
@@ -236,6 +265,7 @@ mod tests {
     fn syntax_error_names_line_and_column() {
         let e = err("[local]\nendpoint = \"http://x\n");
         assert!(e.starts_with("egirl.toml:2:"), "{e}");
+        assert!(e.contains("`local.endpoint`"), "{e}");
     }
 
     #[test]
