@@ -166,3 +166,36 @@ async fn an_approval_rings_the_bell() {
     assert!(matches!(host.effects.as_slice(), [Effect::Bell]));
     assert_eq!(app.approvals.len(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn health_probes_redraw_only_when_the_answer_changes() {
+    let mut app = app();
+    let (_core_tx, core) = mpsc::unbounded_channel::<Event>();
+    let (tx, internal) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        // Up, up, up (no change after the first), then down, then quit.
+        for up in [true, true, true, false] {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            let _ = tx.send(AppEvent::LocalHealth(up));
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let _ = tx.send(AppEvent::Quit);
+    });
+    let mut host = Recorder::default();
+    let frames = drive(
+        &mut terminal(),
+        &mut app,
+        keys(Vec::new()),
+        core,
+        internal,
+        &mut host,
+    )
+    .await
+    .expect("loop");
+    // The first frame, "up", "failing".
+    assert_eq!(frames, 3);
+    assert_eq!(
+        app.status.local,
+        egirl::channels::tui::app::LocalState::Failing
+    );
+}

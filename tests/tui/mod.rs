@@ -7,6 +7,8 @@
 mod driver;
 mod keys;
 mod pty;
+mod screenshots;
+mod sessions;
 mod snapshots;
 
 use std::time::Instant;

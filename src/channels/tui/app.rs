@@ -11,6 +11,8 @@ use super::feeds::{self, MemorySearch, RoutingRecord, Stats, ToolLog, ToolRecord
 use super::input::InputBox;
 use super::layout::{LayoutParams, Pane, Rects};
 use super::scroll::Scroll;
+pub use super::sessions::SessionInfo;
+use super::sessions::SessionPicker;
 use super::theme::Theme;
 use super::transcript::{Kind, Level, RenderCtx, Transcript};
 use crate::protocol::{Event, EventKind, Op, Origin, SessionId, Target};
@@ -40,6 +42,8 @@ pub enum Focus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Overlay {
     Help,
+    /// The session picker (`/sessions`, Ctrl+S).
+    Sessions,
 }
 
 /// Start-up facts the status line shows before any event arrives.
@@ -72,13 +76,6 @@ pub struct StatusInfo {
     pub context_length: u64,
 }
 
-#[derive(Clone, Debug)]
-pub struct SessionInfo {
-    pub origin: Origin,
-    pub running: bool,
-    pub target: Option<Target>,
-}
-
 pub struct App {
     /// The session the input box sends to.
     pub session: SessionId,
@@ -92,6 +89,11 @@ pub struct App {
     pub approvals: Approvals,
     pub input: InputBox,
     pub sessions: BTreeMap<SessionId, SessionInfo>,
+    /// The one session the conversation shows; `None`: all of them.
+    pub filter: Option<SessionId>,
+    pub picker: SessionPicker,
+    /// `<workspace>/sessions`, where the picker finds earlier transcripts.
+    pub sessions_dir: Option<PathBuf>,
     pub status: StatusInfo,
     pub focus: Focus,
     pub zoom: Option<Pane>,
@@ -114,14 +116,7 @@ impl App {
     pub fn new(options: AppOptions) -> Self {
         let input = InputBox::new(&options.theme);
         let mut sessions = BTreeMap::new();
-        sessions.insert(
-            options.session.clone(),
-            SessionInfo {
-                origin: Origin::Tui,
-                running: false,
-                target: None,
-            },
-        );
+        sessions.insert(options.session.clone(), SessionInfo::new(Origin::Tui));
         Self {
             session: options.session,
             theme: options.theme,
@@ -134,6 +129,9 @@ impl App {
             approvals: Approvals::default(),
             input,
             sessions,
+            filter: None,
+            picker: SessionPicker::default(),
+            sessions_dir: None,
             status: StatusInfo {
                 provider: "llamacpp".into(),
                 model: options.model,
@@ -173,7 +171,8 @@ impl App {
     }
 
     pub fn layout_params(&self, width: u16) -> LayoutParams {
-        let inner = super::layout::input_width(width, self.zoom).saturating_sub(2);
+        // Borders and a column of padding on each side.
+        let inner = super::layout::input_width(width, self.zoom).saturating_sub(4);
         LayoutParams {
             input_rows: self.input.rows(inner),
             zoom: self.zoom,
@@ -213,6 +212,18 @@ impl App {
         self.conversation_scroll.content_added();
     }
 
+    /// The background probe's answer; true when the status line changes.
+    pub fn set_local_health(&mut self, up: bool) -> bool {
+        let state = if up {
+            LocalState::Up
+        } else {
+            LocalState::Failing
+        };
+        let changed = self.status.local != state;
+        self.status.local = state;
+        changed
+    }
+
     pub fn set_theme(&mut self, theme: Theme) {
         self.input.apply_theme(&theme);
         self.theme = theme;
@@ -226,17 +237,26 @@ impl App {
             origin,
             kind,
         } = event;
+        let shown = self.shows(&session);
+        let elsewhere = session != self.session;
         let info = self
             .sessions
             .entry(session.clone())
-            .or_insert_with(|| SessionInfo {
-                origin: origin.clone(),
-                running: false,
-                target: None,
-            });
+            .or_insert_with(|| SessionInfo::new(origin.clone()));
+        info.last_activity = Some(std::time::SystemTime::now());
+        // A message the user has not seen: the input points elsewhere, or
+        // the conversation shows another session.
+        if (elsewhere || !shown)
+            && matches!(
+                kind,
+                EventKind::TurnStarted { .. } | EventKind::Final { .. }
+            )
+        {
+            info.unread += 1;
+        }
         let target = info.target;
         let mut effects = Vec::new();
-        let mut conversation_changed = true;
+        let mut conversation_changed = shown;
         match kind {
             EventKind::TurnStarted { text } => {
                 info.running = true;

@@ -31,14 +31,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
 ];
 
 /// Commands whose features have not landed yet.
-const NOT_YET: &[&str] = &[
-    "/model",
-    "/escalate",
-    "/skills",
-    "/memory",
-    "/approvals",
-    "/sessions",
-];
+const NOT_YET: &[&str] = &["/model", "/escalate", "/skills", "/memory", "/approvals"];
 
 /// Commands matching what is typed (a `/word` with no space yet).
 pub fn matches(typed: &str) -> Vec<&'static (&'static str, &'static str, &'static str)> {
@@ -116,17 +109,17 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
             let id = crate::sessions::new_id("tui");
             app.sessions.insert(
                 id.clone(),
-                super::app::SessionInfo {
-                    origin: crate::protocol::Origin::Tui,
-                    running: false,
-                    target: None,
-                },
+                super::app::SessionInfo::new(crate::protocol::Origin::Tui),
             );
             app.session = id.clone();
+            if app.filter.is_some() {
+                app.filter = Some(id.clone());
+            }
             app.status.context_used = 0;
             app.notice(Level::Info, format!("new session {id}"));
         }
         "/theme" => theme_command(app, arg),
+        "/sessions" => app.open_session_picker(),
         _ if NOT_YET.contains(&name) => {
             app.notice(Level::Warning, format!("{name} is not available yet"));
         }

@@ -44,5 +44,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         panes::approval::render(app, area, buf);
     } else if app.overlay == Some(Overlay::Help) {
         panes::help::render(app, area, buf);
+    } else if app.overlay == Some(Overlay::Sessions) {
+        panes::sessions::render(app, area, buf);
     }
 }

@@ -27,6 +27,8 @@ const EVENT_BATCH: usize = 4096;
 pub enum AppEvent {
     /// SIGTERM or SIGHUP: leave cleanly, restoring the terminal.
     Quit,
+    /// Whether the local endpoint answers `/health` (probed in the background).
+    LocalHealth(bool),
 }
 
 /// What the loop needs from the outside world.
@@ -85,6 +87,12 @@ where
             }
             msg = internal.recv() => match msg {
                 Some(AppEvent::Quit) | None => return Ok(drawn),
+                // A probe that changes nothing draws nothing.
+                Some(AppEvent::LocalHealth(up)) => {
+                    if app.set_local_health(up) {
+                        frames.request();
+                    }
+                }
             },
             _ = sleep_until(frame_at.unwrap_or(now)), if frame_at.is_some() => {
                 term.draw(|f| draw(app, f)).context("drawing")?;

@@ -36,6 +36,8 @@ pub enum ToolState {
     Ok,
     Failed,
     Denied,
+    /// Read back from a transcript, which keeps output but not the outcome.
+    Restored,
 }
 
 impl ToolState {
@@ -46,6 +48,7 @@ impl ToolState {
             ToolState::Ok => "ok",
             ToolState::Failed => "failed",
             ToolState::Denied => "denied",
+            ToolState::Restored => "earlier",
         }
     }
 
@@ -56,6 +59,7 @@ impl ToolState {
             ToolState::Ok => "✓",
             ToolState::Failed => "✗",
             ToolState::Denied => "⊘",
+            ToolState::Restored => "·",
         }
     }
 }
@@ -168,6 +172,19 @@ impl ToolLog {
                 };
             }
             r.duration_ms = Some(ms);
+            r.output = output.to_string();
+        }
+    }
+}
+
+impl ToolLog {
+    /// A call read back from a transcript: its output, and no duration
+    /// (the transcript does not keep one).
+    pub fn restored(&mut self, session: &str, id: &str, output: &str, denied: bool) {
+        if let Some(r) = self.find_mut(|r| r.session == session && r.id == id) {
+            if denied {
+                r.state = ToolState::Denied;
+            }
             r.output = output.to_string();
         }
     }

@@ -60,6 +60,10 @@ impl App {
         if !self.approvals.is_empty() {
             return self.approval_key(key);
         }
+        if self.overlay == Some(Overlay::Sessions) {
+            self.picker_key(key);
+            return Vec::new();
+        }
         if self.overlay.is_some() {
             if matches!(
                 key.code,
@@ -134,6 +138,14 @@ impl App {
                 self.mouse_capture = !self.mouse_capture;
                 Some(vec![Effect::SetMouseCapture(self.mouse_capture)])
             }
+            KeyCode::Char('s') if ctrl => {
+                self.open_session_picker();
+                Some(Vec::new())
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.cycle_filter();
+                Some(Vec::new())
+            }
             KeyCode::Char('o') if ctrl => {
                 self.expanded = !self.expanded;
                 self.epoch += 1;
@@ -173,6 +185,31 @@ impl App {
                 Some(Vec::new())
             }
             _ => None,
+        }
+    }
+
+    /// The session picker: move, pick with Enter, close with Esc.
+    fn picker_key(&mut self, key: KeyEvent) {
+        let last = self.picker.rows.len().saturating_sub(1);
+        let selected = &mut self.picker.selected;
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => *selected = (*selected + 1).min(last),
+            KeyCode::Home | KeyCode::Char('g') => *selected = 0,
+            KeyCode::End | KeyCode::Char('G') => *selected = last,
+            KeyCode::Enter => {
+                self.overlay = None;
+                if let Some(id) = self
+                    .picker
+                    .rows
+                    .get(self.picker.selected)
+                    .map(|r| r.id.clone())
+                {
+                    self.pick_session(&id);
+                }
+            }
+            KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
+            _ => {}
         }
     }
 

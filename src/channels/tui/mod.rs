@@ -21,6 +21,7 @@ pub mod panes;
 pub mod runtime;
 pub mod scheduler;
 pub mod scroll;
+pub mod sessions;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;

@@ -58,12 +58,25 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
         theme,
         theme_dirs: dirs,
         model: options.model,
-        endpoint: options.endpoint,
+        endpoint: options.endpoint.clone(),
         context_length: options.context_length,
     });
     if let Some(e) = theme_error {
         app.notice(Level::Error, format!("{e}; using the default theme"));
     }
+    let sessions_dir = options.workspace.join("sessions");
+    // `--session ID`: show the conversation so far, as the core resumes it.
+    let transcript = sessions_dir.join(format!("{}.jsonl", app.session));
+    if transcript.exists() {
+        match crate::sessions::load(&transcript) {
+            Ok(records) => {
+                let id = app.session.clone();
+                app.load_history(&id, &records);
+            }
+            Err(e) => app.notice(Level::Error, format!("{e:#}")),
+        }
+    }
+    app.sessions_dir = Some(sessions_dir);
     let mut terminal = match enter() {
         Ok(t) => t,
         Err(e) => {
@@ -73,7 +86,8 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
         }
     };
     let (tx, internal) = mpsc::unbounded_channel();
-    watch_signals(tx);
+    watch_signals(tx.clone());
+    watch_local_health(options.endpoint.clone(), tx);
     let mut host = Crossterm { agent };
     let result = drive(
         &mut terminal,
@@ -117,6 +131,7 @@ impl Host<CrosstermBackend<io::Stdout>> for Crossterm<'_> {
                 // OSC 52: the terminal sets the clipboard, over SSH too.
                 write!(out, "\x1b]52;c;{}\x07", base64(text.as_bytes()))?;
                 out.flush()?;
+                copy_to_system_clipboard(text);
             }
             Effect::Submit(_) | Effect::Quit => {}
         }
@@ -140,6 +155,70 @@ fn watch_signals(tx: mpsc::UnboundedSender<AppEvent>) {
             _ = hup.recv() => {}
         }
         let _ = tx.send(AppEvent::Quit);
+    });
+}
+
+/// How often the status line's local endpoint dot is refreshed.
+const HEALTH_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Probes the local endpoint now and every few seconds, so a server that
+/// died (or came back) shows before the next turn fails. The loop redraws
+/// only when the answer changes.
+fn watch_local_health(endpoint: String, tx: mpsc::UnboundedSender<AppEvent>) {
+    let url = format!("{}/health", endpoint.trim_end_matches('/'));
+    tokio::spawn(async move {
+        let Ok(client) = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(3))
+            .build()
+        else {
+            return;
+        };
+        loop {
+            // 503 while the model loads counts as not up yet.
+            let up = matches!(client.get(&url).send().await, Ok(r) if r.status().is_success());
+            if tx.send(AppEvent::LocalHealth(up)).is_err() {
+                return;
+            }
+            tokio::time::sleep(HEALTH_EVERY).await;
+        }
+    });
+}
+
+/// Also hands copied text to the desktop's clipboard tool when there is
+/// one (OSC 52 alone is ignored by some terminals); quietly does nothing
+/// otherwise.
+fn copy_to_system_clipboard(text: String) {
+    let candidates: &[(&str, &[&str])] = if std::env::var_os("WAYLAND_DISPLAY").is_some() {
+        &[("wl-copy", &[])]
+    } else if std::env::var_os("DISPLAY").is_some() {
+        &[
+            ("xclip", &["-selection", "clipboard"]),
+            ("xsel", &["--clipboard", "--input"]),
+        ]
+    } else if cfg!(target_os = "macos") {
+        &[("pbcopy", &[])]
+    } else {
+        &[]
+    };
+    if candidates.is_empty() {
+        return;
+    }
+    tokio::task::spawn_blocking(move || {
+        use std::process::{Command, Stdio};
+        for (program, args) in candidates {
+            let child = Command::new(program)
+                .args(*args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn();
+            let Ok(mut child) = child else { continue };
+            if let Some(mut stdin) = child.stdin.take() {
+                let _ = stdin.write_all(text.as_bytes());
+            }
+            let _ = child.wait();
+            return;
+        }
     });
 }
 

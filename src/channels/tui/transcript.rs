@@ -93,6 +93,9 @@ pub struct Entry {
     pub text: String,
     /// Still streaming.
     pub open: bool,
+    /// An answer that goes on after tool calls in the same turn: no
+    /// second "egirl" header.
+    pub continued: bool,
     cache: RefCell<Option<Cache>>,
 }
 
@@ -124,6 +127,7 @@ impl Entry {
             kind,
             text,
             open,
+            continued: false,
             cache: RefCell::new(None),
         }
     }
@@ -211,7 +215,7 @@ impl Entry {
                 }
             }
             Kind::Assistant => {
-                if header {
+                if header && !self.continued {
                     out.push(header_line("egirl", t.assistant, &self.origin, false, t));
                 }
                 for line in markdown::render(text, body_w, t) {
@@ -327,18 +331,24 @@ impl Transcript {
 
     fn append(&mut self, session: &str, origin: &Origin, kind: Kind, text: &str, main: bool) {
         let open = if main {
+            &self.open_text
+        } else {
+            &self.open_reasoning
+        };
+        if let Some(e) = open.get(session).and_then(|&i| self.entries.get_mut(i)) {
+            e.text.push_str(text);
+            return;
+        }
+        let continued = main && self.continues_turn(session);
+        let open = if main {
             &mut self.open_text
         } else {
             &mut self.open_reasoning
         };
-        match open.get(session).and_then(|&i| self.entries.get_mut(i)) {
-            Some(e) => e.text.push_str(text),
-            None => {
-                open.insert(session.to_string(), self.entries.len());
-                self.entries
-                    .push(Entry::new(session, origin, kind, text.to_string(), true));
-            }
-        }
+        open.insert(session.to_string(), self.entries.len());
+        let mut entry = Entry::new(session, origin, kind, text.to_string(), true);
+        entry.continued = continued;
+        self.entries.push(entry);
     }
 
     /// The model's final text: it replaces what streamed (they match when
@@ -358,11 +368,32 @@ impl Transcript {
                 }
                 e.open = false;
             }
-            None if !text.trim().is_empty() => {
-                self.push(session, origin, Kind::Assistant, text.to_string())
-            }
+            None if !text.trim().is_empty() => self.answer(session, origin, text),
             None => {}
         }
+    }
+
+    /// A finished answer (a non-streaming reply, or one from a transcript).
+    pub fn answer(&mut self, session: &str, origin: &Origin, text: &str) {
+        let continued = self.continues_turn(session);
+        let mut entry = Entry::new(session, origin, Kind::Assistant, text.to_string(), false);
+        entry.continued = continued;
+        self.entries.push(entry);
+    }
+
+    /// Whether the session's current turn already shows an answer or a
+    /// tool call (so a new answer entry continues it).
+    fn continues_turn(&self, session: &str) -> bool {
+        self.entries
+            .iter()
+            .rev()
+            .filter(|e| e.session == session)
+            .find_map(|e| match e.kind {
+                Kind::User { queued: false } => Some(false),
+                Kind::Assistant | Kind::Tool(_) => Some(true),
+                _ => None,
+            })
+            .unwrap_or(false)
     }
 
     /// Closes the streaming entries of a session (a tool call or the turn's

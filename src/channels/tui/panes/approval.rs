@@ -69,18 +69,39 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Style::default().fg(t.focus).add_modifier(Modifier::BOLD),
         )
     };
-    tail.push(Line::from(vec![
-        key("y"),
-        Span::raw(" once · "),
-        key("a"),
-        Span::raw(" prefix for session · "),
-        key("p"),
-        Span::raw(" prefix always · "),
-        key("n"),
-        Span::raw("/"),
-        key("Esc"),
-        Span::raw(" deny"),
-    ]));
+    // Say exactly what `a` and `p` would allow from now on; a command with
+    // shell syntax never becomes a rule, so they approve it once.
+    let prefix = (request.tool == "exec")
+        .then(|| crate::tools::approval::approval_prefix(&request.command))
+        .flatten();
+    let mut keys = vec![key("y"), Span::raw(" once · ")];
+    match &prefix {
+        Some(prefix) => {
+            let rule = Span::styled(format!("`{prefix}`"), Style::default().fg(t.tool));
+            keys.extend([
+                key("a"),
+                Span::raw(" "),
+                rule.clone(),
+                Span::raw(" this session · "),
+                key("p"),
+                Span::raw(" "),
+                rule,
+                Span::raw(" always · "),
+            ]);
+        }
+        None if request.tool == "exec" => {
+            let note = Line::styled(
+                "shell syntax (pipe, redirect, chaining, substitution): always asked, never a rule",
+                Style::default().fg(t.warning),
+            );
+            let at = keys_at - 1;
+            tail.splice(at..at, super::wrap_lines(vec![note], inner_w));
+        }
+        None => {}
+    }
+    keys.extend([key("n"), Span::raw("/"), key("Esc"), Span::raw(" deny")]);
+    let keys_at = tail.len();
+    tail.push(Line::from(keys));
 
     // The keys wrap on a narrow screen.
     let keys = tail.split_off(keys_at);

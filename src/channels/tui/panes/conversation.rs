@@ -13,7 +13,7 @@ use ratatui::widgets::Widget;
 use super::frame;
 use crate::channels::tui::app::App;
 use crate::channels::tui::layout::Pane;
-use crate::channels::tui::transcript::Rendered;
+use crate::channels::tui::transcript::{Rendered, badge};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.area() == 0 {
@@ -35,6 +35,24 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Line::from(Span::styled(" scrolled · End to follow ", t.muted())).right_aligned(),
         );
     }
+    // Which sessions show, once there is more than one to choose from.
+    if let Some(id) = &app.filter {
+        let origin = app.sessions.get(id).map(|s| badge(&s.origin));
+        let label = match origin {
+            Some(o) => format!(" only {o} · {id} · Ctrl+T "),
+            None => format!(" only {id} · Ctrl+T "),
+        };
+        block = block
+            .title(Line::from(Span::styled(label, Style::default().fg(t.warning))).right_aligned());
+    } else if app.sessions.len() > 1 {
+        block = block.title(
+            Line::from(Span::styled(
+                format!(" all {} sessions · Ctrl+T ", app.sessions.len()),
+                t.muted(),
+            ))
+            .right_aligned(),
+        );
+    }
     let inner = super::padded(&block, area);
     block.render(area, buf);
     if inner.area() == 0 {
@@ -51,10 +69,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let entries = &app.transcript.entries;
     let mut blocks: Vec<(usize, Rendered)> = Vec::with_capacity(entries.len());
     let mut total = 0;
-    for (i, entry) in entries.iter().enumerate() {
-        let gap = usize::from(
-            i > 0 && !(entry.is_compact() && entries.get(i - 1).is_some_and(|p| p.is_compact())),
-        );
+    // Whether the previous shown entry was a one-liner; None before the first.
+    let mut prev_compact: Option<bool> = None;
+    for entry in entries.iter().filter(|e| app.shows(&e.session)) {
+        let gap = usize::from(prev_compact.is_some_and(|p| !(p && entry.is_compact())));
+        prev_compact = Some(entry.is_compact());
         let lines = entry.lines(inner.width, &ctx);
         total += gap + lines.len();
         blocks.push((gap, lines));

@@ -17,6 +17,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Tab / Shift+Tab", "focus next / previous pane"),
     ("F1-F5 Alt+1-5", "zoom a pane (again: back)"),
     ("Ctrl+O", "expand / collapse tool calls"),
+    ("Ctrl+S", "sessions: pick where input goes"),
+    ("Ctrl+T", "conversation: all sessions / one"),
     ("Ctrl+C", "interrupt or clear; twice quits"),
     ("Alt+Y", "copy the last answer"),
     ("F12", "mouse capture on/off (select text)"),

@@ -2,7 +2,7 @@
 //! the slash commands matching what is typed.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Margin, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Widget};
@@ -41,7 +41,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Style::default().fg(t.tool),
         )));
     }
-    let inner = block.inner(area);
+    // A column of padding, as in every other pane.
+    let inner = block.inner(area).inner(Margin::new(1, 0));
     block.render(area, buf);
-    (&app.input.area).render(inner, buf);
+    // The cursor shows only where typing goes: not while a modal, an
+    // overlay or another pane has the keys.
+    let typing = focused && app.approvals.is_empty() && app.overlay.is_none();
+    if typing {
+        (&app.input.area).render(inner, buf);
+    } else {
+        let mut quiet = app.input.area.clone();
+        quiet.set_cursor_style(Style::default());
+        (&quiet).render(inner, buf);
+    }
 }

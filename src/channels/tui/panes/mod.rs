@@ -7,6 +7,7 @@ pub mod help;
 pub mod input;
 pub mod memory;
 pub mod routing;
+pub mod sessions;
 pub mod stats;
 pub mod status;
 pub mod tools;

@@ -8,7 +8,9 @@ use ratatui::text::{Line, Span};
 
 use crate::channels::tui::app::{App, LocalState};
 use crate::channels::tui::feeds::tokens;
+use crate::channels::tui::transcript::badge;
 use crate::channels::tui::wrap;
+use crate::protocol::Origin;
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.is_empty() {
@@ -60,7 +62,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             format!("${session_cost:.4}"),
             Style::default().fg(t.text),
         )],
-        vec![Span::styled(app.session.clone(), t.muted())],
+        target_session(app),
     ];
 
     let right: Vec<Span<'static>> = if app.quit_armed() {
@@ -101,5 +103,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if right_w <= usize::from(area.width) {
         let x = area.x + area.width - right_w as u16;
         buf.set_line(x, area.y, &Line::from(right), right_w as u16);
+    }
+}
+
+/// The session the input sends to; loud when it is not a TUI session
+/// (the user is answering Discord or cron from the desk).
+fn target_session(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    match app.sessions.get(&app.session).map(|s| &s.origin) {
+        Some(origin) if *origin != Origin::Tui => vec![Span::styled(
+            format!("→ {} · {}", badge(origin), app.session),
+            Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
+        )],
+        _ => vec![Span::styled(app.session.clone(), t.muted())],
     }
 }

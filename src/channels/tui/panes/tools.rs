@@ -27,6 +27,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
             ToolState::Failed => t.error,
             ToolState::Denied | ToolState::AwaitingApproval => t.warning,
             ToolState::Running => t.tool,
+            ToolState::Restored => t.muted,
         };
         let mut head = vec![
             Span::styled(format!("{} ", r.state.symbol()), Style::default().fg(color)),

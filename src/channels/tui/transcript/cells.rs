@@ -54,6 +54,7 @@ pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Lin
         ToolState::Failed => t.error,
         ToolState::Denied | ToolState::AwaitingApproval => t.warning,
         ToolState::Running => t.tool,
+        ToolState::Restored => t.muted,
     };
     let mut status = format!("{} {}", r.state.symbol(), r.state.label());
     if let Some(ms) = r.duration_ms {

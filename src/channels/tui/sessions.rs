@@ -1,0 +1,329 @@
+//! Sessions as the TUI sees them: every session that spoke this run
+//! (the TUI's, Discord's, cron's…) plus the transcripts on disk, the
+//! conversation filter, the picker that points the input box at one, and
+//! a resumed session's history shown as it was.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::app::{App, Overlay};
+use super::feeds::{ToolRecord, ToolState};
+use super::transcript::{Kind, Level};
+use crate::protocol::{Origin, SessionId, Target};
+use crate::providers::Role;
+use crate::sessions::Record;
+
+/// Transcripts on disk the picker lists besides the live sessions.
+const DISK_SESSIONS: usize = 50;
+
+#[derive(Clone, Debug)]
+pub struct SessionInfo {
+    pub origin: Origin,
+    pub running: bool,
+    pub target: Option<Target>,
+    pub last_activity: Option<SystemTime>,
+    /// Messages that arrived while the input pointed elsewhere.
+    pub unread: usize,
+}
+
+impl SessionInfo {
+    pub fn new(origin: Origin) -> Self {
+        Self {
+            origin,
+            running: false,
+            target: None,
+            last_activity: None,
+            unread: 0,
+        }
+    }
+}
+
+/// One line of the picker.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionRow {
+    pub id: SessionId,
+    pub origin: Origin,
+    pub last_activity: Option<SystemTime>,
+    pub unread: usize,
+    pub running: bool,
+    /// Spoke this run (else only a transcript on disk).
+    pub live: bool,
+}
+
+/// The open picker: rows fixed when it opened, and the selection.
+#[derive(Clone, Debug, Default)]
+pub struct SessionPicker {
+    pub rows: Vec<SessionRow>,
+    pub selected: usize,
+}
+
+impl App {
+    /// Opens the picker on the live sessions and the newest transcripts.
+    pub fn open_session_picker(&mut self) {
+        let mut rows: Vec<SessionRow> = self
+            .sessions
+            .iter()
+            .map(|(id, s)| SessionRow {
+                id: id.clone(),
+                origin: s.origin.clone(),
+                last_activity: s.last_activity,
+                unread: s.unread,
+                running: s.running,
+                live: true,
+            })
+            .collect();
+        if let Some(dir) = &self.sessions_dir {
+            let on_disk = disk_sessions(dir, DISK_SESSIONS);
+            rows.extend(
+                on_disk
+                    .into_iter()
+                    .filter(|r| !self.sessions.contains_key(&r.id)),
+            );
+        }
+        // Newest first; sessions that never spoke (a fresh /new) by id.
+        rows.sort_by(|a, b| {
+            b.last_activity
+                .cmp(&a.last_activity)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        let selected = rows.iter().position(|r| r.id == self.session).unwrap_or(0);
+        self.picker = SessionPicker { rows, selected };
+        self.overlay = Some(Overlay::Sessions);
+    }
+
+    /// Points the input box at a session (loading its transcript when it
+    /// is one from disk); the conversation follows if it shows one session.
+    pub fn pick_session(&mut self, id: &str) {
+        if !self.sessions.contains_key(id) {
+            let records = self
+                .sessions_dir
+                .as_ref()
+                .map(|dir| crate::sessions::load(&dir.join(format!("{id}.jsonl"))));
+            match records {
+                Some(Ok(records)) => self.load_history(id, &records),
+                Some(Err(e)) => {
+                    self.notice(Level::Error, format!("{e:#}"));
+                    return;
+                }
+                None => return,
+            }
+        }
+        self.session = id.to_string();
+        self.status.context_used = 0;
+        let origin = match self.sessions.get_mut(id) {
+            Some(info) => {
+                info.unread = 0;
+                info.origin.clone()
+            }
+            None => Origin::Tui,
+        };
+        if self.filter.is_some() {
+            self.filter = Some(id.to_string());
+        }
+        self.conversation_scroll.end();
+        self.notice(
+            Level::Info,
+            format!("input goes to {id} ({origin}); Ctrl+S lists sessions"),
+        );
+    }
+
+    /// The conversation shows all sessions, then each live one in turn.
+    pub fn cycle_filter(&mut self) {
+        let mut order: Vec<(&SessionId, &SessionInfo)> = self.sessions.iter().collect();
+        order.sort_by(|a, b| {
+            b.1.last_activity
+                .cmp(&a.1.last_activity)
+                .then_with(|| a.0.cmp(b.0))
+        });
+        let ids: Vec<SessionId> = order.into_iter().map(|(id, _)| id.clone()).collect();
+        self.filter = match &self.filter {
+            None => ids.first().cloned(),
+            Some(current) => match ids.iter().position(|id| id == current) {
+                Some(i) => ids.get(i + 1).cloned(),
+                None => None,
+            },
+        };
+        if let Some(id) = &self.filter
+            && let Some(info) = self.sessions.get_mut(id)
+        {
+            info.unread = 0;
+        }
+        self.conversation_scroll.end();
+        self.epoch += 1;
+    }
+
+    /// Whether the conversation shows this session's entries.
+    pub fn shows(&self, session: &str) -> bool {
+        self.filter.as_deref().is_none_or(|f| f == session)
+    }
+
+    /// A resumed session's messages, shown as finished entries; tool calls
+    /// come back as one-liners with their saved output.
+    pub fn load_history(&mut self, session: &str, records: &[Record]) {
+        let origin = records.first().map_or(Origin::Tui, |r| r.origin.clone());
+        let info = self
+            .sessions
+            .entry(session.to_string())
+            .or_insert_with(|| SessionInfo::new(origin));
+        if let Some(last) = records.last() {
+            info.last_activity = Some(last.ts.into());
+        }
+        for record in records {
+            let m = &record.message;
+            match m.role {
+                Role::User => {
+                    let text = record.typed.as_deref().unwrap_or(&m.content);
+                    self.transcript.push(
+                        session,
+                        &record.origin,
+                        Kind::User { queued: false },
+                        text.to_string(),
+                    );
+                }
+                Role::Assistant => {
+                    if !m.content.trim().is_empty() {
+                        self.transcript.answer(session, &record.origin, &m.content);
+                    }
+                    for call in &m.tool_calls {
+                        let seq = self.tools.push(ToolRecord {
+                            id: call.id.clone(),
+                            session: session.to_string(),
+                            origin: record.origin.clone(),
+                            name: call.name.clone(),
+                            arguments: call.arguments.clone(),
+                            state: ToolState::Restored,
+                            duration_ms: None,
+                            output: String::new(),
+                            approval: None,
+                        });
+                        self.transcript.push(
+                            session,
+                            &record.origin,
+                            Kind::Tool(seq),
+                            String::new(),
+                        );
+                    }
+                }
+                Role::Tool => {
+                    let id = m.tool_call_id.as_deref().unwrap_or_default();
+                    // The transcript keeps what the model was told, not
+                    // whether the tool succeeded: say so only for refusals.
+                    let denied = m.content == crate::tools::approval::DENIED_BY_USER;
+                    self.tools.restored(session, id, &m.content, denied);
+                }
+                Role::System => {}
+            }
+        }
+        if !records.is_empty() {
+            self.transcript.push(
+                session,
+                &Origin::Tui,
+                Kind::Notice(Level::Info),
+                format!("resumed {session}: {} messages", records.len()),
+            );
+        }
+        self.conversation_scroll.end();
+    }
+}
+
+/// The newest `limit` transcripts in `dir`, by modification time; origin
+/// from each one's first line.
+pub fn disk_sessions(dir: &Path, limit: usize) -> Vec<SessionRow> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(SystemTime, PathBuf, SessionId)> = read
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let path = e.path();
+            let id = path
+                .file_name()?
+                .to_str()?
+                .strip_suffix(".jsonl")?
+                .to_string();
+            let modified = e.metadata().ok()?.modified().ok()?;
+            Some((modified, path, id))
+        })
+        .collect();
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    found.truncate(limit);
+    found
+        .into_iter()
+        .map(|(modified, path, id)| SessionRow {
+            origin: first_origin(&path).unwrap_or(Origin::Tui),
+            id,
+            last_activity: Some(modified),
+            unread: 0,
+            running: false,
+            live: false,
+        })
+        .collect()
+}
+
+/// The origin on a transcript's first line, reading only that line.
+fn first_origin(path: &Path) -> Option<Origin> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(file).read_line(&mut line).ok()?;
+    #[derive(serde::Deserialize)]
+    struct Head {
+        origin: Origin,
+    }
+    serde_json::from_str::<Head>(&line).ok().map(|h| h.origin)
+}
+
+/// "now", "5m", "3h", "2d" before `now`.
+pub fn ago(then: SystemTime, now: SystemTime) -> String {
+    let secs = now.duration_since(then).map_or(0, |d| d.as_secs());
+    match secs {
+        0..60 => "now".into(),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn ago_rounds_down_to_the_unit() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let at = |s: u64| now - Duration::from_secs(s);
+        assert_eq!(ago(at(5), now), "now");
+        assert_eq!(ago(at(300), now), "5m");
+        assert_eq!(ago(at(3 * 3600 + 59), now), "3h");
+        assert_eq!(ago(at(2 * 86_400), now), "2d");
+        // A clock that went backwards is "now", not a panic.
+        assert_eq!(ago(now + Duration::from_secs(9), now), "now");
+    }
+
+    #[test]
+    fn disk_sessions_are_newest_first_with_their_origin() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let line = |origin: &str| {
+            format!(
+                "{{\"ts\":\"2026-11-20T10:00:00Z\",\"origin\":\"{origin}\",\"role\":\"user\",\"content\":\"hi\"}}\n"
+            )
+        };
+        std::fs::write(dir.path().join("old.jsonl"), line("discord:general")).expect("write");
+        std::fs::write(dir.path().join("new.jsonl"), line("cron:daily")).expect("write");
+        std::fs::write(dir.path().join("notes.txt"), "not a session").expect("write");
+        let old = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("old.jsonl"))
+            .expect("open");
+        old.set_modified(SystemTime::now() - Duration::from_secs(3600))
+            .expect("mtime");
+        let rows = disk_sessions(dir.path(), 10);
+        let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["new", "old"]);
+        assert_eq!(rows[0].origin, Origin::Cron("daily".into()));
+        assert_eq!(rows[1].origin, Origin::Discord("general".into()));
+        assert!(!rows[0].live);
+        assert_eq!(disk_sessions(dir.path(), 1).len(), 1);
+    }
+}
