@@ -229,6 +229,22 @@ fn help_overlay() {
 }
 
 #[test]
+fn help_scrolls_on_a_short_terminal() {
+    let mut app = app();
+    press(&mut app, key(KeyCode::Char('?')));
+    let top = screen(&app, 80, 24);
+    assert!(top.contains("Keys") && !top.contains("/quit"), "{top}");
+    press(&mut app, key(KeyCode::PageDown));
+    press(&mut app, key(KeyCode::PageDown));
+    press(&mut app, key(KeyCode::PageDown));
+    // Scrolled to the end (and no further): the last command shows.
+    assert_snapshot!("help_overlay_scrolled_80x24", screen(&app, 80, 24));
+    press(&mut app, key(KeyCode::Esc));
+    press(&mut app, key(KeyCode::Char('?')));
+    assert_eq!(app.help_scroll, 0, "the help opens at the top again");
+}
+
+#[test]
 fn theme_switch() {
     let mut app = conversation();
     let before = buffer(&app, 100, 30);

@@ -100,6 +100,8 @@ pub struct App {
     /// The side pane shown when they fold into tabs.
     pub side_tab: Pane,
     pub overlay: Option<Overlay>,
+    /// First line of the help shown (it scrolls on a short terminal).
+    pub help_scroll: usize,
     pub conversation_scroll: Scroll,
     pub side_scroll: [Scroll; 4],
     pub mouse_capture: bool,
@@ -144,6 +146,7 @@ impl App {
             zoom: None,
             side_tab: Pane::Routing,
             overlay: None,
+            help_scroll: 0,
             conversation_scroll: Scroll::default(),
             // Routing and tools are live feeds (follow the bottom); memory
             // and stats are summaries read from the top.

@@ -65,11 +65,20 @@ impl App {
             return Vec::new();
         }
         if self.overlay.is_some() {
-            if matches!(
-                key.code,
-                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
-            ) {
-                self.overlay = None;
+            // The help scrolls when the terminal is shorter than it.
+            match key.code {
+                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => {
+                    self.overlay = None;
+                    self.help_scroll = 0;
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    self.help_scroll = self.help_scroll.saturating_sub(1)
+                }
+                KeyCode::Down | KeyCode::Char('j') => self.help_scroll += 1,
+                KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+                KeyCode::PageDown => self.help_scroll += 10,
+                KeyCode::Home | KeyCode::Char('g') => self.help_scroll = 0,
+                _ => {}
             }
             return Vec::new();
         }

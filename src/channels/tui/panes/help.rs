@@ -66,14 +66,24 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         height,
     );
     Clear.render(rect, buf);
+    // On a short terminal the help scrolls; the title says so and where.
+    let visible = usize::from(height.saturating_sub(2));
+    let hidden = lines.len().saturating_sub(visible);
+    let first = app.help_scroll.min(hidden);
+    let title = if hidden > 0 {
+        format!(
+            " Help · ↑↓ {}/{} · Esc closes ",
+            first + visible.min(lines.len()),
+            lines.len()
+        )
+    } else {
+        " Help · Esc closes ".to_string()
+    };
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(Style::default().fg(t.focus))
-        .title(Span::styled(
-            " Help · Esc closes ",
-            Style::default().fg(t.focus),
-        ));
+        .title(Span::styled(title, Style::default().fg(t.focus)));
     let inner = block.inner(rect).inner(Margin::new(1, 0));
     block.render(rect, buf);
-    super::lines_in(&lines, inner, buf, None);
+    super::lines_in(&lines[first..], inner, buf, None);
 }
