@@ -10,6 +10,7 @@ mod pty;
 mod screenshots;
 mod sessions;
 mod snapshots;
+mod startup;
 
 use std::time::Instant;
 

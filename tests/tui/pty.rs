@@ -1,14 +1,17 @@
 //! The real binary in a pseudo-terminal against the fake llama-server:
 //! type a message, see the streamed reply, approve an exec with `y`, see
 //! its output, quit with Ctrl+C twice, and find the terminal restored.
+//!
+//! `Pty` is also the harness of the start-up measurement (`startup.rs`).
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::support::fake_llama::{FakeLlama, Reply};
 
@@ -17,12 +20,36 @@ const ROWS: NonZeroU16 = NonZeroU16::new(36).expect("nonzero");
 /// Generous: a debug build on a busy 2-core CI machine.
 const WAIT: Duration = Duration::from_secs(30);
 
-struct Pty {
-    child: Child,
+pub(super) struct Pty {
+    pub(super) child: Child,
     input: std::fs::File,
-    screen: Arc<Mutex<vt100::Parser>>,
+    pub(super) screen: Arc<Mutex<vt100::Parser<Answers>>>,
     /// Keeps the terminal's settings readable after the child exits.
     slave: OwnedFd,
+    /// When `spawn` started the process.
+    pub(super) spawned_at: Instant,
+    /// Texts to watch for, and when each first appeared on the screen.
+    seen: Arc<Mutex<Vec<Watched>>>,
+    /// When the program last wrote to the terminal.
+    last_output: Arc<Mutex<Instant>>,
+}
+
+/// A watched text and when it first appeared.
+type Watched = (String, Option<Instant>);
+
+/// What to run in the terminal.
+pub(super) struct Launch<'a> {
+    pub(super) bin: PathBuf,
+    pub(super) args: Vec<String>,
+    /// The program's HOME (a temp dir: nothing of the user's is read).
+    pub(super) home: &'a Path,
+    /// Texts whose first appearance `Pty::seen_at` reports, timed by the
+    /// thread that reads the terminal (not by polling).
+    pub(super) watch: Vec<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn openpty() -> (OwnedFd, OwnedFd) {
@@ -49,14 +76,62 @@ fn openpty() -> (OwnedFd, OwnedFd) {
     unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
 }
 
+/// What a terminal answers to the queries programs send at start-up
+/// (egirl sends none; codex waits for some): cursor position, primary
+/// device attributes (a VT220 without the kitty keyboard protocol), and
+/// the foreground and background colors. Collected while parsing, written
+/// back by the reading thread.
+#[derive(Default)]
+pub(super) struct Answers(Vec<u8>);
+
+impl vt100::Callbacks for Answers {
+    fn unhandled_csi(
+        &mut self,
+        screen: &mut vt100::Screen,
+        i1: Option<u8>,
+        _: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        match (i1, c, params) {
+            (None, 'n', [[6]]) => {
+                let (row, col) = screen.cursor_position();
+                self.0
+                    .extend(format!("\x1b[{};{}R", row + 1, col + 1).into_bytes());
+            }
+            (None, 'c', [] | [[0]]) => self.0.extend(b"\x1b[?62;22c"),
+            _ => {}
+        }
+    }
+
+    fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
+        match params {
+            [b"10", b"?"] => self.0.extend(b"\x1b]10;rgb:d0d0/d0d0/d0d0\x1b\\"),
+            [b"11", b"?"] => self.0.extend(b"\x1b]11;rgb:1c1c/1c1c/1c1c\x1b\\"),
+            _ => {}
+        }
+    }
+}
+
 impl Pty {
-    fn spawn(dir: &std::path::Path) -> Pty {
+    fn spawn(dir: &Path) -> Pty {
+        Pty::launch(Launch {
+            bin: env!("CARGO_BIN_EXE_egirl").into(),
+            args: vec![
+                "--config".into(),
+                dir.join("egirl.toml").display().to_string(),
+            ],
+            home: dir,
+            watch: Vec::new(),
+        })
+    }
+
+    pub(super) fn launch(launch: Launch<'_>) -> Pty {
         let (master, slave) = openpty();
         let stdio = || Stdio::from(slave.try_clone().expect("dup pty"));
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_egirl"));
-        cmd.arg("--config")
-            .arg(dir.join("egirl.toml"))
-            .env("HOME", dir)
+        let mut cmd = Command::new(&launch.bin);
+        cmd.args(&launch.args)
+            .env("HOME", launch.home)
             .env("TERM", "xterm-256color")
             .env_remove("EGIRL_CONFIG")
             .stdin(stdio())
@@ -72,11 +147,26 @@ impl Pty {
                 Ok(())
             });
         }
-        let child = cmd.spawn().expect("spawn egirl");
+        let seen = Arc::new(Mutex::new(
+            launch
+                .watch
+                .into_iter()
+                .map(|w| (w, None))
+                .collect::<Vec<_>>(),
+        ));
+        let spawned_at = Instant::now();
+        let child = cmd.spawn().expect("spawn");
         drop(cmd);
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let screen = Arc::new(Mutex::new(vt100::Parser::new_with_callbacks(
+            ROWS,
+            COLS,
+            0,
+            Answers::default(),
+        )));
+        let last_output = Arc::new(Mutex::new(spawned_at));
         let mut output = std::fs::File::from(master.try_clone().expect("dup master"));
-        let sink = screen.clone();
+        let mut replies = std::fs::File::from(master.try_clone().expect("dup master"));
+        let (sink, watched, last) = (screen.clone(), seen.clone(), last_output.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             // Ends with EIO once every copy of the slave side is closed.
@@ -84,9 +174,23 @@ impl Pty {
                 if n == 0 {
                     break;
                 }
-                sink.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .process(&buf[..n]);
+                let now = Instant::now();
+                *lock(&last) = now;
+                let mut parser = lock(&sink);
+                parser.process(&buf[..n]);
+                let reply = std::mem::take(&mut parser.callbacks_mut().0);
+                if !reply.is_empty() {
+                    let _ = replies.write_all(&reply);
+                }
+                let mut watched = lock(&watched);
+                if watched.iter().any(|(_, at)| at.is_none()) {
+                    let contents = parser.screen().contents();
+                    for (what, at) in watched.iter_mut() {
+                        if at.is_none() && contents.contains(what.as_str()) {
+                            *at = Some(now);
+                        }
+                    }
+                }
             }
         });
         Pty {
@@ -94,25 +198,36 @@ impl Pty {
             input: std::fs::File::from(master),
             screen,
             slave,
+            spawned_at,
+            seen,
+            last_output,
         }
     }
 
-    fn contents(&self) -> String {
-        self.screen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .screen()
-            .contents()
+    pub(super) fn contents(&self) -> String {
+        lock(&self.screen).screen().contents()
     }
 
-    fn send(&mut self, bytes: &str) {
+    /// When a watched text first appeared, if it has.
+    pub(super) fn seen_at(&self, what: &str) -> Option<Instant> {
+        lock(&self.seen)
+            .iter()
+            .find(|(w, _)| w == what)
+            .and_then(|(_, at)| *at)
+    }
+
+    pub(super) fn last_output(&self) -> Instant {
+        *lock(&self.last_output)
+    }
+
+    pub(super) fn send(&mut self, bytes: &str) {
         self.input
             .write_all(bytes.as_bytes())
             .expect("write to pty");
         self.input.flush().expect("flush pty");
     }
 
-    async fn wait_for(&self, what: &str) {
+    pub(super) async fn wait_for(&self, what: &str) {
         let deadline = tokio::time::Instant::now() + WAIT;
         while tokio::time::Instant::now() < deadline {
             if self.contents().contains(what) {
@@ -123,7 +238,7 @@ impl Pty {
         panic!("`{what}` never appeared; the screen:\n{}", self.contents());
     }
 
-    async fn exit_code(&mut self) -> Option<i32> {
+    pub(super) async fn exit_code(&mut self) -> Option<i32> {
         let deadline = tokio::time::Instant::now() + WAIT;
         while tokio::time::Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().expect("wait") {
@@ -132,7 +247,7 @@ impl Pty {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let _ = self.child.kill();
-        panic!("egirl did not exit; the screen:\n{}", self.contents());
+        panic!("the program did not exit; the screen:\n{}", self.contents());
     }
 }
 
