@@ -12,6 +12,7 @@ pub mod logging;
 pub mod memory;
 pub mod protocol;
 pub mod providers;
+pub mod routing;
 pub mod sessions;
 pub mod tools;
 pub mod tracking;

@@ -1,6 +1,10 @@
 //! The one integration-test binary: each module is a suite.
 mod agent;
 mod headless_cli;
+mod provider_anthropic;
 mod provider_llamacpp;
+mod provider_openai;
+mod provider_remote;
+mod routing;
 mod support;
 mod tui;

@@ -3,7 +3,9 @@
 //! knows which surface is listening.
 
 mod context;
+mod route;
 mod slots;
+mod steps;
 mod turn;
 mod window;
 
@@ -24,6 +26,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, ToolFormat};
 use crate::protocol::{Command, EventBus, EventKind, Op, Origin, SessionId};
 use crate::providers::llamacpp::LlamaCpp;
+use crate::providers::remote::RemoteProviders;
+use crate::routing::{Router, SkillIndex};
 use crate::tools::approval::{Approver, PendingApprovals};
 
 /// How long an approval raised by an unattended origin (webhook, cron,
@@ -61,6 +65,11 @@ pub(crate) struct Shared {
     pub allowed_paths: Vec<PathBuf>,
     pub local: LlamaCpp,
     local_tools_in_prompt: LlamaCpp,
+    /// The remote providers with keys, in preference order (may be none).
+    pub remote: RemoteProviders,
+    pub router: Router,
+    /// What the router knows of the loaded skills (none until skills load).
+    pub skills: SkillIndex,
     pub bus: EventBus,
     pub approver: Arc<Approver>,
     /// `[local] max_concurrent` requests at the local server across sessions.
@@ -137,6 +146,27 @@ pub fn spawn(
     workspace: PathBuf,
     allowed_paths: Vec<PathBuf>,
 ) -> (AgentHandle, JoinHandle<()>) {
+    spawn_with(config, workspace, allowed_paths, RemoteProviders::default())
+}
+
+/// `spawn` with the remote providers escalation and routing may use.
+pub fn spawn_with(
+    config: Config,
+    workspace: PathBuf,
+    allowed_paths: Vec<PathBuf>,
+    remote: RemoteProviders,
+) -> (AgentHandle, JoinHandle<()>) {
+    // Start-up checks the rules and exits 2 on a bad one; a caller that
+    // skipped that check gets the rules left out rather than a crash.
+    let router = Router::new(&config.routing).unwrap_or_else(|e| {
+        tracing::error!("[routing] rules ignored: {e}");
+        let without_rules = crate::config::RoutingConfig {
+            always_local: Vec::new(),
+            always_remote: Vec::new(),
+            ..config.routing.clone()
+        };
+        Router::new(&without_rules).expect("empty rule lists always parse")
+    });
     let bus = EventBus::new();
     let pending = PendingApprovals::default();
     let approver = Arc::new(Approver::new(
@@ -150,6 +180,9 @@ pub fn spawn(
         local: LlamaCpp::new(&config.local),
         local_tools_in_prompt: LlamaCpp::new(&config.local).with_tool_format(ToolFormat::Qwen3),
         local_permits: Semaphore::new(config.local.max_concurrent),
+        remote,
+        router,
+        skills: SkillIndex::default(),
         config,
         workspace,
         allowed_paths,

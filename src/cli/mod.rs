@@ -13,6 +13,7 @@ use crate::channels::headless::{self, HeadlessOptions, Outcome};
 use crate::channels::tui;
 use crate::config::{self, Config, Secrets};
 use crate::protocol::Op;
+use crate::providers::remote::RemoteProviders;
 
 /// Exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
 pub const EXIT_OK: u8 = 0;
@@ -110,7 +111,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         })
         .await
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
-    let (agent, core) = env.start_agent();
+    let (agent, core, notices) = env.start_agent();
     let code = match cli.message {
         Some(text) => {
             let opts = HeadlessOptions {
@@ -118,6 +119,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                 json: cli.json,
                 approve_exec: cli.approve_exec,
             };
+            if !cli.json {
+                for notice in &notices {
+                    eprintln!("egirl: {notice}");
+                }
+            }
             match headless::run_once(&agent, text, &opts).await {
                 Outcome::Answered => EXIT_OK,
                 Outcome::Failed | Outcome::Interrupted => EXIT_FAILURE,
@@ -131,6 +137,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                 model: env.config.local.model.clone(),
                 endpoint: env.config.local.endpoint.clone(),
                 context_length: env.config.local.context_length,
+                notices,
             };
             tui::run(&agent, options).await
         }
@@ -162,6 +169,14 @@ impl Environment {
         let loaded = config::load(cli.config.as_deref()).map_err(Exit::usage)?;
         load_dotenv(loaded.path.as_deref());
         let mut config = loaded.config;
+        // Bad routing rules are a config error like any other (exit 2).
+        if let Err(e) = crate::routing::Router::new(&config.routing) {
+            let file = loaded
+                .path
+                .as_deref()
+                .map_or("built-in defaults".into(), |p| p.display().to_string());
+            return Err(Exit::usage(format!("{file}: [routing]: {e}")));
+        }
         if let Some(ws) = &cli.workspace {
             config.workspace.path = ws.display().to_string();
         }
@@ -195,12 +210,21 @@ impl Environment {
         })
     }
 
-    pub fn start_agent(&self) -> (AgentHandle, tokio::task::JoinHandle<()>) {
-        agent::spawn(
+    /// Starts the core with the remote providers whose keys are set; the
+    /// notices say which configured ones were left out and why.
+    pub fn start_agent(&self) -> (AgentHandle, tokio::task::JoinHandle<()>, Vec<String>) {
+        let remote = RemoteProviders::from_config(&self.config.remote, &self.secrets);
+        let notices = remote.notices.clone();
+        for notice in &notices {
+            tracing::warn!("{notice}");
+        }
+        let (agent, core) = agent::spawn_with(
             self.config.clone(),
             self.workspace.clone(),
             self.allowed_paths.clone(),
-        )
+            remote,
+        );
+        (agent, core, notices)
     }
 }
 

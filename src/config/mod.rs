@@ -144,8 +144,24 @@ pub struct RemoteConfig {
 #[serde(deny_unknown_fields)]
 pub struct AnthropicConfig {
     pub model: String,
+    /// Without `/v1`: requests go to `{base_url}/v1/messages`.
     #[serde(default = "default_anthropic_url")]
     pub base_url: String,
+    /// Tokens the model may generate per request (the API requires a bound).
+    #[serde(default = "default_remote_max_tokens")]
+    pub max_tokens: u64,
+    /// Give up on a request that sends nothing for this long ("0": never).
+    #[serde(default = "default_remote_timeout")]
+    pub timeout: ConfigDuration,
+}
+
+fn default_remote_max_tokens() -> u64 {
+    8192
+}
+
+/// Generous: a reasoning model may think for minutes before its first token.
+fn default_remote_timeout() -> ConfigDuration {
+    ConfigDuration::from_secs(300)
 }
 
 fn default_anthropic_url() -> String {
@@ -156,8 +172,18 @@ fn default_anthropic_url() -> String {
 #[serde(deny_unknown_fields)]
 pub struct OpenAiConfig {
     pub model: String,
+    /// With the version path, like the OpenAI SDKs' base URL: requests go to
+    /// `{base_url}/chat/completions` (so `https://openrouter.ai/api/v1` or
+    /// `http://localhost:11434/v1` work as written).
     #[serde(default = "default_openai_url")]
     pub base_url: String,
+    #[serde(default = "default_remote_max_tokens")]
+    pub max_tokens: u64,
+    #[serde(default = "default_remote_timeout")]
+    pub timeout: ConfigDuration,
+    /// Model for `{base_url}/embeddings`; none: no remote embeddings.
+    #[serde(default)]
+    pub embedding_model: Option<String>,
 }
 
 fn default_openai_url() -> String {
@@ -173,6 +199,10 @@ pub struct AzureConfig {
     pub api_version: String,
     #[serde(default)]
     pub embedding_deployment: Option<String>,
+    #[serde(default = "default_remote_max_tokens")]
+    pub max_tokens: u64,
+    #[serde(default = "default_remote_timeout")]
+    pub timeout: ConfigDuration,
 }
 
 fn default_azure_api_version() -> String {
@@ -182,11 +212,19 @@ fn default_azure_api_version() -> String {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RoutingConfig {
+    /// Where a turn goes when nothing decides.
     pub default: crate::protocol::Target,
     /// Below this confidence a local answer is escalated.
     pub escalation_threshold: f64,
+    /// Rules pinning turns to a side: a task kind ("greeting", "code", ...)
+    /// or "text:<phrase>" (case-insensitive substring of the message);
+    /// checked by `routing::Router::new`.
     pub always_local: Vec<String>,
     pub always_remote: Vec<String>,
+    /// Ask the local model "local or remote?" when the heuristics are unsure.
+    pub classify: bool,
+    /// How long that question may take before the heuristics' guess stands.
+    pub classify_timeout: ConfigDuration,
 }
 
 impl Default for RoutingConfig {
@@ -196,6 +234,8 @@ impl Default for RoutingConfig {
             escalation_threshold: 0.4,
             always_local: Vec::new(),
             always_remote: Vec::new(),
+            classify: true,
+            classify_timeout: ConfigDuration::from_secs(3),
         }
     }
 }
@@ -349,8 +389,12 @@ impl Default for LogConfig {
 pub struct Pricing {
     pub input_per_mtok: f64,
     pub output_per_mtok: f64,
+    /// Prompt tokens read from the provider's cache; default: the input rate.
     #[serde(default)]
     pub cached_input_per_mtok: Option<f64>,
+    /// Prompt tokens written to the cache (Anthropic); default: the input rate.
+    #[serde(default)]
+    pub cache_write_per_mtok: Option<f64>,
 }
 
 /// Expands a leading `~` to the home directory.

@@ -6,7 +6,6 @@
 //! `cache_prompt` and `id_slot` (prefix-cache reuse per session), and
 //! `/slots/{id}?action=save|restore` (a session's cache kept across restarts).
 
-mod stream;
 mod wire;
 
 use std::collections::HashMap;
@@ -18,9 +17,14 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::completions::stream;
+use super::http::{excerpt, http_error, root_cause};
 use super::sse::{SseEvent, SseParser};
-use super::{ChatMessage, ChatResponse, ProviderError, StreamChunk, ToolSpec};
+use super::{ChatResponse, ProviderError, StreamChunk};
 use crate::config::{LocalConfig, ToolFormat};
+
+/// The request every provider takes; re-exported where the agent first found it.
+pub use super::ChatRequest;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// /health and /props answer at once on a live server; `egirl doctor`
@@ -29,17 +33,6 @@ const QUICK_TIMEOUT: Duration = Duration::from_secs(10);
 /// Token counts kept in memory; the cache is simply cleared when full
 /// (counts are cheap to redo, and a session re-counts the same few texts).
 const TOKEN_CACHE_MAX: usize = 4096;
-const BODY_EXCERPT_CHARS: usize = 300;
-
-/// One model request.
-#[derive(Clone, Debug, Default)]
-pub struct ChatRequest {
-    pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolSpec>,
-    pub max_tokens: u64,
-    /// llama-server slot (`id_slot`), so sessions keep separate KV caches.
-    pub slot: Option<u32>,
-}
 
 /// What `/props` says about the server; every field may be missing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -392,62 +385,6 @@ impl LlamaCpp {
             detail: detail.to_string(),
         }
     }
-}
-
-/// An error answer: context overflows are told apart (the agent trims and
-/// retries), everything else keeps the status and a short message.
-pub(crate) fn http_error(endpoint: &str, status: u16, body: &str) -> ProviderError {
-    let message = server_message(body);
-    let lower = body.to_ascii_lowercase();
-    let overflow = [
-        "exceed_context_size_error",
-        "exceeds the available context size",
-        "maximum context length",
-    ]
-    .iter()
-    .any(|marker| lower.contains(marker));
-    if overflow {
-        return ProviderError::ContextOverflow(message);
-    }
-    ProviderError::Http {
-        endpoint: endpoint.to_string(),
-        status,
-        body: message,
-    }
-}
-
-/// `{"error": {"message": ...}}` (llama-server, OpenAI) or the raw body, on one short line.
-fn server_message(body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let message = parsed.as_ref().and_then(|v| {
-        let error = v.get("error").unwrap_or(v);
-        error
-            .get("message")
-            .and_then(Value::as_str)
-            .or_else(|| error.as_str())
-            .map(String::from)
-    });
-    excerpt(&message.unwrap_or_else(|| body.to_string()))
-}
-
-/// One line, at most `BODY_EXCERPT_CHARS` characters.
-pub(crate) fn excerpt(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() <= BODY_EXCERPT_CHARS {
-        return line;
-    }
-    let cut: String = line.chars().take(BODY_EXCERPT_CHARS).collect();
-    format!("{cut}…")
-}
-
-/// The innermost cause ("Connection refused (os error 111)"), which says
-/// more than reqwest's "error sending request for url".
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = e;
-    while let Some(source) = cause.source() {
-        cause = source;
-    }
-    excerpt(&cause.to_string())
 }
 
 fn cache_key(text: &str, add_special: bool) -> u64 {

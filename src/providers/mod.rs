@@ -1,9 +1,15 @@
-//! Model providers. Three providers are three files; they share only the
-//! message types below.
+//! Model providers. Three providers are three files; they share the
+//! message types below, the chat-completions wire format (`completions`,
+//! llamacpp and openai) and the error helpers (`http`).
 
+pub mod anthropic;
+mod completions;
+mod http;
 pub mod llamacpp;
 pub mod managed;
+pub mod openai;
 pub mod qwen3;
+pub mod remote;
 pub mod sse;
 
 use serde::{Deserialize, Serialize};
@@ -97,6 +103,19 @@ impl ToolSpec {
     }
 }
 
+/// One model request, the same for every provider.
+#[derive(Clone, Debug, Default)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+    /// Tokens the local server may generate; remote providers use their own
+    /// `[remote.*] max_tokens` instead (a local budget is too small there).
+    pub max_tokens: u64,
+    /// llama-server slot (`id_slot`), so sessions keep separate KV caches;
+    /// remote providers ignore it.
+    pub slot: Option<u32>,
+}
+
 /// Token accounting for one request, as the server reported it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
@@ -107,6 +126,11 @@ pub struct Usage {
     pub cached_tokens: u64,
     /// Prompt tokens the server evaluated (llama.cpp `timings.prompt_n`).
     pub evaluated_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (Anthropic
+    /// `cache_creation_input_tokens`), billed above the input rate; part of
+    /// `input_tokens`.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
     pub prompt_ms: f64,
     pub predicted_ms: f64,
 }
@@ -161,6 +185,18 @@ pub enum ProviderError {
     Truncated { endpoint: String, detail: String },
     #[error("bad reply from {endpoint}: {detail}")]
     BadReply { endpoint: String, detail: String },
+    /// A remote API refused the credentials (401/403). Names the variable
+    /// to check, never the key.
+    #[error("{provider} refused the API key (HTTP {status}: {detail}); check {key_var}")]
+    Auth {
+        provider: String,
+        status: u16,
+        key_var: &'static str,
+        detail: String,
+    },
+    /// The provider lacks a setting this call needs (e.g. no embeddings model).
+    #[error("{0}")]
+    NotConfigured(String),
     #[error("interrupted")]
     Interrupted,
 }

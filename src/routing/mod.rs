@@ -30,6 +30,7 @@
 
 mod category;
 pub mod classify;
+pub mod escalation;
 mod frames;
 mod heuristics;
 mod lexicon;

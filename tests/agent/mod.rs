@@ -2,6 +2,7 @@
 //! tools, approvals, the window, queueing, interrupts and persistence.
 
 mod approvals;
+mod escalation;
 mod slots;
 mod turns;
 mod window;
@@ -12,6 +13,7 @@ use std::time::Duration;
 use egirl::agent::{self, AgentHandle};
 use egirl::config::{Config, ConfigDuration};
 use egirl::protocol::{Event, EventKind, Op, Origin};
+use egirl::providers::remote::RemoteProviders;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::support::fake_llama::FakeLlama;
@@ -33,11 +35,20 @@ pub fn config_for(fake: &FakeLlama) -> Config {
 }
 
 pub fn start(fake: &FakeLlama, tweak: impl FnOnce(&mut Config)) -> Harness {
+    start_with_remote(fake, RemoteProviders::default(), tweak)
+}
+
+/// `start` with remote providers the router and escalation may use.
+pub fn start_with_remote(
+    fake: &FakeLlama,
+    remote: RemoteProviders,
+    tweak: impl FnOnce(&mut Config),
+) -> Harness {
     let mut config = config_for(fake);
     tweak(&mut config);
     let dir = tempfile::tempdir().expect("temp dir");
     let (workspace, _) = egirl::workspace::ensure(&dir.path().join("ws")).expect("workspace");
-    let (agent, _task) = agent::spawn(config, workspace.clone(), Vec::new());
+    let (agent, _task) = agent::spawn_with(config, workspace.clone(), Vec::new(), remote);
     let events = agent.bus.subscribe();
     Harness {
         agent,

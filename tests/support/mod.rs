@@ -1,3 +1,10 @@
 //! Fakes and helpers shared by the integration suites.
 
+pub mod fake_anthropic;
 pub mod fake_llama;
+pub mod fake_openai;
+pub mod fake_remote;
+// The long conversation of the TUI benchmarks; the start-up measurement
+// uses its session records, the benches the rest.
+#[allow(dead_code)]
+pub mod tui_corpus;

@@ -37,6 +37,8 @@ pub struct TuiOptions {
     pub model: String,
     pub endpoint: String,
     pub context_length: u64,
+    /// Start-up news for the user (a remote provider left out, and why).
+    pub notices: Vec<String>,
 }
 
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
@@ -63,6 +65,9 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
     });
     if let Some(e) = theme_error {
         app.notice(Level::Error, format!("{e}; using the default theme"));
+    }
+    for notice in &options.notices {
+        app.notice(Level::Warning, notice.clone());
     }
     let sessions_dir = options.workspace.join("sessions");
     // `--session ID`: show the conversation so far, as the core resumes it.

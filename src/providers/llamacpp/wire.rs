@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::ChatRequest;
 use crate::config::ToolFormat;
+use crate::providers::completions::{native_assistant, tool_message};
 use crate::providers::{ChatMessage, Role, ToolCall, ToolSpec, qwen3};
 
 /// The body of `/v1/chat/completions`.
@@ -100,43 +101,10 @@ pub fn messages(messages: &[ChatMessage], tools: &[ToolSpec], format: ToolFormat
                     qwen3::render_tool_responses(ordered.iter().map(|m| m.content.as_str()));
                 out.push(json!({ "role": "user", "content": content }));
             }
-            Role::Tool => out.push(json!({
-                "role": "tool",
-                "tool_call_id": message.tool_call_id.as_deref().unwrap_or_default(),
-                "content": message.content,
-            })),
+            Role::Tool => out.push(tool_message(message)),
         }
     }
     out
-}
-
-fn native_assistant(message: &ChatMessage) -> Value {
-    let mut value = json!({ "role": "assistant", "content": message.content });
-    if !message.tool_calls.is_empty() {
-        let calls: Vec<Value> = message
-            .tool_calls
-            .iter()
-            .map(|call| {
-                json!({
-                    "id": call.id,
-                    "type": "function",
-                    "function": { "name": call.name, "arguments": arguments_string(call) },
-                })
-            })
-            .collect();
-        value["tool_calls"] = Value::Array(calls);
-    }
-    value
-}
-
-/// OpenAI sends arguments as a JSON string. A call whose arguments could not
-/// be parsed is sent as `{}`: templates iterate the arguments, and `null`
-/// would make the server fail to render the prompt.
-fn arguments_string(call: &ToolCall) -> String {
-    match &call.arguments {
-        Value::Null => "{}".into(),
-        arguments => arguments.to_string(),
-    }
 }
 
 /// Results matched to calls by position: sorted into the order of the calls

@@ -1,10 +1,13 @@
 //! Turns the frames of a streamed chat completion into chunks for the
-//! screen and, at the end, one `ChatResponse`.
+//! screen and, at the end, one `ChatResponse`. llama-server's extras
+//! (`timings`, `<tool_call>` text) are handled here too; OpenAI and Azure
+//! simply never send them.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::config::ToolFormat;
+use crate::providers::http::{excerpt, http_error};
 use crate::providers::qwen3::{self, StreamSplitter};
 use crate::providers::{ChatMessage, ChatResponse, ProviderError, StreamChunk, ToolCall, Usage};
 
@@ -121,7 +124,7 @@ impl Accumulator {
     ) -> Result<(), ProviderError> {
         let frame: Frame = serde_json::from_str(data).map_err(|e| ProviderError::BadReply {
             endpoint: self.endpoint.clone(),
-            detail: format!("a stream frame is not JSON ({e}): {}", super::excerpt(data)),
+            detail: format!("a stream frame is not JSON ({e}): {}", excerpt(data)),
         })?;
         if let Some(error) = frame.error {
             return Err(stream_error(&self.endpoint, &error));
@@ -290,5 +293,5 @@ fn usage(timings: Option<&Timings>, usage: Option<&WireUsage>) -> Usage {
 /// An error the server reported inside the stream (`{"error": {...}}`).
 pub fn stream_error(endpoint: &str, error: &Value) -> ProviderError {
     let status = error.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
-    super::http_error(endpoint, status, &error.to_string())
+    http_error(endpoint, status, &error.to_string())
 }

@@ -1,0 +1,135 @@
+//! Where a turn runs and when it moves: the router's decision (settled by
+//! the local model when the heuristics are unsure), the escalation checks,
+//! and the record of every escalation in `.egirl/escalation.jsonl`.
+
+use std::io::Write;
+
+use tokio_util::sync::CancellationToken;
+
+use super::Shared;
+use crate::protocol::{EventKind, Target};
+use crate::providers::remote::RemoteProvider;
+use crate::providers::{ChatMessage, ChatRequest, StreamChunk};
+use crate::routing::escalation::Trigger;
+use crate::routing::{Category, Decision, RouteInput, classify};
+
+/// Most tokens the classification may answer with ("local" is one).
+const CLASSIFY_MAX_TOKENS: u64 = 8;
+
+/// The router's decision for a turn, with the local model asked when the
+/// heuristics cannot tell (time-boxed; its silence keeps their guess).
+pub(super) async fn decide(
+    shared: &Shared,
+    message: &str,
+    history_bytes: usize,
+    forced: Option<Target>,
+    cancel: &CancellationToken,
+) -> Decision {
+    let limits = shared.limits().await;
+    let input = RouteInput {
+        message,
+        // About four bytes a token: the router's 0.8 rule needs a size, not
+        // an exact count, and counting would cost a round trip per turn.
+        prompt_tokens: (history_bytes as u64 + message.len() as u64).div_ceil(4),
+        n_ctx: limits.n_ctx,
+        forced,
+        skills: &shared.skills,
+        remote_available: shared.remote.preferred().is_some(),
+    };
+    let decision = shared.router.decide(&input);
+    if !shared.router.wants_classification(&decision) || !input.remote_available {
+        return decision;
+    }
+    let answer = tokio::time::timeout(
+        shared.router.classify_timeout(),
+        classify_locally(shared, message, cancel),
+    )
+    .await
+    .ok()
+    .flatten();
+    shared.router.apply_classification(decision, answer)
+}
+
+/// Asks the local model "local or remote?". Any failure is `None`.
+async fn classify_locally(
+    shared: &Shared,
+    message: &str,
+    cancel: &CancellationToken,
+) -> Option<Target> {
+    let request = ChatRequest {
+        messages: classify::classification_messages(message),
+        tools: Vec::new(),
+        max_tokens: CLASSIFY_MAX_TOKENS,
+        // Any free slot: the sessions' own caches stay as they are.
+        slot: None,
+    };
+    let _permit = shared.local_permits.acquire().await.ok()?;
+    let mut ignore = |_: StreamChunk| {};
+    match shared.local.chat(&request, cancel, &mut ignore).await {
+        Ok(reply) => classify::parse_classification(&reply.content),
+        Err(e) => {
+            tracing::info!("routing classification failed ({e}); keeping the heuristics' guess");
+            None
+        }
+    }
+}
+
+/// Whether a local answer to this kind of request should say more than a
+/// word (used by the too-short check).
+pub(super) fn substantive(decision: &Decision, message: &str) -> bool {
+    matches!(
+        decision.category,
+        Category::QuickFact | Category::MemoryRecall | Category::Unknown
+    ) || message.split_whitespace().count() >= 25
+}
+
+/// Announces an escalation and appends it to `.egirl/escalation.jsonl`
+/// (the data for tuning the router later).
+pub(super) fn record(
+    shared: &Shared,
+    emit: &dyn Fn(EventKind),
+    session: &str,
+    remote: &RemoteProvider,
+    trigger: &Trigger,
+) {
+    let from = format!("llamacpp/{}", shared.config.local.model);
+    let to = format!("{}/{}", remote.name(), remote.model());
+    emit(EventKind::Escalation {
+        from: from.clone(),
+        to: to.clone(),
+        reason: trigger.reason.clone(),
+        trigger: trigger.trigger.to_string(),
+    });
+    let line = serde_json::json!({
+        "ts": chrono::Utc::now(),
+        "session": session,
+        "from": from,
+        "to": to,
+        "trigger": trigger.trigger,
+        "reason": trigger.reason,
+    });
+    let path = shared.workspace.join(".egirl").join("escalation.jsonl");
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|_| {
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)?;
+            writeln!(file, "{line}")
+        });
+    if let Err(e) = written {
+        tracing::warn!("cannot append to {}: {e}", path.display());
+    }
+}
+
+/// The note that goes (unsaved) after the local attempt when a turn is
+/// replayed remotely, so the remote model knows what it is fixing.
+pub(super) fn handoff_note(trigger: &Trigger) -> ChatMessage {
+    ChatMessage::user(format!(
+        "[egirl] The answer above came from a smaller local model and was judged not good enough ({}). \
+Answer my last request properly yourself; use the tools if needed. Do not mention this note.",
+        trigger.reason
+    ))
+}

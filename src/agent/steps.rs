@@ -1,0 +1,278 @@
+//! The requests of one step: to the local server (fitted to its window
+//! with the server's own token counts) or to a remote provider (the whole
+//! history, with the hand-off note when the turn was escalated).
+
+use std::sync::atomic::Ordering;
+
+use anyhow::Result;
+use tokio_util::sync::CancellationToken;
+
+use super::turn::{Session, Turn};
+use super::{Shared, window};
+use crate::protocol::EventKind;
+use crate::providers::llamacpp::LlamaCpp;
+use crate::providers::remote::RemoteProvider;
+use crate::providers::{ChatMessage, ChatRequest, ChatResponse, ProviderError, StreamChunk};
+
+/// Per-message template overhead when counting message by message
+/// (`<|im_start|>role\n` ... `<|im_end|>\n`); the exact total comes from the server.
+const MESSAGE_OVERHEAD_TOKENS: u64 = 6;
+
+/// One request to the local server, trimmed to its window (and trimmed
+/// harder once if the server still reports an overflow). `None`: the user
+/// interrupted (what had streamed is kept in the transcript).
+pub(super) async fn local_step(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    system: &str,
+    specs: &[crate::providers::ToolSpec],
+    current: usize,
+    cancel: &CancellationToken,
+) -> Result<Option<(ChatResponse, String)>> {
+    let shared = turn.shared;
+    let mut extra_drop = 0;
+    loop {
+        let request = build_request(turn, session, system, specs, current, extra_drop).await?;
+        let mut visible = String::new();
+        let permit = tokio::select! {
+            p = shared.local_permits.acquire() => p?,
+            _ = cancel.cancelled() => return Ok(None),
+        };
+        let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut visible, chunk);
+        let limits = shared.limits().await;
+        let local = shared.local_for(&limits);
+        shared.slot_owners.note(session.cache_slot(), &session.id);
+        let result = local.chat(&request, cancel, &mut on_chunk).await;
+        drop(permit);
+        match result {
+            Ok(response) => return Ok(Some((response, "llamacpp".into()))),
+            Err(ProviderError::ContextOverflow(detail)) if extra_drop == 0 => {
+                tracing::info!(%detail, "server reported a context overflow; trimming and retrying once");
+                extra_drop = 1 + session.history.len() / 8;
+            }
+            Err(ProviderError::Interrupted) => {
+                keep_partial(turn, session, &visible)?;
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// One request to a remote provider: the whole history (its window is
+/// far larger), with the hand-off note after the local attempt when the
+/// turn was escalated.
+pub(super) async fn remote_step(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    remote: &RemoteProvider,
+    system: &str,
+    specs: &[crate::providers::ToolSpec],
+    handoff: Option<&(usize, ChatMessage)>,
+    cancel: &CancellationToken,
+) -> Result<Option<(ChatResponse, String)>, ProviderError> {
+    let mut history = session.history.clone();
+    if let Some((at, note)) = handoff {
+        history.insert((*at).min(history.len()), note.clone());
+    }
+    let request = ChatRequest {
+        messages: prompt_messages(system, &history),
+        tools: specs.to_vec(),
+        max_tokens: turn.shared.config.local.max_tokens,
+        slot: None,
+    };
+    let mut visible = String::new();
+    let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut visible, chunk);
+    match remote.chat(&request, cancel, &mut on_chunk).await {
+        Ok(response) => Ok(Some((response, remote.name().to_string()))),
+        Err(ProviderError::Interrupted) => {
+            if let Err(e) = keep_partial(turn, session, &visible) {
+                tracing::warn!("{e:#}");
+            }
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn stream_to(turn: &Turn<'_>, visible: &mut String, chunk: StreamChunk) {
+    match chunk {
+        StreamChunk::Text(text) => {
+            visible.push_str(&text);
+            turn.emit(EventKind::Delta { text });
+        }
+        StreamChunk::Reasoning(text) => turn.emit(EventKind::Reasoning { text }),
+    }
+}
+
+/// What streamed before an interrupt stays in the transcript, marked.
+fn keep_partial(turn: &Turn<'_>, session: &mut Session, visible: &str) -> Result<()> {
+    if !visible.is_empty() {
+        let partial = format!("{visible}\n\n[interrupted by the user]");
+        session.push(&turn.origin, None, ChatMessage::assistant(partial))?;
+    }
+    Ok(())
+}
+
+/// After a trim the window is refilled to this share of the budget, so the
+/// cut point (and the cached prefix) holds for the next several turns.
+const REFILL_PERCENT: u64 = 75;
+
+/// The request for the next step: system prompt, as much history as fits, the tools.
+async fn build_request(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    system: &str,
+    specs: &[crate::providers::ToolSpec],
+    current: usize,
+    extra_drop: usize,
+) -> Result<ChatRequest> {
+    let shared = turn.shared;
+    let limits = shared.limits().await;
+    let local = shared.local_for(&limits);
+    let reply_reserve = shared.config.local.max_tokens.min(limits.n_ctx / 4);
+    let budget = limits.n_ctx.saturating_sub(reply_reserve);
+    let start = session.window_start.min(current);
+
+    let mut request = ChatRequest {
+        messages: prompt_messages(system, &session.history[start..]),
+        tools: specs.to_vec(),
+        max_tokens: shared.config.local.max_tokens,
+        slot: session.slot,
+    };
+    // No token can be shorter than a byte, so a prompt with fewer bytes
+    // than the budget fits without asking the server to count it.
+    let mut prompt_tokens = byte_bound(&request);
+    let mut exact = None;
+    if prompt_tokens > budget || extra_drop > 0 {
+        exact = count_prompt(shared, local, &request).await;
+        prompt_tokens = exact.unwrap_or(prompt_tokens);
+    }
+    if prompt_tokens > budget || extra_drop > 0 {
+        let window = &session.history[start..];
+        for i in start..session.history.len() {
+            if session.tokens[i].is_none() {
+                session.tokens[i] = Some(message_tokens(shared, &session.history[i]).await);
+            }
+        }
+        let tokens: Vec<u64> = session.tokens[start..]
+            .iter()
+            .map(|t| t.unwrap_or(0))
+            .collect();
+        let estimated: u64 = tokens.iter().sum();
+        let fixed = match exact {
+            // What the exact count adds beyond the messages is the fixed part.
+            Some(total) => total.saturating_sub(estimated),
+            None => {
+                text_tokens(shared, system).await + text_tokens(shared, &tools_text(specs)).await
+            }
+        };
+        let refill = budget * REFILL_PERCENT / 100;
+        let fit = window::fit(window, &tokens, fixed, refill, current - start, extra_drop)
+            .or_else(|_| {
+                window::fit(window, &tokens, fixed, budget, current - start, extra_drop)
+            })?;
+        session.window_start = start + fit.first_kept;
+        request.messages = prompt_messages(system, &session.history[session.window_start..]);
+        turn.emit(EventKind::ContextTrimmed {
+            dropped_messages: session.window_start,
+            prompt_tokens: fit.prompt_tokens,
+            context_length: limits.n_ctx,
+        });
+        prompt_tokens = fit.prompt_tokens;
+    }
+    request.max_tokens = shared
+        .config
+        .local
+        .max_tokens
+        .min(limits.n_ctx.saturating_sub(prompt_tokens).max(16));
+    Ok(request)
+}
+
+fn prompt_messages(system: &str, history: &[ChatMessage]) -> Vec<ChatMessage> {
+    let mut messages = Vec::with_capacity(history.len() + 1);
+    messages.push(ChatMessage::system(system));
+    messages.extend(history.iter().cloned());
+    messages
+}
+
+/// An upper bound on the prompt's tokens: its bytes plus the template's
+/// special tokens per message.
+fn byte_bound(request: &ChatRequest) -> u64 {
+    let messages: usize = request
+        .messages
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.to_string().len() + 32)
+                    .sum::<usize>()
+                + 16
+        })
+        .sum();
+    let tools: usize = request
+        .tools
+        .iter()
+        .map(|t| t.to_openai_json().to_string().len())
+        .sum();
+    // The Qwen3 tools block adds its instructions around the tool list.
+    (messages + tools + 1024) as u64
+}
+
+/// The server's exact count; a server without the endpoints (vLLM, Ollama)
+/// is not asked again.
+async fn count_prompt(shared: &Shared, local: &LlamaCpp, request: &ChatRequest) -> Option<u64> {
+    if !shared.server_counts_tokens.load(Ordering::Relaxed) {
+        return None;
+    }
+    match local.count_prompt(request).await {
+        Ok(n) => Some(n),
+        Err(e) => {
+            if matches!(
+                e,
+                ProviderError::Http {
+                    status: 404 | 405 | 501,
+                    ..
+                } | ProviderError::BadReply { .. }
+            ) {
+                tracing::info!(
+                    "the local server cannot count tokens ({e}); estimating from here on"
+                );
+                shared.server_counts_tokens.store(false, Ordering::Relaxed);
+            }
+            None
+        }
+    }
+}
+
+fn tools_text(specs: &[crate::providers::ToolSpec]) -> String {
+    specs
+        .iter()
+        .map(|s| s.to_openai_json().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn message_tokens(shared: &Shared, message: &ChatMessage) -> u64 {
+    let mut n = text_tokens(shared, &message.content).await + MESSAGE_OVERHEAD_TOKENS;
+    for call in &message.tool_calls {
+        let text = format!(
+            "{{\"name\": \"{}\", \"arguments\": {}}}",
+            call.name, call.arguments
+        );
+        n += text_tokens(shared, &text).await + 4;
+    }
+    n
+}
+
+/// Exact via /tokenize when the server has it, else about four characters a token.
+async fn text_tokens(shared: &Shared, text: &str) -> u64 {
+    if !shared.server_counts_tokens.load(Ordering::Relaxed) {
+        return (text.len() as u64).div_ceil(4);
+    }
+    match shared.local.count_tokens(text).await {
+        Ok(n) => n,
+        Err(_) => (text.len() as u64).div_ceil(4),
+    }
+}

@@ -1,0 +1,306 @@
+//! The Messages API's event stream, turned into chunks for the screen and,
+//! at `message_stop`, one `ChatResponse`.
+//!
+//! Events: `message_start` (model, prompt usage), `content_block_start`
+//! (text, tool_use with id and name, thinking), `content_block_delta`
+//! (`text_delta`, `input_json_delta`, `thinking_delta`), `content_block_stop`,
+//! `message_delta` (stop_reason, usage), `message_stop`, `ping`, `error`.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::providers::http::{excerpt, http_error};
+use crate::providers::remote::transport::Flow;
+use crate::providers::sse::SseEvent;
+use crate::providers::{ChatMessage, ChatResponse, ProviderError, StreamChunk, ToolCall, Usage};
+
+#[derive(Debug)]
+enum Block {
+    Text,
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    /// Thinking, redacted thinking, server tools: nothing egirl keeps.
+    Other,
+}
+
+/// Token counts as the API reports them: `input_tokens` excludes the
+/// cached parts.
+#[derive(Debug, Default)]
+struct WireUsage {
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+}
+
+impl WireUsage {
+    /// `message_start` carries all four; `message_delta` the final output
+    /// count and, on newer API versions, the prompt counts again.
+    fn update(&mut self, usage: &Value) {
+        let set = |field: &mut u64, key: &str| {
+            if let Some(n) = usage.get(key).and_then(Value::as_u64) {
+                *field = n;
+            }
+        };
+        set(&mut self.input, "input_tokens");
+        set(&mut self.output, "output_tokens");
+        set(&mut self.cache_read, "cache_read_input_tokens");
+        set(&mut self.cache_write, "cache_creation_input_tokens");
+    }
+}
+
+pub(crate) struct Accumulator {
+    endpoint: String,
+    blocks: BTreeMap<u64, Block>,
+    content: String,
+    reasoning: String,
+    /// The current text block has shown nothing yet (blocks are separated
+    /// by a blank line once both have text).
+    block_is_fresh: bool,
+    model: String,
+    usage: WireUsage,
+    stop_reason: Option<String>,
+    stopped: bool,
+    first_event: Option<Instant>,
+    sent_at: Instant,
+}
+
+impl Accumulator {
+    /// `sent_at`: when the request went out (for the latency figures).
+    pub(crate) fn new(endpoint: &str, sent_at: Instant) -> Self {
+        Self {
+            endpoint: endpoint.to_string(),
+            blocks: BTreeMap::new(),
+            content: String::new(),
+            reasoning: String::new(),
+            block_is_fresh: true,
+            model: String::new(),
+            usage: WireUsage::default(),
+            stop_reason: None,
+            stopped: false,
+            first_event: None,
+            sent_at,
+        }
+    }
+
+    pub(crate) fn event(
+        &mut self,
+        event: SseEvent,
+        on_chunk: &mut (dyn FnMut(StreamChunk) + Send),
+    ) -> Result<Flow, ProviderError> {
+        self.first_event.get_or_insert_with(Instant::now);
+        let data = match event {
+            SseEvent::Data(data) => data,
+            SseEvent::Done => return Ok(Flow::Done),
+            SseEvent::Error(text) => {
+                let error = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                return Err(self.stream_error(&error));
+            }
+        };
+        let event: Value = serde_json::from_str(&data).map_err(|e| ProviderError::BadReply {
+            endpoint: self.endpoint.clone(),
+            detail: format!("an event is not JSON ({e}): {}", excerpt(&data)),
+        })?;
+        let index = event["index"].as_u64().unwrap_or(0);
+        match event["type"].as_str().unwrap_or_default() {
+            "message_start" => {
+                let message = &event["message"];
+                if let Some(model) = message["model"].as_str() {
+                    self.model = model.to_string();
+                }
+                self.usage.update(&message["usage"]);
+            }
+            "content_block_start" => self.start_block(index, &event["content_block"], on_chunk),
+            "content_block_delta" => self.delta(index, &event["delta"], on_chunk),
+            "message_delta" => {
+                if let Some(reason) = event["delta"]["stop_reason"].as_str() {
+                    self.stop_reason = Some(reason.to_string());
+                }
+                self.usage.update(&event["usage"]);
+            }
+            "message_stop" => {
+                self.stopped = true;
+                return Ok(Flow::Done);
+            }
+            "error" => return Err(self.stream_error(&event["error"])),
+            // `ping`, `content_block_stop`, and events newer than this code.
+            _ => {}
+        }
+        Ok(Flow::More)
+    }
+
+    fn start_block(
+        &mut self,
+        index: u64,
+        block: &Value,
+        on_chunk: &mut (dyn FnMut(StreamChunk) + Send),
+    ) {
+        let kind = match block["type"].as_str().unwrap_or_default() {
+            "text" => Block::Text,
+            "tool_use" => Block::ToolUse {
+                id: block["id"].as_str().unwrap_or_default().to_string(),
+                name: block["name"].as_str().unwrap_or_default().to_string(),
+                json: String::new(),
+            },
+            _ => Block::Other,
+        };
+        let is_text = matches!(kind, Block::Text);
+        self.blocks.insert(index, kind);
+        if is_text {
+            self.block_is_fresh = true;
+            if let Some(text) = block["text"].as_str() {
+                self.text(text, on_chunk);
+            }
+        } else if block["type"] == "thinking"
+            && let Some(thinking) = block["thinking"].as_str()
+        {
+            self.thinking(thinking, on_chunk);
+        }
+    }
+
+    fn delta(&mut self, index: u64, delta: &Value, on_chunk: &mut (dyn FnMut(StreamChunk) + Send)) {
+        match delta["type"].as_str().unwrap_or_default() {
+            "text_delta" => self.text(delta["text"].as_str().unwrap_or_default(), on_chunk),
+            "thinking_delta" => {
+                self.thinking(delta["thinking"].as_str().unwrap_or_default(), on_chunk)
+            }
+            "input_json_delta" => {
+                if let Some(Block::ToolUse { json, .. }) = self.blocks.get_mut(&index) {
+                    json.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                }
+            }
+            // `signature_delta`, `citations_delta`: nothing to keep.
+            _ => {}
+        }
+    }
+
+    fn text(&mut self, text: &str, on_chunk: &mut (dyn FnMut(StreamChunk) + Send)) {
+        if text.is_empty() {
+            return;
+        }
+        if self.block_is_fresh && !self.content.is_empty() {
+            self.content.push_str("\n\n");
+            on_chunk(StreamChunk::Text("\n\n".into()));
+        }
+        self.block_is_fresh = false;
+        self.content.push_str(text);
+        on_chunk(StreamChunk::Text(text.to_string()));
+    }
+
+    fn thinking(&mut self, text: &str, on_chunk: &mut (dyn FnMut(StreamChunk) + Send)) {
+        if !text.is_empty() {
+            self.reasoning.push_str(text);
+            on_chunk(StreamChunk::Reasoning(text.to_string()));
+        }
+    }
+
+    /// `{"type": "overloaded_error", "message": ...}` with the status the
+    /// same error has as an HTTP answer.
+    fn stream_error(&self, error: &Value) -> ProviderError {
+        let status = match error["type"].as_str().unwrap_or_default() {
+            "invalid_request_error" => 400,
+            "authentication_error" => 401,
+            "permission_error" => 403,
+            "not_found_error" => 404,
+            "request_too_large" => 413,
+            "rate_limit_error" => 429,
+            "overloaded_error" => 529,
+            _ => 500,
+        };
+        http_error(&self.endpoint, status, &error.to_string())
+    }
+
+    pub(crate) fn finish(self, configured_model: &str) -> Result<ChatResponse, ProviderError> {
+        if !self.stopped {
+            return Err(ProviderError::Truncated {
+                endpoint: self.endpoint,
+                detail: "the connection closed before message_stop".into(),
+            });
+        }
+        let usage = self.usage_figures();
+        let tool_calls: Vec<ToolCall> = self
+            .blocks
+            .into_values()
+            .filter_map(|block| match block {
+                Block::ToolUse { id, name, json } => Some(tool_call(id, name, &json)),
+                _ => None,
+            })
+            .collect();
+        let message = ChatMessage {
+            tool_calls: tool_calls.clone(),
+            ..ChatMessage::assistant(self.content.clone())
+        };
+        Ok(ChatResponse {
+            content: self.content,
+            reasoning: self.reasoning.trim().to_string(),
+            tool_calls,
+            message,
+            finish_reason: self.stop_reason.map(|r| finish_reason(&r)),
+            usage,
+            model: if self.model.is_empty() {
+                configured_model.to_string()
+            } else {
+                self.model
+            },
+        })
+    }
+
+    fn usage_figures(&self) -> Usage {
+        let u = &self.usage;
+        let now = Instant::now();
+        let first = self.first_event.unwrap_or(now);
+        Usage {
+            input_tokens: u.input + u.cache_read + u.cache_write,
+            output_tokens: u.output,
+            cached_tokens: u.cache_read,
+            evaluated_tokens: u.input + u.cache_write,
+            cache_write_tokens: u.cache_write,
+            // Measured here: until the first event, then to the end.
+            prompt_ms: first.duration_since(self.sent_at).as_secs_f64() * 1000.0,
+            predicted_ms: now.duration_since(first).as_secs_f64() * 1000.0,
+        }
+    }
+}
+
+/// The API's stop reasons in the OpenAI words the agent already knows.
+fn finish_reason(stop_reason: &str) -> String {
+    match stop_reason {
+        "end_turn" | "stop_sequence" => "stop",
+        "max_tokens" => "length",
+        "tool_use" => "tool_calls",
+        other => other,
+    }
+    .to_string()
+}
+
+/// A call whose input arrived in `input_json_delta` pieces; a call without
+/// arguments sends none at all.
+fn tool_call(id: String, name: String, json: &str) -> ToolCall {
+    if json.trim().is_empty() {
+        return ToolCall {
+            id,
+            name,
+            arguments: serde_json::json!({}),
+            arguments_error: None,
+        };
+    }
+    match serde_json::from_str::<Value>(json) {
+        Ok(arguments) => ToolCall {
+            id,
+            name,
+            arguments,
+            arguments_error: None,
+        },
+        Err(e) => ToolCall {
+            id,
+            name,
+            arguments: Value::Null,
+            arguments_error: Some(format!("the arguments are not valid JSON ({e})")),
+        },
+    }
+}

@@ -1,0 +1,207 @@
+//! Routing and escalation through the core: the router sends code remote,
+//! a hedging local answer is replayed remotely with the local attempt and
+//! a hand-off note, "use claude" goes remote at once, no keys stay local,
+//! and a failing remote side falls back to the local model.
+
+use egirl::config::{ConfigDuration, OpenAiConfig};
+use egirl::protocol::{EventKind, Target};
+use egirl::providers::openai::OpenAi;
+use egirl::providers::remote::{RemoteProvider, RemoteProviders, RetryPolicy};
+use egirl::routing::NO_REMOTE_REASON;
+
+use super::{Harness, final_text, read_jsonl, start, start_with_remote};
+use crate::support::fake_llama::{FakeLlama, Reply as LocalReply};
+use crate::support::fake_openai::{FakeOpenAi, Reply as RemoteReply};
+
+fn remote(fake: &FakeOpenAi) -> RemoteProviders {
+    let cfg = OpenAiConfig {
+        model: "gpt-4.1".into(),
+        base_url: format!("{}/v1", fake.url()),
+        max_tokens: 1000,
+        timeout: ConfigDuration::from_secs(10),
+        embedding_model: None,
+    };
+    let key = secrecy::SecretString::from("sk-test-0000".to_string());
+    RemoteProviders {
+        providers: vec![RemoteProvider::OpenAi(
+            OpenAi::new(&cfg, key).with_retry_policy(RetryPolicy::never()),
+        )],
+        notices: Vec::new(),
+    }
+}
+
+fn routing(events: &[EventKind]) -> (Target, String, String) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            EventKind::Routing {
+                target,
+                provider,
+                reason,
+                ..
+            } => Some((*target, provider.clone(), reason.clone())),
+            _ => None,
+        })
+        .expect("a routing event")
+}
+
+async fn both() -> (FakeLlama, FakeOpenAi, Harness) {
+    let local = FakeLlama::start().await;
+    let cloud = FakeOpenAi::start().await;
+    let h = start_with_remote(&local, remote(&cloud), |_| {});
+    (local, cloud, h)
+}
+
+#[tokio::test]
+async fn code_goes_remote_and_chat_stays_local() {
+    let (local, cloud, mut h) = both().await;
+    cloud.push(RemoteReply::text(&[
+        "fn parse(s: &str) ",
+        "-> Date { todo!() }",
+    ]));
+    h.send(
+        "s",
+        "write a Rust function that parses ISO 8601 dates, with tests",
+    );
+    let events = h.turn("s").await;
+    let (target, provider, reason) = routing(&events);
+    assert_eq!(
+        (target, provider.as_str()),
+        (Target::Remote, "openai"),
+        "{reason}"
+    );
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("fn parse(s: &str) -> Date { todo!() }")
+    );
+    assert_eq!(local.hits("/v1/chat/completions"), 0);
+    // Usage names the remote provider and prices it.
+    assert!(events.iter().any(|e| matches!(e,
+        EventKind::Usage { provider, cost_usd, .. } if provider == "openai" && *cost_usd > 0.0)));
+
+    local.push_reply(LocalReply::text("Hey! All good here."));
+    h.send("s", "hey, how's it going?");
+    let events = h.turn("s").await;
+    assert_eq!(routing(&events).0, Target::Local);
+    assert_eq!(cloud.hits(), 1, "a greeting never reaches the remote API");
+}
+
+#[tokio::test]
+async fn a_hedging_local_answer_is_replayed_remotely() {
+    let (local, cloud, mut h) = both().await;
+    local.push_reply(LocalReply::text("I'm not sure, maybe Sydney?"));
+    cloud.push(RemoteReply::text(&["Canberra."]));
+    h.send("s", "what's the capital of Australia?");
+    let events = h.turn("s").await;
+    assert_eq!(routing(&events).0, Target::Local);
+    let escalation = events
+        .iter()
+        .find_map(|e| match e {
+            EventKind::Escalation {
+                from,
+                to,
+                trigger,
+                reason,
+            } => Some((from.clone(), to.clone(), trigger.clone(), reason.clone())),
+            _ => None,
+        })
+        .expect("an escalation event");
+    assert_eq!(escalation.0, "llamacpp/fake-model");
+    assert_eq!(escalation.1, "openai/gpt-4.1");
+    assert_eq!(escalation.2, "hedging");
+    // Only the remote answer is final; the local attempt stays on record.
+    let finals: Vec<&EventKind> = events
+        .iter()
+        .filter(|e| matches!(e, EventKind::Final { .. }))
+        .collect();
+    assert_eq!(finals.len(), 1);
+    assert_eq!(final_text(&events).as_deref(), Some("Canberra."));
+    let transcript = h.transcript("s");
+    let texts: Vec<&str> = transcript
+        .iter()
+        .filter_map(|r| r["content"].as_str())
+        .collect();
+    assert!(texts.contains(&"I'm not sure, maybe Sydney?"), "{texts:?}");
+    assert_eq!(texts.last(), Some(&"Canberra."));
+    assert!(
+        !texts.iter().any(|t| t.contains("[egirl]")),
+        "the hand-off note is never saved"
+    );
+    // The remote request: the question, the local attempt, then the note.
+    let body = &cloud.requests()[0].body;
+    let messages = body["messages"].as_array().expect("messages");
+    let n = messages.len();
+    assert_eq!(messages[n - 2]["role"], "assistant");
+    assert_eq!(messages[n - 2]["content"], "I'm not sure, maybe Sydney?");
+    assert_eq!(messages[n - 1]["role"], "user");
+    let note = messages[n - 1]["content"].as_str().expect("note");
+    assert!(
+        note.contains("smaller local model") && note.contains("hedged"),
+        "{note}"
+    );
+    // And the log for tuning the router.
+    let log = read_jsonl(&h.workspace.join(".egirl/escalation.jsonl"));
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["trigger"], "hedging");
+    assert_eq!(log[0]["session"], "s");
+}
+
+#[tokio::test]
+async fn asking_for_claude_goes_remote_at_once() {
+    let (local, cloud, mut h) = both().await;
+    cloud.push(RemoteReply::text(&["Sure."]));
+    h.send("s", "use claude for this: is 7919 prime?");
+    let events = h.turn("s").await;
+    let (target, _, reason) = routing(&events);
+    assert_eq!(target, Target::Remote);
+    assert!(reason.contains("use claude"), "{reason}");
+    assert_eq!(local.hits("/v1/chat/completions"), 0);
+}
+
+#[tokio::test]
+async fn without_keys_everything_stays_local_and_says_why() {
+    let local = FakeLlama::start().await;
+    let mut h = start(&local, |_| {});
+    local.push_reply(LocalReply::text("fn main() {}"));
+    h.send(
+        "s",
+        "write a Rust function that parses ISO 8601 dates, with tests",
+    );
+    let events = h.turn("s").await;
+    let (target, provider, reason) = routing(&events);
+    assert_eq!((target, provider.as_str()), (Target::Local, "llamacpp"));
+    assert_eq!(reason, NO_REMOTE_REASON);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, EventKind::Escalation { .. }))
+    );
+}
+
+#[tokio::test]
+async fn a_failing_remote_side_falls_back_to_local() {
+    let (local, cloud, mut h) = both().await;
+    cloud.push(RemoteReply::error(500, "overloaded"));
+    local.push_reply(LocalReply::text("Here is a local attempt."));
+    h.send(
+        "s",
+        "write a Rust function that parses ISO 8601 dates, with tests",
+    );
+    let events = h.turn("s").await;
+    assert_eq!(routing(&events).0, Target::Remote);
+    let notice = events
+        .iter()
+        .find_map(|e| match e {
+            EventKind::Notice { message } => Some(message.clone()),
+            _ => None,
+        })
+        .expect("a notice");
+    assert!(
+        notice.starts_with("openai failed") && notice.ends_with("answering locally"),
+        "{notice}"
+    );
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("Here is a local attempt.")
+    );
+}
