@@ -176,9 +176,12 @@ pub fn spawn_with(
         workspace.join(".egirl").join("approvals.toml"),
         UNATTENDED_APPROVAL_TIMEOUT,
     ));
+    // Confidence is only worth its bytes when a weak answer can go somewhere.
+    let logprobs = !remote.is_empty() && config.routing.escalation_threshold > 0.0;
+    let local = LlamaCpp::new(&config.local).with_logprobs(logprobs);
     let shared = Arc::new(Shared {
-        local: LlamaCpp::new(&config.local),
-        local_tools_in_prompt: LlamaCpp::new(&config.local).with_tool_format(ToolFormat::Qwen3),
+        local_tools_in_prompt: local.with_tool_format(ToolFormat::Qwen3),
+        local,
         local_permits: Semaphore::new(config.local.max_concurrent),
         remote,
         router,

@@ -75,12 +75,12 @@ async fn classify_locally(
 }
 
 /// Whether a local answer to this kind of request should say more than a
-/// word (used by the too-short check).
+/// few words (the too-short check). A quick fact ("Wellington.") or a
+/// greeting may be one word; a long ask or one the router could not place
+/// may not.
 pub(super) fn substantive(decision: &Decision, message: &str) -> bool {
-    matches!(
-        decision.category,
-        Category::QuickFact | Category::MemoryRecall | Category::Unknown
-    ) || message.split_whitespace().count() >= 25
+    matches!(decision.category, Category::MemoryRecall | Category::Unknown)
+        || message.split_whitespace().count() >= 25
 }
 
 /// Announces an escalation and appends it to `.egirl/escalation.jsonl`

@@ -219,7 +219,7 @@ async fn run_steps(
             {
                 let reply = escalation::LocalReply {
                     answer: &response.content,
-                    confidence: None,
+                    confidence: response.confidence,
                     threshold: shared.config.routing.escalation_threshold,
                     substantive: route::substantive(&decision, typed),
                     used_tools: !outcomes.is_empty(),

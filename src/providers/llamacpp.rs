@@ -68,6 +68,9 @@ pub struct LlamaCpp {
     /// generation may legitimately run for minutes).
     idle_timeout: Duration,
     token_counts: Arc<Mutex<HashMap<u64, u64>>>,
+    /// Ask for the sampled tokens' logprobs (the escalation check's
+    /// confidence); off when nothing could escalate.
+    logprobs: bool,
 }
 
 impl LlamaCpp {
@@ -91,6 +94,17 @@ impl LlamaCpp {
             tool_format: cfg.tool_format,
             idle_timeout,
             token_counts: Arc::default(),
+            logprobs: false,
+        }
+    }
+
+    /// With `logprobs`, replies carry a `confidence` (one top logprob per
+    /// token is the least llama-server sends; the rest of the frame is
+    /// unchanged, and the prompt, so the prefix cache, is not affected).
+    pub fn with_logprobs(&self, logprobs: bool) -> Self {
+        Self {
+            logprobs,
+            ..self.clone()
         }
     }
 
@@ -264,7 +278,11 @@ impl LlamaCpp {
         cancel: &CancellationToken,
         on_chunk: &mut (dyn FnMut(StreamChunk) + Send),
     ) -> Result<ChatResponse, ProviderError> {
-        let body = wire::chat_body(req, &self.model, self.tool_format);
+        let mut body = wire::chat_body(req, &self.model, self.tool_format);
+        if self.logprobs {
+            body["logprobs"] = serde_json::json!(true);
+            body["top_logprobs"] = serde_json::json!(1);
+        }
         let send = self
             .client
             .post(self.url("/v1/chat/completions"))

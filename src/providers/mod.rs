@@ -164,6 +164,10 @@ pub struct ChatResponse {
     pub finish_reason: Option<String>,
     pub usage: Usage,
     pub model: String,
+    /// Geometric-mean probability of the reply's tokens, when the server
+    /// sent logprobs (llama.cpp asked with `with_logprobs`); escalation
+    /// compares it with `[routing] escalation_threshold`.
+    pub confidence: Option<f64>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -205,3 +205,72 @@ async fn a_failing_remote_side_falls_back_to_local() {
         Some("Here is a local attempt.")
     );
 }
+
+/// A llama-server stream whose tokens carry these logprobs.
+fn with_logprobs(tokens: &[(&str, f64)]) -> LocalReply {
+    let mut sse = String::new();
+    for (token, logprob) in tokens {
+        let frame = serde_json::json!({
+            "choices": [{"index": 0, "delta": {"content": token},
+                "logprobs": {"content": [{"token": token, "logprob": logprob, "top_logprobs": []}]}}],
+            "model": "fake-model"
+        });
+        sse.push_str(&format!("data: {frame}\n\n"));
+    }
+    let end = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "model": "fake-model"});
+    sse.push_str(&format!("data: {end}\n\ndata: [DONE]\n\n"));
+    LocalReply::raw_sse(&sse)
+}
+
+#[tokio::test]
+async fn a_low_confidence_local_answer_escalates_and_logprobs_are_asked_for() {
+    let (local, cloud, mut h) = both().await;
+    // exp(-1.5) = 0.22, below the default threshold of 0.4.
+    local.push_reply(with_logprobs(&[
+        ("It ", -1.5),
+        ("is ", -1.5),
+        ("Perth.", -1.5),
+    ]));
+    cloud.push(RemoteReply::text(&["Canberra."]));
+    h.send("s", "what's the capital of Australia?");
+    let events = h.turn("s").await;
+    let trigger = events.iter().find_map(|e| match e {
+        EventKind::Escalation {
+            trigger, reason, ..
+        } => Some((trigger.clone(), reason.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        trigger,
+        Some((
+            "low_confidence".to_string(),
+            "local confidence 0.22 is below the threshold 0.40".to_string()
+        ))
+    );
+    assert_eq!(final_text(&events).as_deref(), Some("Canberra."));
+    let asked = &local.requests_to("/v1/chat/completions")[0];
+    assert_eq!(asked["logprobs"], true);
+    assert_eq!(asked["top_logprobs"], 1);
+
+    // A confident answer stays.
+    local.push_reply(with_logprobs(&[("Wellington", -0.05), (".", -0.01)]));
+    h.send("s", "and the capital of New Zealand?");
+    let events = h.turn("s").await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, EventKind::Escalation { .. }))
+    );
+    assert_eq!(final_text(&events).as_deref(), Some("Wellington."));
+}
+
+#[tokio::test]
+async fn without_a_remote_side_no_logprobs_are_asked_for() {
+    let local = FakeLlama::start().await;
+    let mut h = start(&local, |_| {});
+    local.push_reply(LocalReply::text("Hi!"));
+    h.send("s", "hi");
+    h.turn("s").await;
+    let asked = &local.requests_to("/v1/chat/completions")[0];
+    assert!(asked.get("logprobs").is_none(), "{asked}");
+}

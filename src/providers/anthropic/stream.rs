@@ -247,6 +247,7 @@ impl Accumulator {
             } else {
                 self.model
             },
+            confidence: None,
         })
     }
 

@@ -27,6 +27,19 @@ struct Frame {
 struct Choice {
     delta: Option<Delta>,
     finish_reason: Option<String>,
+    logprobs: Option<ChoiceLogprobs>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ChoiceLogprobs {
+    content: Option<Vec<TokenLogprob>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TokenLogprob {
+    logprob: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -96,6 +109,9 @@ pub struct Accumulator {
     model: String,
     usage: Option<WireUsage>,
     timings: Option<Timings>,
+    /// Sum and count of the sampled tokens' logprobs, when sent.
+    logprob_sum: f64,
+    logprob_count: usize,
     pub done: bool,
 }
 
@@ -112,6 +128,8 @@ impl Accumulator {
             model: String::new(),
             usage: None,
             timings: None,
+            logprob_sum: 0.0,
+            logprob_count: 0,
             done: false,
         }
     }
@@ -142,6 +160,12 @@ impl Accumulator {
         let Some(choice) = frame.choices.and_then(|c| c.into_iter().next()) else {
             return Ok(());
         };
+        for token in choice.logprobs.and_then(|l| l.content).unwrap_or_default() {
+            if let Some(lp) = token.logprob.filter(|lp| lp.is_finite()) {
+                self.logprob_sum += lp;
+                self.logprob_count += 1;
+            }
+        }
         if let Some(reason) = choice.finish_reason {
             self.finish_reason = Some(reason);
         }
@@ -225,6 +249,11 @@ impl Accumulator {
             finish_reason: self.finish_reason,
             usage,
             model: self.model,
+            confidence: (self.logprob_count > 0).then(|| {
+                (self.logprob_sum / self.logprob_count as f64)
+                    .exp()
+                    .clamp(0.0, 1.0)
+            }),
         })
     }
 }
