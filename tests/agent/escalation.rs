@@ -274,3 +274,35 @@ async fn without_a_remote_side_no_logprobs_are_asked_for() {
     let asked = &local.requests_to("/v1/chat/completions")[0];
     assert!(asked.get("logprobs").is_none(), "{asked}");
 }
+
+#[tokio::test]
+async fn slash_escalate_replays_the_conversation_remotely() {
+    use crossterm::event::KeyCode;
+    // The TUI turns /escalate into a message for the session...
+    let mut app = crate::tui::app();
+    crate::tui::type_text(&mut app, "/escalate");
+    let sent = crate::tui::ops(crate::tui::press(&mut app, crate::tui::key(KeyCode::Enter)));
+    let text = match sent.as_slice() {
+        [egirl::protocol::Op::UserMessage { text, .. }] => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(text, egirl::channels::tui::commands::ESCALATE_TEXT);
+
+    // ...which the core sends remote with the local attempt in the history.
+    let (local, cloud, mut h) = both().await;
+    local.push_reply(LocalReply::text("Probably around 300 km."));
+    h.send("s", "how far is it from Lyon to Geneva by road, roughly?");
+    h.turn("s").await;
+    cloud.push(RemoteReply::text(&["About 150 km (1 h 45 min)."]));
+    h.send("s", &text);
+    let events = h.turn("s").await;
+    let (target, provider, reason) = routing(&events);
+    assert_eq!(
+        (target, provider.as_str()),
+        (Target::Remote, "openai"),
+        "{reason}"
+    );
+    let body = &cloud.requests()[0].body;
+    let history = body["messages"].to_string();
+    assert!(history.contains("Probably around 300 km."), "{history}");
+}

@@ -31,7 +31,12 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
 ];
 
 /// Commands whose features have not landed yet.
-const NOT_YET: &[&str] = &["/model", "/escalate", "/skills", "/memory", "/approvals"];
+const NOT_YET: &[&str] = &["/model", "/skills", "/memory", "/approvals"];
+
+/// What `/escalate` sends: plain words the remote model understands, with
+/// "escalate" for the router.
+pub const ESCALATE_TEXT: &str =
+    "Please escalate: answer my previous request again, properly and in full.";
 
 /// Commands matching what is typed (a `/word` with no space yet).
 pub fn matches(typed: &str) -> Vec<&'static (&'static str, &'static str, &'static str)> {
@@ -117,6 +122,16 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
             }
             app.status.context_used = 0;
             app.notice(Level::Info, format!("new session {id}"));
+        }
+        // The core sends a message that asks to escalate to the remote
+        // model with the whole conversation (the local attempt included);
+        // without a remote provider the routing event says why it stays.
+        "/escalate" => {
+            return vec![Effect::Submit(Op::UserMessage {
+                session,
+                origin: crate::protocol::Origin::Tui,
+                text: ESCALATE_TEXT.into(),
+            })];
         }
         "/theme" => theme_command(app, arg),
         "/sessions" => app.open_session_picker(),
