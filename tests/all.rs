@@ -1,5 +1,6 @@
 //! The one integration-test binary: each module is a suite.
 mod agent;
+mod cli_stats_export;
 mod headless_cli;
 mod provider_anthropic;
 mod provider_llamacpp;

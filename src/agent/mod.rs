@@ -168,6 +168,7 @@ pub fn spawn_with(
         Router::new(&without_rules).expect("empty rule lists always parse")
     });
     let bus = EventBus::new();
+    crate::tracking::spawn_usage_log(&bus, &workspace);
     let pending = PendingApprovals::default();
     let approver = Arc::new(Approver::new(
         bus.clone(),

@@ -79,8 +79,10 @@ async fn classify_locally(
 /// greeting may be one word; a long ask or one the router could not place
 /// may not.
 pub(super) fn substantive(decision: &Decision, message: &str) -> bool {
-    matches!(decision.category, Category::MemoryRecall | Category::Unknown)
-        || message.split_whitespace().count() >= 25
+    matches!(
+        decision.category,
+        Category::MemoryRecall | Category::Unknown
+    ) || message.split_whitespace().count() >= 25
 }
 
 /// Announces an escalation and appends it to `.egirl/escalation.jsonl`

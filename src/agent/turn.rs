@@ -154,13 +154,15 @@ async fn run_steps(
     let mut decision = route::decide(shared, typed, history_bytes, forced, cancel).await;
     let remote = shared.remote.preferred();
     // "use claude" in the message itself sends it remote from the start.
+    let mut asked_for_remote = None;
     if let Some(asked) = escalation::user_asked(typed)
-        && remote.is_some()
+        && let Some(r) = remote
         && forced != Some(Target::Local)
     {
         decision.target = Target::Remote;
-        decision.reason = asked.reason;
+        decision.reason = asked.reason.clone();
         decision.confidence = 1.0;
+        asked_for_remote = Some((r, asked));
     }
     let mut target = match remote {
         Some(_) => decision.target,
@@ -177,6 +179,10 @@ async fn run_steps(
         reason: decision.reason.clone(),
         confidence: decision.confidence,
     });
+    // The user's own "escalate" is an escalation too (event and log).
+    if let Some((r, asked)) = asked_for_remote {
+        route::record(shared, &|k| turn.emit(k), &session.id, r, &asked);
+    }
 
     let system = context::system_prompt(&shared.workspace);
     let specs = tools::specs();

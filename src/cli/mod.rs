@@ -2,7 +2,9 @@
 //! workspace, logs, then the agent core and a surface.
 
 mod doctor;
+pub mod export;
 mod init;
+pub mod stats;
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +53,10 @@ pub enum CliCommand {
     Init(init::InitArgs),
     /// Check config, workspace, endpoints and keys.
     Doctor,
+    /// Usage and cost totals from `.egirl/usage.jsonl`.
+    Stats(stats::StatsArgs),
+    /// Sessions as fine-tuning JSONL (the Qwen3 format of the egirl spec).
+    Export(export::ExportArgs),
 }
 
 /// A failure with its exit code, printed as one line.
@@ -89,8 +95,17 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         return init::run(args).map_err(|e| Exit::failure(format!("{e:#}")));
     }
     let env = Environment::load(&cli)?;
-    if let Some(CliCommand::Doctor) = &cli.command {
-        return Ok(doctor::run(&env).await);
+    match &cli.command {
+        Some(CliCommand::Doctor) => return Ok(doctor::run(&env).await),
+        Some(CliCommand::Stats(args)) => {
+            stats::run(&env.workspace, args).map_err(|e| Exit::failure(format!("{e:#}")))?;
+            return Ok(EXIT_OK);
+        }
+        Some(CliCommand::Export(args)) => {
+            export::run(&env.workspace, args).map_err(|e| Exit::failure(format!("{e:#}")))?;
+            return Ok(EXIT_OK);
+        }
+        _ => {}
     }
     let log_dir = config::expand_home(&env.config.log.dir);
     let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.secrets)

@@ -266,7 +266,7 @@ mod tests {
             answer,
             confidence: None,
             threshold: 0.4,
-            substantive: true,
+            substantive: false,
             used_tools: false,
         }
     }
@@ -334,16 +334,21 @@ mod tests {
 
     #[test]
     fn a_terse_answer_escalates_only_a_substantive_ask_without_tools() {
-        let t = after_reply(&reply("Yes.")).expect("too short");
+        let substantive = |answer| LocalReply {
+            substantive: true,
+            ..reply(answer)
+        };
+        let t = after_reply(&substantive("Yes.")).expect("too short");
         assert_eq!(t.trigger, "too_short");
         assert_eq!(t.reason, "a 4-character answer to a substantive request");
-        let mut chat = reply("Hi!");
-        chat.substantive = false;
-        assert_eq!(after_reply(&chat), None);
-        let mut after_tool = reply("Done.");
+        assert_eq!(after_reply(&reply("Hi!")), None);
+        let mut after_tool = substantive("Done.");
         after_tool.used_tools = true;
         assert_eq!(after_reply(&after_tool), None);
-        assert_eq!(after_reply(&reply("Canberra, since 1913.")), None);
+        assert_eq!(
+            after_reply(&substantive("It was settled in 1913, as Canberra.")),
+            None
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Usage and cost.
 
 mod prices;
+pub mod usage_log;
 
 pub use prices::{builtin_price, price_for};
+pub use usage_log::spawn_usage_log;
 
 use crate::config::Pricing;
 use crate::providers::Usage;

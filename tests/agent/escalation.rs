@@ -156,6 +156,14 @@ async fn asking_for_claude_goes_remote_at_once() {
     assert_eq!(target, Target::Remote);
     assert!(reason.contains("use claude"), "{reason}");
     assert_eq!(local.hits("/v1/chat/completions"), 0);
+    // Logged like any escalation (the distillation export reads it).
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, EventKind::Escalation { trigger, .. } if trigger == "user"))
+    );
+    let log = read_jsonl(&h.workspace.join(".egirl/escalation.jsonl"));
+    assert_eq!(log[0]["trigger"], "user");
 }
 
 #[tokio::test]

@@ -1,0 +1,254 @@
+//! `egirl stats [--json] [--days N]`: totals from `.egirl/usage.jsonl` per
+//! day, per provider/model, and per session for today.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use chrono::{Local, NaiveDate};
+use serde::Serialize;
+
+use crate::tracking::usage_log::{self, UsageLine};
+
+#[derive(Debug, clap::Args)]
+pub struct StatsArgs {
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Only the last N days (today included).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub days: Option<u32>,
+}
+
+/// Sums over a group of requests.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Totals {
+    pub requests: u64,
+    pub local_requests: u64,
+    pub remote_requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
+    /// Share of requests the local model answered (0 to 1).
+    pub local_share: f64,
+}
+
+impl Totals {
+    fn add(&mut self, line: &UsageLine) {
+        self.requests += 1;
+        if line.local {
+            self.local_requests += 1;
+        } else {
+            self.remote_requests += 1;
+        }
+        self.input_tokens += line.input_tokens;
+        self.output_tokens += line.output_tokens;
+        self.cached_tokens += line.cached_tokens;
+        self.cost_usd += line.cost_usd;
+        self.local_share = self.local_requests as f64 / self.requests as f64;
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct DayRow {
+    pub date: NaiveDate,
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ModelRow {
+    pub provider: String,
+    pub model: String,
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SessionRow {
+    pub session: String,
+    pub origin: String,
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+/// What `--json` prints.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// Local date (YYYY-MM-DD) the report counts as today.
+    pub today: NaiveDate,
+    pub days: Vec<DayRow>,
+    pub models: Vec<ModelRow>,
+    /// Today's sessions.
+    pub sessions: Vec<SessionRow>,
+    pub total: Totals,
+}
+
+/// Days are local calendar days, the ones the user lives in.
+pub fn report(lines: &[UsageLine], today: NaiveDate, days: Option<u32>) -> Report {
+    let first_day = days.map(|n| today - chrono::Days::new(u64::from(n.saturating_sub(1))));
+    let mut by_day: BTreeMap<NaiveDate, Totals> = BTreeMap::new();
+    let mut by_model: BTreeMap<(String, String), Totals> = BTreeMap::new();
+    let mut by_session: BTreeMap<String, (String, Totals)> = BTreeMap::new();
+    let mut total = Totals::default();
+    for line in lines {
+        let date = line.ts.with_timezone(&Local).date_naive();
+        if first_day.is_some_and(|first| date < first) {
+            continue;
+        }
+        by_day.entry(date).or_default().add(line);
+        by_model
+            .entry((line.provider.clone(), line.model.clone()))
+            .or_default()
+            .add(line);
+        if date == today {
+            by_session
+                .entry(line.session.clone())
+                .or_insert_with(|| (line.origin.clone(), Totals::default()))
+                .1
+                .add(line);
+        }
+        total.add(line);
+    }
+    Report {
+        today,
+        days: by_day
+            .into_iter()
+            .map(|(date, totals)| DayRow { date, totals })
+            .collect(),
+        models: by_model
+            .into_iter()
+            .map(|((provider, model), totals)| ModelRow {
+                provider,
+                model,
+                totals,
+            })
+            .collect(),
+        sessions: by_session
+            .into_iter()
+            .map(|(session, (origin, totals))| SessionRow {
+                session,
+                origin,
+                totals,
+            })
+            .collect(),
+        total,
+    }
+}
+
+pub fn run(workspace: &Path, args: &StatsArgs) -> anyhow::Result<()> {
+    let today = Local::now().date_naive();
+    let Some(lines) = usage_log::read(workspace)? else {
+        if args.json {
+            println!("{}", serde_json::to_string(&report(&[], today, args.days))?);
+        } else {
+            println!(
+                "no usage recorded yet ({} does not exist)",
+                usage_log::path(workspace).display()
+            );
+        }
+        return Ok(());
+    };
+    let report = report(&lines, today, args.days);
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", render(&report));
+    }
+    Ok(())
+}
+
+fn render(report: &Report) -> String {
+    let mut out = String::new();
+    if report.total.requests == 0 {
+        out.push_str("no usage recorded in this period\n");
+        return out;
+    }
+    let header = "requests  local  tokens in  tokens out   cached     cost USD";
+    out.push_str(&format!("per day\n  {:<10}  {header}\n", "date"));
+    for row in &report.days {
+        out.push_str(&format!("  {:<10}  {}\n", row.date, columns(&row.totals)));
+    }
+    out.push_str(&format!(
+        "\nper provider/model\n  {:<32}  {header}\n",
+        "model"
+    ));
+    for row in &report.models {
+        let name = format!("{}/{}", row.provider, row.model);
+        out.push_str(&format!("  {name:<32}  {}\n", columns(&row.totals)));
+    }
+    out.push_str(&format!(
+        "\nsessions today ({})\n  {:<32}  {header}\n",
+        report.today, "session"
+    ));
+    if report.sessions.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    for row in &report.sessions {
+        out.push_str(&format!(
+            "  {:<32}  {}\n",
+            row.session,
+            columns(&row.totals)
+        ));
+    }
+    out.push_str(&format!(
+        "\n  {:<10}  {}\n",
+        "total",
+        columns(&report.total)
+    ));
+    out
+}
+
+fn columns(t: &Totals) -> String {
+    format!(
+        "{:>8}  {:>4.0}%  {:>9}  {:>10}  {:>7}  {:>11.4}",
+        t.requests,
+        t.local_share * 100.0,
+        t.input_tokens,
+        t.output_tokens,
+        t.cached_tokens,
+        t.cost_usd
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(ts: &str, session: &str, provider: &str, cost: f64) -> UsageLine {
+        UsageLine {
+            ts: ts.parse().unwrap(),
+            session: session.into(),
+            origin: "cli".into(),
+            provider: provider.into(),
+            model: "m".into(),
+            local: provider == "llamacpp",
+            input_tokens: 10,
+            output_tokens: 5,
+            cached_tokens: 1,
+            cost_usd: cost,
+            tokens_per_sec: None,
+        }
+    }
+
+    #[test]
+    fn days_filter_counts_back_from_today() {
+        // Noon UTC is the same calendar day in nearly every time zone.
+        let lines = [
+            line("2025-03-01T12:00:00Z", "a", "llamacpp", 0.0),
+            line("2025-03-03T12:00:00Z", "b", "anthropic", 0.5),
+            line("2025-03-03T12:00:00Z", "b", "llamacpp", 0.0),
+        ];
+        let today = NaiveDate::from_ymd_opt(2025, 3, 3).unwrap();
+        let all = report(&lines, today, None);
+        assert_eq!(all.days.len(), 2);
+        assert_eq!(all.total.requests, 3);
+        let recent = report(&lines, today, Some(1));
+        assert_eq!(recent.days.len(), 1);
+        assert_eq!(recent.total.requests, 2);
+        assert_eq!(recent.total.local_share, 0.5);
+        assert_eq!(recent.sessions.len(), 1);
+        assert_eq!(recent.sessions[0].totals.cost_usd, 0.5);
+        assert!(render(&recent).contains("anthropic/m"));
+    }
+}
