@@ -314,3 +314,43 @@ async fn slash_escalate_replays_the_conversation_remotely() {
     let history = body["messages"].to_string();
     assert!(history.contains("Probably around 300 km."), "{history}");
 }
+
+#[tokio::test]
+async fn a_tool_that_suggests_it_moves_the_rest_of_the_turn_remote() {
+    let (local, cloud, mut h) = both().await;
+    std::fs::write(h.workspace.join("todo.md"), "- buy milk\n").expect("write");
+    // edit_file cannot find the text and suggests a stronger model.
+    local.push_reply(LocalReply::tool_calls(&[(
+        "edit_file",
+        r#"{"path": "todo.md", "old_text": "- buy bread", "new_text": "- buy oat milk"}"#,
+    )]));
+    cloud.push(RemoteReply::text(&[
+        "The list has no bread; I left it as is.",
+    ]));
+    h.send("s", "in todo.md change bread to oat milk");
+    let events = h.turn("s").await;
+    let trigger = events.iter().find_map(|e| match e {
+        EventKind::Escalation { trigger, .. } => Some(trigger.clone()),
+        _ => None,
+    });
+    assert_eq!(trigger.as_deref(), Some("tool_suggested"));
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("The list has no bread; I left it as is.")
+    );
+    // The remote model got the tool history as it stood: the call and its
+    // failed result, paired.
+    let body = &cloud.requests()[0].body;
+    let messages = body["messages"].as_array().expect("messages");
+    let call = messages
+        .iter()
+        .find(|m| m["role"] == "assistant" && m["tool_calls"].is_array())
+        .expect("the local tool call is replayed");
+    assert_eq!(call["tool_calls"][0]["function"]["name"], "edit_file");
+    let result = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("its result");
+    assert_eq!(result["tool_call_id"], call["tool_calls"][0]["id"]);
+    assert_eq!(local.hits("/v1/chat/completions"), 1);
+}
