@@ -321,6 +321,50 @@ fn scrolling_up_unpins_and_end_pins_again() {
 }
 
 #[test]
+fn a_long_transcript_keeps_few_rendered_entries_and_scrolls_through_all() {
+    let mut app = app();
+    for i in 0..300 {
+        let answer = format!("answer {i}\n\n```rust\nfn f{i}() {{}}\n```\n\nend of {i}");
+        apply_all(&mut app, turn(&format!("question {i}"), &answer));
+    }
+    let bottom = screen(&app, 80, 24);
+    assert!(bottom.contains("end of 299"), "{bottom}");
+    // Pinned, only the entries at the bottom were rendered (of 600).
+    let kept = app.transcript.entries_with_lines();
+    assert!(kept <= 40, "{kept} entries hold lines");
+
+    // Paging up measures the whole transcript; paging back down lands
+    // on the same bottom screen.
+    for _ in 0..5 {
+        press(&mut app, key(KeyCode::PageUp));
+        screen(&app, 80, 24);
+    }
+    let up = screen(&app, 80, 24);
+    assert!(
+        !up.contains("end of 299") && up.contains("answer 29"),
+        "{up}"
+    );
+    for _ in 0..5 {
+        press(&mut app, key(KeyCode::PageDown));
+        screen(&app, 80, 24);
+    }
+    assert!(app.conversation_scroll.is_pinned());
+    assert_eq!(screen(&app, 80, 24), bottom);
+
+    // Home shows the first message, End the last; lines stay bounded.
+    press(&mut app, key(KeyCode::Home));
+    let top = screen(&app, 80, 24);
+    assert!(
+        top.contains("question 0") && top.contains("answer 0"),
+        "{top}"
+    );
+    let kept = app.transcript.entries_with_lines();
+    assert!(kept <= 40, "{kept} entries hold lines");
+    press(&mut app, key(KeyCode::End));
+    assert_eq!(screen(&app, 80, 24), bottom);
+}
+
+#[test]
 fn streaming_mirrors_every_session_with_its_origin() {
     let mut app = app();
     let discord = Origin::Discord("general".into());

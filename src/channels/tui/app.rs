@@ -7,9 +7,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::approval::{Approvals, Request};
-use super::feeds::{self, MemorySearch, RoutingRecord, Stats, ToolLog, ToolRecord, ToolState};
+use super::feeds::{
+    self, MemorySearch, RoutingLog, RoutingRecord, Stats, ToolLog, ToolRecord, ToolState,
+};
 use super::input::InputBox;
 use super::layout::{LayoutParams, Pane, Rects};
+use super::panes::SideCache;
 use super::scroll::Scroll;
 pub use super::sessions::SessionInfo;
 use super::sessions::SessionPicker;
@@ -82,7 +85,7 @@ pub struct App {
     pub theme: Theme,
     pub theme_dirs: Vec<PathBuf>,
     pub transcript: Transcript,
-    pub routing: std::collections::VecDeque<RoutingRecord>,
+    pub routing: RoutingLog,
     pub tools: ToolLog,
     pub memory: Option<MemorySearch>,
     pub stats: Stats,
@@ -112,6 +115,10 @@ pub struct App {
     pub(super) last_ctrl_c: Option<Instant>,
     /// Rectangles of the last draw, for mouse hit-testing.
     pub(super) rects: Cell<Option<Rects>>,
+    /// The routing and tools panes' wrapped lines of the last draw.
+    pub(super) side_lines: SideCache,
+    /// The conversation's text width at the last draw.
+    pub(super) conversation_width: Cell<u16>,
 }
 
 impl App {
@@ -161,6 +168,8 @@ impl App {
             epoch: 0,
             last_ctrl_c: None,
             rects: Cell::new(None),
+            side_lines: SideCache::default(),
+            conversation_width: Cell::new(0),
         }
     }
 
@@ -282,17 +291,14 @@ impl App {
                     self.status.model = model.clone();
                 }
                 self.side_added(Pane::Routing);
-                feeds::push_capped(
-                    &mut self.routing,
-                    RoutingRecord::Decision {
-                        session,
-                        target,
-                        provider,
-                        model,
-                        reason,
-                        confidence,
-                    },
-                );
+                self.routing.push(RoutingRecord::Decision {
+                    session,
+                    target,
+                    provider,
+                    model,
+                    reason,
+                    confidence,
+                });
                 conversation_changed = false;
             }
             EventKind::Escalation {
@@ -303,17 +309,22 @@ impl App {
             } => {
                 info.target = Some(Target::Remote);
                 self.side_added(Pane::Routing);
-                feeds::push_capped(
-                    &mut self.routing,
-                    RoutingRecord::Escalation {
-                        session,
-                        from,
-                        to,
-                        reason,
-                        trigger,
-                    },
+                // The local attempt ends here; the remote answer follows
+                // as a message of its own.
+                self.transcript.close(&session);
+                self.transcript.push(
+                    &session,
+                    &origin,
+                    Kind::Notice(Level::Warning),
+                    format!("escalated to {to}: {reason}"),
                 );
-                conversation_changed = false;
+                self.routing.push(RoutingRecord::Escalation {
+                    session,
+                    from,
+                    to,
+                    reason,
+                    trigger,
+                });
             }
             EventKind::Delta { text } => self.transcript.delta(&session, &origin, &text),
             EventKind::Reasoning { text } => self.transcript.reasoning(&session, &origin, &text),

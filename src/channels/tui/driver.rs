@@ -29,6 +29,9 @@ pub enum AppEvent {
     Quit,
     /// Whether the local endpoint answers `/health` (probed in the background).
     LocalHealth(bool),
+    /// The syntax sets loaded in the background are in: code shown plain
+    /// until now can be highlighted.
+    HighlighterReady,
 }
 
 /// What the loop needs from the outside world.
@@ -84,6 +87,15 @@ where
                     }
                 }
                 frames.request();
+                // select! picks among ready branches at random, so under a
+                // steady stream the frame branch could lose its turn again
+                // and again: draw here once the deadline has passed.
+                let now = clock();
+                if frames.deadline(now).is_some_and(|at| at <= now) {
+                    term.draw(|f| draw(app, f)).context("drawing")?;
+                    frames.drawn(clock());
+                    drawn += 1;
+                }
             }
             msg = internal.recv() => match msg {
                 Some(AppEvent::Quit) | None => return Ok(drawn),
@@ -92,6 +104,12 @@ where
                     if app.set_local_health(up) {
                         frames.request();
                     }
+                }
+                Some(AppEvent::HighlighterReady) => {
+                    // Every cached render may hold plain code: redo them
+                    // (only the visible ones are rendered).
+                    app.epoch += 1;
+                    frames.request();
                 }
             },
             _ = sleep_until(frame_at.unwrap_or(now)), if frame_at.is_some() => {

@@ -95,6 +95,37 @@ impl ToolRecord {
     }
 }
 
+/// Routing decisions and escalations, newest last, at most `KEEP`.
+#[derive(Debug, Default)]
+pub struct RoutingLog {
+    records: VecDeque<RoutingRecord>,
+    /// Bumped on every change: the pane caches its lines under it.
+    version: u64,
+}
+
+impl RoutingLog {
+    pub fn push(&mut self, record: RoutingRecord) {
+        push_capped(&mut self.records, record);
+        self.version += 1;
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &RoutingRecord> {
+        self.records.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+}
+
 /// Tool calls in arrival order; records are addressed by a stable sequence
 /// number (the conversation refers to them), which survives trimming.
 #[derive(Debug, Default)]
@@ -102,10 +133,17 @@ pub struct ToolLog {
     records: VecDeque<ToolRecord>,
     /// Sequence number of `records[0]`.
     first: usize,
+    /// Bumped on every change: the pane caches its lines under it.
+    version: u64,
 }
 
 impl ToolLog {
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
     pub fn push(&mut self, record: ToolRecord) -> usize {
+        self.version += 1;
         self.records.push_back(record);
         if self.records.len() > KEEP {
             self.records.pop_front();
@@ -131,7 +169,9 @@ impl ToolLog {
         self.records.is_empty()
     }
 
+    /// Every change goes through here or `push`, so both bump the version.
     fn find_mut(&mut self, pred: impl Fn(&ToolRecord) -> bool) -> Option<&mut ToolRecord> {
+        self.version += 1;
         self.records.iter_mut().rev().find(|r| pred(r))
     }
 

@@ -4,9 +4,13 @@
 //!
 //! Both sets are loaded on first use, not at start-up: deserializing the
 //! syntax dump costs tens of milliseconds, and a conversation without code
-//! never pays it.
+//! never pays it. The TUI loads them on a thread of their own
+//! (`load_in_background`) so a resumed session's first frame does not wait
+//! for them: until they are in, code shows plain, and the TUI renders it
+//! again when they are.
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::style::{Color, Modifier, Style};
 use syntect::easy::HighlightLines;
@@ -17,9 +21,46 @@ use two_face::theme::LazyThemeSet;
 
 use super::wrap::Pieces;
 
-static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
-static THEMES: LazyLock<LazyThemeSet> =
-    LazyLock::new(|| LazyThemeSet::from(two_face::theme::extra()));
+static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
+static THEMES: OnceLock<LazyThemeSet> = OnceLock::new();
+/// A background load is under way: show code plain rather than wait.
+static LOADING: AtomicBool = AtomicBool::new(false);
+
+fn syntaxes() -> Option<&'static SyntaxSet> {
+    if let Some(set) = SYNTAXES.get() {
+        return Some(set);
+    }
+    if LOADING.load(Ordering::Acquire) {
+        return None;
+    }
+    Some(SYNTAXES.get_or_init(two_face::syntax::extra_newlines))
+}
+
+fn themes() -> &'static LazyThemeSet {
+    THEMES.get_or_init(|| LazyThemeSet::from(two_face::theme::extra()))
+}
+
+/// Loads the syntax and theme sets on a thread of their own and calls
+/// `done` once they are in; until then `highlight` returns `None` instead
+/// of blocking on them.
+pub fn load_in_background(done: impl FnOnce() + Send + 'static) {
+    if SYNTAXES.get().is_some() {
+        return done();
+    }
+    LOADING.store(true, Ordering::Release);
+    let spawned = std::thread::Builder::new()
+        .name("egirl-syntaxes".into())
+        .spawn(move || {
+            SYNTAXES.get_or_init(two_face::syntax::extra_newlines);
+            themes();
+            LOADING.store(false, Ordering::Release);
+            done();
+        });
+    // No thread: load on first use as without this call.
+    if spawned.is_err() {
+        LOADING.store(false, Ordering::Release);
+    }
+}
 
 /// Code longer than this is shown plain: highlighting is a regex engine
 /// per line, and a pasted log must not stall a frame.
@@ -32,17 +73,18 @@ pub fn highlight(code: &str, lang: &str, theme: &str) -> Option<Vec<Pieces>> {
     if code.len() > MAX_HIGHLIGHT_BYTES {
         return None;
     }
-    let syntax = find_syntax(lang)?;
-    let theme = THEMES.get(theme)?;
-    highlight_with(code, syntax, theme)
+    let set = syntaxes()?;
+    let syntax = find_syntax(set, lang)?;
+    let theme = themes().get(theme)?;
+    highlight_with(code, set, syntax, theme)
 }
 
 /// Whether `name` is a code theme two-face ships.
 pub fn has_theme(name: &str) -> bool {
-    THEMES.get(name).is_some()
+    themes().get(name).is_some()
 }
 
-fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
+fn find_syntax<'s>(set: &'s SyntaxSet, lang: &str) -> Option<&'s SyntaxReference> {
     // The info string may carry attributes: ```rust,ignore or ```py title=x
     let token = lang
         .split(|c: char| c == ',' || c.is_whitespace())
@@ -63,7 +105,6 @@ fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
         "docker" => "dockerfile",
         other => other,
     };
-    let set = &*SYNTAXES;
     set.find_syntax_by_token(token)
         .or_else(|| set.find_syntax_by_name(token))
         .or_else(|| {
@@ -73,12 +114,17 @@ fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
         })
 }
 
-fn highlight_with(code: &str, syntax: &SyntaxReference, theme: &Theme) -> Option<Vec<Pieces>> {
+fn highlight_with(
+    code: &str,
+    set: &SyntaxSet,
+    syntax: &SyntaxReference,
+    theme: &Theme,
+) -> Option<Vec<Pieces>> {
     let mut h = HighlightLines::new(syntax, theme);
     let mut out = Vec::new();
     for line in LinesWithEndings::from(code) {
         // A grammar the fancy-regex engine cannot run fails here: fall back.
-        let ranges = h.highlight_line(line, &SYNTAXES).ok()?;
+        let ranges = h.highlight_line(line, set).ok()?;
         let pieces: Pieces = ranges
             .into_iter()
             .map(|(style, text)| {

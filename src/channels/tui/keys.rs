@@ -14,6 +14,7 @@ use crossterm::event::{
 use super::app::{App, Effect, Focus, Overlay, QUIT_WINDOW};
 use super::commands;
 use super::layout::Pane;
+use super::panes;
 use super::transcript::Level;
 use crate::protocol::{Op, ReviewDecision};
 
@@ -178,10 +179,12 @@ impl App {
                 Some(Vec::new())
             }
             KeyCode::PageUp if self.focus == Focus::Input => {
+                self.measure_conversation();
                 self.conversation_scroll.page_up();
                 Some(Vec::new())
             }
             KeyCode::PageDown if self.focus == Focus::Input => {
+                self.measure_conversation();
                 self.conversation_scroll.page_down();
                 Some(Vec::new())
             }
@@ -311,8 +314,19 @@ impl App {
         Vec::new()
     }
 
+    /// A pinned conversation draws without knowing its total height;
+    /// scrolling needs it.
+    fn measure_conversation(&self) {
+        let width = self.conversation_width.get();
+        if self.conversation_scroll.is_pinned() && width > 0 {
+            let total = panes::conversation::total_rows(self, width);
+            self.conversation_scroll.set_total(total);
+        }
+    }
+
     fn scroll_key(&mut self, pane: Pane, code: KeyCode) {
         let scroll = if pane == Pane::Conversation {
+            self.measure_conversation();
             &mut self.conversation_scroll
         } else {
             match self.side_scroll_mut(pane) {

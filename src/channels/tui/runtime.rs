@@ -91,6 +91,10 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
         }
     };
     let (tx, internal) = mpsc::unbounded_channel();
+    let ready = tx.clone();
+    super::highlight::load_in_background(move || {
+        let _ = ready.send(AppEvent::HighlighterReady);
+    });
     watch_signals(tx.clone());
     watch_local_health(options.endpoint.clone(), tx);
     let mut host = Crossterm { agent };

@@ -37,6 +37,13 @@ impl Scroll {
         self.top.map_or(bottom, |t| t.min(bottom))
     }
 
+    /// Corrects the total recorded at the last draw (a pane that drew
+    /// without knowing it measures it before scrolling).
+    pub fn set_total(&self, total: usize) {
+        let (_, height) = self.view.get();
+        self.view.set((total, height));
+    }
+
     pub fn content_added(&mut self) {
         if self.top.is_some() {
             self.unseen = true;

@@ -6,7 +6,7 @@
 //! blank line outside a code fence) and re-renders only the open block as
 //! deltas arrive, so a long answer costs the same per frame as a short one.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -19,8 +19,11 @@ use super::theme::Theme;
 use super::wrap;
 use crate::protocol::{Origin, SessionId};
 
+mod blocks;
 mod cells;
+mod measure;
 
+pub use blocks::stable_prefix;
 pub use cells::badge;
 use cells::{header_line, tool_lines};
 
@@ -97,7 +100,12 @@ pub struct Entry {
     /// second "egirl" header.
     pub continued: bool,
     cache: RefCell<Option<Cache>>,
+    /// Rows at (width, epoch, text length), kept when the lines are not.
+    height: Cell<Option<(HeightKey, usize)>>,
 }
+
+/// Width, epoch and text length: what an entry's height depends on.
+type HeightKey = (u16, u64, usize);
 
 #[derive(Debug)]
 struct Cache {
@@ -106,6 +114,11 @@ struct Cache {
     /// Bytes of `text` the cached lines cover (all of it once closed).
     stable: usize,
     lines: Lines,
+    /// The lines hold more than the header: a later block joins them
+    /// after a blank row.
+    body: bool,
+    /// Bytes rendered into `lines` so far (each once, when streaming).
+    rendered: usize,
 }
 
 /// What rendering an entry depends on besides the entry.
@@ -129,6 +142,7 @@ impl Entry {
             open,
             continued: false,
             cache: RefCell::new(None),
+            height: Cell::new(None),
         }
     }
 
@@ -138,9 +152,18 @@ impl Entry {
     }
 
     pub fn lines(&self, width: u16, ctx: &RenderCtx<'_>) -> Rendered {
+        let lines = self.render_cached(width, ctx);
+        self.note_height(width, ctx, lines.len());
+        lines
+    }
+
+    fn render_cached(&self, width: u16, ctx: &RenderCtx<'_>) -> Rendered {
         // Tool lines follow live state in the ToolLog: cheap, never cached.
         if let Kind::Tool(seq) = self.kind {
             return Rendered::cached(Rc::new(tool_lines(seq, width, ctx)));
+        }
+        if matches!(self.kind, Kind::Assistant) {
+            return self.answer_lines(width, ctx);
         }
         let mut cache = self.cache.borrow_mut();
         if let Some(c) = cache.as_ref()
@@ -151,42 +174,73 @@ impl Entry {
         {
             return Rendered::cached(c.lines.clone());
         }
-        if !self.open || !matches!(self.kind, Kind::Assistant) {
-            let lines = Rc::new(self.render(&self.text, width, ctx, true));
-            *cache = Some(Cache {
+        let lines = Rc::new(self.render(&self.text, width, ctx, true));
+        *cache = Some(Cache {
+            width,
+            epoch: ctx.epoch,
+            stable: self.text.len(),
+            lines: lines.clone(),
+            body: true,
+            rendered: self.text.len(),
+        });
+        Rendered::cached(lines)
+    }
+
+    /// An answer renders block by block: the cached lines cover the text up
+    /// to a cut (`stable_prefix` while streaming, all of it once closed),
+    /// blocks closed since are rendered alone and appended, and the open
+    /// block is rendered fresh each time. Each byte is rendered into the
+    /// cache once, so streaming costs the open block per frame and
+    /// finishing costs the last block.
+    fn answer_lines(&self, width: u16, ctx: &RenderCtx<'_>) -> Rendered {
+        let target = if self.open {
+            stable_prefix(&self.text)
+        } else {
+            self.text.len()
+        };
+        let mut slot = self.cache.borrow_mut();
+        let c = match slot.as_mut() {
+            Some(c) if c.width == width && c.epoch == ctx.epoch && c.stable <= target => c,
+            _ => slot.insert(Cache {
                 width,
                 epoch: ctx.epoch,
-                stable: self.text.len(),
-                lines: lines.clone(),
-            });
-            return Rendered::cached(lines);
-        }
-        // Streaming: reuse the finished blocks, render the open one.
-        let stable = stable_prefix(&self.text);
-        let head = match cache.as_ref() {
-            Some(c) if c.width == width && c.epoch == ctx.epoch && c.stable == stable => {
-                c.lines.clone()
-            }
-            _ => {
-                let lines = Rc::new(self.render(&self.text[..stable], width, ctx, true));
-                *cache = Some(Cache {
-                    width,
-                    epoch: ctx.epoch,
-                    stable,
-                    lines: lines.clone(),
-                });
-                lines
-            }
+                stable: 0,
+                lines: Rc::new(self.render("", width, ctx, true)),
+                body: false,
+                rendered: 0,
+            }),
         };
-        let text = &self.text[stable..];
-        if text.trim().is_empty() {
+        if c.stable < target {
+            let body = self.render(&self.text[c.stable..target], width, ctx, false);
+            c.rendered += target - c.stable;
+            c.stable = target;
+            if !body.is_empty() {
+                // Rc::make_mut copies only while a caller still holds the
+                // previous frame's lines; the pane drops them after drawing.
+                let lines = Rc::make_mut(&mut c.lines);
+                if c.body {
+                    lines.push(Line::default());
+                }
+                lines.extend(body);
+                c.body = true;
+            }
+        }
+        let head = c.lines.clone();
+        let body = c.body;
+        drop(slot);
+        if !self.open {
             return Rendered::cached(head);
         }
+        let open = &self.text[target..];
+        if open.trim().is_empty() {
+            // Nothing to show yet: not even the header.
+            return Rendered::cached(if body { head } else { Rc::default() });
+        }
         let mut tail = Vec::new();
-        if stable > 0 {
+        if body {
             tail.push(Line::default());
         }
-        tail.extend(self.render(text, width, ctx, stable == 0));
+        tail.extend(self.render(open, width, ctx, false));
         Rendered { head, tail }
     }
 
@@ -268,29 +322,6 @@ impl Entry {
     }
 }
 
-/// Bytes of a streaming text whose blocks are complete: up to the last
-/// blank line that is not inside a fenced code block.
-pub fn stable_prefix(text: &str) -> usize {
-    let mut in_fence = false;
-    let mut stable = 0;
-    let mut offset = 0;
-    let mut prev_blank = false;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
-        }
-        let blank = trimmed.is_empty() && line.ends_with('\n');
-        offset += line.len();
-        // A blank line after content, outside a fence, closes the block.
-        if blank && !in_fence && !prev_blank {
-            stable = offset;
-        }
-        prev_blank = blank;
-    }
-    stable
-}
-
 /// Every session's entries, and which entry is streaming in each session.
 #[derive(Debug, Default)]
 pub struct Transcript {
@@ -314,7 +345,7 @@ impl Transcript {
         match queued {
             Some(e) => {
                 e.kind = Kind::User { queued: false };
-                e.cache.replace(None);
+                e.invalidate();
             }
             None => self.push(session, origin, Kind::User { queued: false }, text.into()),
         }
@@ -364,7 +395,7 @@ impl Transcript {
                 if !text.trim().is_empty() && e.text != text {
                     e.text = text.to_string();
                     // The cache is keyed by length; new text may have the same.
-                    e.cache.replace(None);
+                    e.invalidate();
                 }
                 e.open = false;
             }

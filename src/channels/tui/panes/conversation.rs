@@ -1,8 +1,10 @@
 //! The conversation: every session's entries, bottom-pinned, with an
 //! indicator when new messages arrive while scrolled up.
 //!
-//! Only the visible entries' lines are touched: heights come from the
-//! per-width caches, so a long transcript costs a sum per frame.
+//! Only the visible entries' lines are touched. Pinned to the bottom, the
+//! pane renders upwards until the screen is full; scrolled up, it sums
+//! the entries' heights (kept per width even when their lines are
+//! dropped), so a long transcript costs a sum per frame.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -63,33 +65,59 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
 
-    // Each entry's lines, with one blank row between entries except
-    // between consecutive one-liners (tool calls, notices).
     let ctx = app.render_ctx();
     let entries = &app.transcript.entries;
-    let mut blocks: Vec<(usize, Rendered)> = Vec::with_capacity(entries.len());
-    let mut total = 0;
-    // Whether the previous shown entry was a one-liner; None before the first.
-    let mut prev_compact: Option<bool> = None;
-    for entry in entries.iter().filter(|e| app.shows(&e.session)) {
-        let gap = usize::from(prev_compact.is_some_and(|p| !(p && entry.is_compact())));
-        prev_compact = Some(entry.is_compact());
-        let lines = entry.lines(inner.width, &ctx);
-        total += gap + lines.len();
-        blocks.push((gap, lines));
-    }
+    let shown = shown(app);
+    let width = inner.width;
     let height = usize::from(inner.height);
-    let first = scroll.first_line(total, height);
+    app.conversation_width.set(width);
+    // The entries drawn, with their gap and lines, and the transcript row
+    // of the first of them.
+    let mut blocks: Vec<(usize, usize, Rendered)> = Vec::new();
+    let mut row;
+    let first;
+    if scroll.is_pinned() {
+        // Bottom-pinned: render upwards until the screen is full; nothing
+        // above is touched, however long the transcript.
+        let mut rows = 0;
+        for &(i, gap) in shown.iter().rev() {
+            let lines = entries[i].lines(width, &ctx);
+            rows += gap + lines.len();
+            blocks.push((i, gap, lines));
+            if rows >= height {
+                break;
+            }
+        }
+        blocks.reverse();
+        // The rows collected stand in for the total: a key that scrolls
+        // measures the whole transcript first (`App::measure_conversation`).
+        first = scroll.first_line(rows, height);
+        row = 0;
+    } else {
+        let heights: Vec<usize> = shown
+            .iter()
+            .map(|&(i, gap)| gap + entries[i].height(width, &ctx))
+            .collect();
+        first = scroll.first_line(heights.iter().sum(), height);
+        row = 0;
+        let mut filled = 0;
+        for (&(i, gap), &h) in shown.iter().zip(&heights) {
+            if row + h <= first && filled == 0 {
+                row += h;
+                continue;
+            }
+            blocks.push((i, gap, entries[i].lines(width, &ctx)));
+            filled += h;
+            if row + filled >= first + height {
+                break;
+            }
+        }
+    }
 
-    let mut row = 0usize; // line index in the whole transcript
     let mut y = inner.y;
     let bottom = inner.y + inner.height;
-    for (gap, lines) in &blocks {
+    for (_, gap, lines) in &blocks {
         let len = gap + lines.len();
-        if row + len <= first {
-            row += len;
-            continue;
-        }
         for i in 0..len {
             if row >= first && y < bottom {
                 if i >= *gap
@@ -101,10 +129,38 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             }
             row += 1;
         }
-        if y >= bottom {
-            break;
-        }
     }
+    let drawn = blocks.first().map_or(0, |b| b.0)..blocks.last().map_or(0, |b| b.0 + 1);
+    drop(blocks);
+    app.transcript.keep_lines_near(drawn);
+}
+
+/// The shown entries (all sessions', or the filtered one's) with the gap
+/// above each: one blank row between entries, none between consecutive
+/// one-liners (tool calls, notices) or above the first.
+fn shown(app: &App) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(app.transcript.entries.len());
+    let mut prev_compact: Option<bool> = None;
+    for (i, entry) in app.transcript.entries.iter().enumerate() {
+        if !app.shows(&entry.session) {
+            continue;
+        }
+        let gap = usize::from(prev_compact.is_some_and(|p| !(p && entry.is_compact())));
+        prev_compact = Some(entry.is_compact());
+        out.push((i, gap));
+    }
+    out
+}
+
+/// Rows of the whole conversation at `width`: entries not rendered at
+/// this width are rendered once, keeping only their height.
+pub fn total_rows(app: &App, width: u16) -> usize {
+    let ctx = app.render_ctx();
+    let entries = &app.transcript.entries;
+    shown(app)
+        .iter()
+        .map(|&(i, gap)| gap + entries[i].height(width, &ctx))
+        .sum()
 }
 
 fn welcome(app: &App, area: Rect, buf: &mut Buffer) {

@@ -12,6 +12,9 @@ pub mod stats;
 pub mod status;
 pub mod tools;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Margin, Rect};
 use ratatui::style::{Modifier, Style};
@@ -111,13 +114,11 @@ pub fn side(app: &App, pane: Pane, tabs: bool, area: Rect, buf: &mut Buffer) {
     }
     let width = usize::from(inner.width);
     let lines = match pane {
-        Pane::Routing => routing::lines(app, width),
-        Pane::Tools => tools::lines(app, width),
-        Pane::Memory => memory::lines(app, width),
-        Pane::Stats => stats::lines(app, width),
-        Pane::Conversation => Vec::new(),
+        Pane::Routing | Pane::Tools => app.side_lines.get(app, pane, inner.width),
+        Pane::Memory => Rc::new(wrap_lines(memory::lines(app, width), width)),
+        Pane::Stats => Rc::new(wrap_lines(stats::lines(app, width), width)),
+        Pane::Conversation => Rc::default(),
     };
-    let lines = wrap_lines(lines, width);
     if lines.is_empty() {
         let empty = match pane {
             Pane::Routing => "no routing decisions yet",
@@ -134,6 +135,58 @@ pub fn side(app: &App, pane: Pane, tabs: bool, area: Rect, buf: &mut Buffer) {
         return;
     }
     lines_in(&lines, inner, buf, app.side_scroll(pane));
+}
+
+/// The routing and tools feeds keep up to `feeds::KEEP` records each but
+/// show a dozen rows: formatting and wrapping all of them on every frame
+/// cost a millisecond a pane. Their wrapped lines are kept until the feed,
+/// the width or anything else they show changes.
+#[derive(Debug, Default)]
+pub struct SideCache {
+    routing: RefCell<Option<(SideKey, Rc<Vec<Line<'static>>>)>>,
+    tools: RefCell<Option<(SideKey, Rc<Vec<Line<'static>>>)>>,
+}
+
+/// Everything the feed panes' lines depend on: the feed's version, the
+/// width, the theme (epoch), and the sessions (origin badges name the
+/// sessions other than the TUI's own).
+#[derive(Debug, PartialEq)]
+struct SideKey {
+    version: u64,
+    width: u16,
+    epoch: u64,
+    session: String,
+    sessions: usize,
+}
+
+impl SideCache {
+    fn get(&self, app: &App, pane: Pane, width: u16) -> Rc<Vec<Line<'static>>> {
+        let (slot, version) = match pane {
+            Pane::Tools => (&self.tools, app.tools.version()),
+            _ => (&self.routing, app.routing.version()),
+        };
+        let key = SideKey {
+            version,
+            width,
+            epoch: app.epoch,
+            session: app.session.clone(),
+            sessions: app.sessions.len(),
+        };
+        let mut slot = slot.borrow_mut();
+        if let Some((k, lines)) = slot.as_ref()
+            && *k == key
+        {
+            return lines.clone();
+        }
+        let w = usize::from(width);
+        let lines = match pane {
+            Pane::Tools => tools::lines(app, w),
+            _ => routing::lines(app, w),
+        };
+        let lines = Rc::new(wrap_lines(lines, w));
+        *slot = Some((key, lines.clone()));
+        lines
+    }
 }
 
 /// Label and value pairs as muted label, plain value.

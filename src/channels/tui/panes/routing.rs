@@ -20,7 +20,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let mut out = Vec::new();
-    for record in &app.routing {
+    for record in app.routing.iter() {
         match record {
             RoutingRecord::Decision {
                 session,

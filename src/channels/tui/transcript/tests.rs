@@ -1,15 +1,5 @@
 use super::*;
 
-#[test]
-fn stable_prefix_stops_at_blank_lines_outside_fences() {
-    assert_eq!(stable_prefix("para one\n\npara two"), 10);
-    assert_eq!(stable_prefix("no blank yet"), 0);
-    let fenced = "intro\n\n```\ncode\n\nmore code\n";
-    assert_eq!(stable_prefix(fenced), 7);
-    let closed = "```\na\n\nb\n```\n\nafter";
-    assert_eq!(stable_prefix(closed), closed.len() - 5);
-}
-
 fn ctx<'a>(theme: &'a Theme, tools: &'a ToolLog) -> RenderCtx<'a> {
     RenderCtx {
         theme,
@@ -24,7 +14,7 @@ fn streaming_reuses_finished_blocks_and_matches_the_full_render() {
     let theme = Theme::default();
     let tools = ToolLog::default();
     let mut t = Transcript::default();
-    t.delta("s", &Origin::Tui, "first paragraph\n\nsecond ");
+    t.delta("s", &Origin::Tui, "first paragraph\n\nsecond\n");
     let a = t.entries[0].lines(40, &ctx(&theme, &tools));
     t.delta("s", &Origin::Tui, "part");
     let b = t.entries[0].lines(40, &ctx(&theme, &tools));
@@ -33,11 +23,68 @@ fn streaming_reuses_finished_blocks_and_matches_the_full_render() {
     assert!(Rc::ptr_eq(&a.head, &b.head));
     let cached = t.entries[0].cache.borrow().as_ref().map(|c| c.stable);
     assert_eq!(cached, Some("first paragraph\n\n".len()));
-    t.finish("s", &Origin::Tui, "first paragraph\n\nsecond part");
+    drop((a, b));
+    t.finish("s", &Origin::Tui, "first paragraph\n\nsecond\npart");
     let full = t.entries[0].lines(40, &ctx(&theme, &tools));
-    assert_eq!(full.to_vec(), b.to_vec());
     let again = t.entries[0].lines(40, &ctx(&theme, &tools));
     assert!(Rc::ptr_eq(&full.head, &again.head));
+    assert_eq!(full.to_vec(), whole("first paragraph\n\nsecond\npart", 40));
+}
+
+/// An answer's lines rendered in one go, as a transcript read back shows it.
+fn whole(text: &str, width: u16) -> Vec<Line<'static>> {
+    let theme = Theme::default();
+    let tools = ToolLog::default();
+    let mut t = Transcript::default();
+    t.answer("s", &Origin::Tui, text);
+    t.entries[0].lines(width, &ctx(&theme, &tools)).to_vec()
+}
+
+const TRICKY: &str = "# Plan\n\nSome *prose* with `code` and a [link](https://x.y).\n\n\
+1. one\n1. two\n\n1. three, loose\n\n   continued item\n\n\
+- a\n- b\n\n- c\n\n\
+| a | b |\n|---|---:|\n| 1 | 2 |\n\n\
+```rust\nfn main() {\n\n    let x = 1;\n}\n```\n\n\
+> quoted\n>\n> more\n\n\
+    indented code\n\n    after a blank\n\n\
+<div>\n\nhtml around\n\n</div>\n\n\
+---\n\nThe end.\n";
+
+#[test]
+fn streamed_answers_render_each_byte_once_and_match_the_whole() {
+    let theme = Theme::default();
+    let tools = ToolLog::default();
+    for text in [TRICKY.to_string(), TRICKY.repeat(4)] {
+        let text = text.as_str();
+        for step in [1, 3, 7, 64] {
+            let mut t = Transcript::default();
+            let mut frames = Vec::new();
+            let mut at = 0;
+            while at < text.len() {
+                let mut end = (at + step).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end += 1;
+                }
+                t.delta("s", &Origin::Tui, &text[at..end]);
+                at = end;
+                // A frame every few deltas, as the loop draws.
+                frames.push(t.entries[0].lines(60, &ctx(&theme, &tools)).len());
+            }
+            t.finish("s", &Origin::Tui, text);
+            // The last frame before the final one showed it all, the same way.
+            let streamed = t.entries[0].lines(60, &ctx(&theme, &tools)).len();
+            assert_eq!(frames.last().copied(), Some(streamed));
+            let shown = t.entries[0].lines(60, &ctx(&theme, &tools)).to_vec();
+            assert_eq!(shown, whole(text, 60), "step {step}");
+            let rendered = t.entries[0].cache.borrow().as_ref().map(|c| c.rendered);
+            assert_eq!(
+                rendered,
+                Some(text.len()),
+                "step {step}: bytes rendered twice"
+            );
+            assert!(frames.iter().all(|&n| n > 0));
+        }
+    }
 }
 
 #[test]

@@ -1,0 +1,69 @@
+//! Heights without lines: a long transcript keeps the rendered lines of
+//! the entries near the viewport only (they are most of its memory), and
+//! for the rest the number of rows they take at the last width, which is
+//! all scrolling needs.
+
+use std::ops::Range;
+
+use super::{Entry, Kind, RenderCtx, Transcript};
+
+/// Entries either side of the drawn ones that keep their lines, so
+/// scrolling a little does not render them again.
+const KEEP_AROUND: usize = 16;
+
+impl Entry {
+    /// Rows the entry takes at `width`. An entry not rendered at this
+    /// width is rendered once and only its row count is kept.
+    pub fn height(&self, width: u16, ctx: &RenderCtx<'_>) -> usize {
+        if self.open || matches!(self.kind, Kind::Tool(_)) {
+            return self.lines(width, ctx).len();
+        }
+        if let Some((key, rows)) = self.height.get()
+            && key == (width, ctx.epoch, self.text.len())
+        {
+            return rows;
+        }
+        let had_lines = self.cache.borrow().is_some();
+        let rows = self.lines(width, ctx).len();
+        if !had_lines {
+            self.cache.replace(None);
+        }
+        rows
+    }
+
+    /// Records the height of lines just rendered (finished entries only:
+    /// a streaming one changes with every delta).
+    pub(super) fn note_height(&self, width: u16, ctx: &RenderCtx<'_>, rows: usize) {
+        if !self.open && !matches!(self.kind, Kind::Tool(_)) {
+            self.height
+                .set(Some(((width, ctx.epoch, self.text.len()), rows)));
+        }
+    }
+
+    /// The text or how it renders changed: forget lines and height.
+    pub(super) fn invalidate(&self) {
+        self.cache.replace(None);
+        self.height.set(None);
+    }
+}
+
+impl Transcript {
+    /// Drops the cached lines of finished entries outside `drawn` (entry
+    /// indices) and a margin around it; their heights stay.
+    pub fn keep_lines_near(&self, drawn: Range<usize>) {
+        let keep = drawn.start.saturating_sub(KEEP_AROUND)..drawn.end.saturating_add(KEEP_AROUND);
+        for (i, e) in self.entries.iter().enumerate() {
+            if !keep.contains(&i) && !e.open && e.cache.borrow().is_some() {
+                e.cache.replace(None);
+            }
+        }
+    }
+
+    /// Entries holding rendered lines (tests: memory stays bounded).
+    pub fn entries_with_lines(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.cache.borrow().is_some())
+            .count()
+    }
+}
