@@ -284,3 +284,19 @@ fn any_terminal_size_renders_without_panicking() {
         }
     }
 }
+
+#[test]
+fn the_status_line_shows_the_discord_connection() {
+    use egirl::channels::tui::app::DiscordState;
+    let mut app = app();
+    assert!(screen(&app, 160, 30).contains("discord off"));
+    for (state, shown) in [
+        (DiscordState::Connecting, "discord connecting…"),
+        (DiscordState::Connected, "discord ●"),
+        (DiscordState::Down, "discord down"),
+    ] {
+        app.status.discord = state;
+        let s = screen(&app, 160, 30);
+        assert!(s.contains(shown), "{shown}: {s}");
+    }
+}

@@ -68,6 +68,17 @@ pub enum LocalState {
     Failing,
 }
 
+/// The Discord bot as the status line shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiscordState {
+    /// Not running (disabled, or no bot in this process).
+    Off,
+    Connecting,
+    Connected,
+    /// Was connected or tried to, and is not now.
+    Down,
+}
+
 #[derive(Clone, Debug)]
 pub struct StatusInfo {
     pub provider: String,
@@ -77,6 +88,7 @@ pub struct StatusInfo {
     /// Tokens of the last request of the TUI session (prompt + answer).
     pub context_used: u64,
     pub context_length: u64,
+    pub discord: DiscordState,
 }
 
 pub struct App {
@@ -148,6 +160,7 @@ impl App {
                 local: LocalState::Unknown,
                 context_used: 0,
                 context_length: options.context_length,
+                discord: DiscordState::Off,
             },
             focus: Focus::Input,
             zoom: None,

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::channels::tui::app::{App, LocalState};
+use crate::channels::tui::app::{App, DiscordState, LocalState};
 use crate::channels::tui::feeds::tokens;
 use crate::channels::tui::transcript::badge;
 use crate::channels::tui::wrap;
@@ -62,6 +62,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             format!("${session_cost:.4}"),
             Style::default().fg(t.text),
         )],
+        discord(app),
         target_session(app),
     ];
 
@@ -117,4 +118,16 @@ fn target_session(app: &App) -> Vec<Span<'static>> {
         )],
         _ => vec![Span::styled(app.session.clone(), t.muted())],
     }
+}
+
+/// The Discord bot's connection, as its events report it.
+fn discord(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let (text, color) = match app.status.discord {
+        DiscordState::Off => ("discord off", t.muted),
+        DiscordState::Connecting => ("discord connecting…", t.warning),
+        DiscordState::Connected => ("discord ●", t.routing_local),
+        DiscordState::Down => ("discord down", t.error),
+    };
+    vec![Span::styled(text, Style::default().fg(color))]
 }
