@@ -213,6 +213,7 @@ fn stream(events: &[Event]) -> StreamResult {
                     cached_tokens: 3500,
                     cost_usd: 0.0,
                     tokens_per_sec: Some(TOKENS_PER_SEC as f64),
+                    latency_ms: None,
                 },
                 EventKind::Final { text },
                 EventKind::TurnEnded { interrupted: false },

@@ -222,6 +222,9 @@ pub enum EventKind {
         cost_usd: f64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tokens_per_sec: Option<f64>,
+        /// Prompt processing plus generation, in milliseconds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        latency_ms: Option<u64>,
     },
     /// Older turns were left out of the request so that it fits the window.
     ContextTrimmed {

@@ -311,6 +311,10 @@ fn emit_usage(turn: &Turn<'_>, provider: &str, response: &ChatResponse) {
         output_tokens: response.usage.output_tokens,
         cached_tokens: response.usage.cached_tokens,
         tokens_per_sec: response.usage.tokens_per_sec(),
+        latency_ms: {
+            let ms = response.usage.prompt_ms + response.usage.predicted_ms;
+            (ms > 0.0).then(|| ms.round() as u64)
+        },
     });
 }
 

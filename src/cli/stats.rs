@@ -228,6 +228,7 @@ mod tests {
             cached_tokens: 1,
             cost_usd: cost,
             tokens_per_sec: None,
+            latency_ms: None,
         }
     }
 

@@ -35,6 +35,8 @@ pub struct UsageLine {
     pub cost_usd: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_sec: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
 }
 
 impl UsageLine {
@@ -48,6 +50,7 @@ impl UsageLine {
             cached_tokens,
             cost_usd,
             tokens_per_sec,
+            latency_ms,
         } = &event.kind
         else {
             return None;
@@ -64,6 +67,7 @@ impl UsageLine {
             cached_tokens: *cached_tokens,
             cost_usd: *cost_usd,
             tokens_per_sec: *tokens_per_sec,
+            latency_ms: *latency_ms,
         })
     }
 }
@@ -148,6 +152,7 @@ mod tests {
             cached_tokens: 40,
             cost_usd: cost,
             tokens_per_sec: Some(12.5),
+            latency_ms: None,
         }
     }
 

@@ -148,6 +148,7 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
             cached_tokens: 3500,
             cost_usd: 0.0,
             tokens_per_sec: Some(48.0),
+            latency_ms: None,
         }));
         out.push(ev(EventKind::Final {
             text: turn.answer.clone(),

@@ -179,6 +179,7 @@ pub fn turn(user: &str, answer: &str) -> Vec<Event> {
         cached_tokens: 1000,
         cost_usd: 0.0,
         tokens_per_sec: Some(42.5),
+        latency_ms: None,
     }));
     events.push(ev(EventKind::Final {
         text: answer.into(),

@@ -145,6 +145,7 @@ fn busy_app() -> App {
                 cached_tokens: 0,
                 cost_usd: 0.0222,
                 tokens_per_sec: None,
+                latency_ms: None,
             }),
             ev_from(
                 "discord-7",

@@ -414,6 +414,7 @@ impl App {
                 cached_tokens,
                 cost_usd,
                 tokens_per_sec,
+                ..
             } => {
                 if target != Some(Target::Remote) {
                     self.status.local = LocalState::Up;
