@@ -75,9 +75,10 @@ async fn code_goes_remote_and_chat_stays_local() {
         Some("fn parse(s: &str) -> Date { todo!() }")
     );
     assert_eq!(local.hits("/v1/chat/completions"), 0);
-    // Usage names the remote provider and prices it.
+    // Usage names the remote provider, prices it and times it.
     assert!(events.iter().any(|e| matches!(e,
-        EventKind::Usage { provider, cost_usd, .. } if provider == "openai" && *cost_usd > 0.0)));
+        EventKind::Usage { provider, cost_usd, latency_ms: Some(_), .. }
+            if provider == "openai" && *cost_usd > 0.0)));
 
     local.push_reply(LocalReply::text("Hey! All good here."));
     h.send("s", "hey, how's it going?");
