@@ -322,6 +322,7 @@ fn record(text: &str) -> Record {
         ts: Utc::now(),
         origin: Origin::Cli,
         typed: Some(text.to_string()),
+        provider: None,
         message: ChatMessage::user(agent::user_message(text, Local::now())),
     }
 }

@@ -225,6 +225,7 @@ fn record(secs: i64, message: ChatMessage) -> Record {
         ts: at(secs),
         origin: Origin::Cli,
         typed: None,
+        provider: None,
         message,
     }
 }

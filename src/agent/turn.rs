@@ -77,10 +77,27 @@ impl Session {
         typed: Option<String>,
         message: ChatMessage,
     ) -> Result<()> {
+        self.push_record(origin, typed, None, message)
+    }
+
+    /// A model's reply, with the provider that wrote it (the distillation
+    /// export keeps only what a remote model answered).
+    fn push_reply(&mut self, origin: &Origin, provider: &str, message: ChatMessage) -> Result<()> {
+        self.push_record(origin, None, Some(provider.to_string()), message)
+    }
+
+    fn push_record(
+        &mut self,
+        origin: &Origin,
+        typed: Option<String>,
+        provider: Option<String>,
+        message: ChatMessage,
+    ) -> Result<()> {
         self.transcript.append(&Record {
             ts: Utc::now(),
             origin: origin.clone(),
             typed,
+            provider,
             message: message.clone(),
         })?;
         self.history.push(message);
@@ -216,7 +233,7 @@ async fn run_steps(
             return Ok(true);
         };
         emit_usage(turn, &provider, &response);
-        session.push(&turn.origin, None, response.message.clone())?;
+        session.push_reply(&turn.origin, &provider, response.message.clone())?;
 
         if response.tool_calls.is_empty() {
             // A weak local answer goes to the remote model, once.

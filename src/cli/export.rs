@@ -170,14 +170,20 @@ pub fn escalated_turns(records: &[Record], escalations: &[DateTime<Utc>]) -> Vec
             .iter()
             .position(|r| r.message.role == Role::User)
             .map_or(records.len(), |i| start + 1 + i);
+        let after: Vec<&Record> = records[start + 1..end]
+            .iter()
+            .filter(|r| r.ts > at)
+            .collect();
+        // A remote failure falls back to the local model: such a turn
+        // teaches the local model nothing new. Older transcripts name no
+        // provider and are kept.
+        let answered_locally = after.iter().any(|r| {
+            r.message.role == Role::Assistant
+                && r.provider.as_deref() == Some(crate::tracking::usage_log::LOCAL_PROVIDER)
+        });
         let mut turn = vec![records[start].message.clone()];
-        turn.extend(
-            records[start + 1..end]
-                .iter()
-                .filter(|r| r.ts > at)
-                .map(|r| r.message.clone()),
-        );
-        if turn.iter().any(|m| m.role == Role::Assistant) {
+        turn.extend(after.iter().map(|r| r.message.clone()));
+        if !answered_locally && turn.iter().any(|m| m.role == Role::Assistant) {
             turns.push(turn);
         }
     }
@@ -237,6 +243,7 @@ mod tests {
             ts: DateTime::from_timestamp(1_700_000_000 + secs, 0).unwrap_or_default(),
             origin: Origin::Tui,
             typed: None,
+            provider: None,
             message,
         }
     }
@@ -257,5 +264,28 @@ mod tests {
         assert_eq!(contents, ["q1", "strong"]);
         // A user message alone is not an example.
         assert!(example(&[ChatMessage::user("hi")], &[]).is_none());
+    }
+
+    #[test]
+    fn a_turn_the_local_model_answered_after_a_remote_failure_is_left_out() {
+        let by = |secs, text, provider: &str| Record {
+            provider: Some(provider.to_string()),
+            ..rec(secs, ChatMessage::assistant(text))
+        };
+        let records = [
+            rec(0, ChatMessage::user("q1")),
+            by(1, "weak", "llamacpp"),
+            by(3, "fallback after anthropic failed", "llamacpp"),
+            rec(10, ChatMessage::user("q2")),
+            by(11, "weak", "llamacpp"),
+            by(13, "strong", "anthropic"),
+        ];
+        let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap_or_default();
+        let turns = escalated_turns(&records, &[at(2), at(12)]);
+        let contents: Vec<Vec<&str>> = turns
+            .iter()
+            .map(|t| t.iter().map(|m| m.content.as_str()).collect())
+            .collect();
+        assert_eq!(contents, [["q2", "strong"]]);
     }
 }

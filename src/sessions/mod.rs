@@ -17,6 +17,10 @@ pub struct Record {
     /// What the user typed, when it differs from what the model was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub typed: Option<String>,
+    /// Who wrote an assistant message: `llamacpp`, `anthropic`, `openai`,
+    /// `azure` (absent for other messages and in older transcripts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     #[serde(flatten)]
     pub message: ChatMessage,
 }
@@ -141,6 +145,7 @@ mod tests {
                 ts: chrono::Utc::now(),
                 origin: Origin::Cli,
                 typed: None,
+                provider: None,
                 message: ChatMessage::user(text),
             })
             .unwrap();
@@ -160,6 +165,7 @@ mod tests {
             ts: chrono::Utc::now(),
             origin: Origin::Cli,
             typed: None,
+            provider: None,
             message: ChatMessage::user("three"),
         })
         .unwrap();

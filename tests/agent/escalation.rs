@@ -124,6 +124,13 @@ async fn a_hedging_local_answer_is_replayed_remotely() {
         .collect();
     assert!(texts.contains(&"I'm not sure, maybe Sydney?"), "{texts:?}");
     assert_eq!(texts.last(), Some(&"Canberra."));
+    // Each reply names who wrote it (the distillation export needs it).
+    let providers: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["role"] == "assistant")
+        .filter_map(|r| r["provider"].as_str())
+        .collect();
+    assert_eq!(providers, ["llamacpp", "openai"]);
     assert!(
         !texts.iter().any(|t| t.contains("[egirl]")),
         "the hand-off note is never saved"

@@ -165,6 +165,7 @@ pub fn records(turns: &[Turn]) -> Vec<Record> {
         ts,
         origin: Origin::Tui,
         typed: None,
+        provider: None,
         message,
     };
     let mut out = Vec::new();

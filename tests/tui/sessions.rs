@@ -195,6 +195,7 @@ fn record(origin: Origin, message: ChatMessage) -> Record {
         ts: chrono::Utc::now(),
         origin,
         typed: None,
+        provider: None,
         message,
     }
 }
