@@ -141,6 +141,20 @@ pub enum Op {
     Shutdown,
 }
 
+/// A background bot's connection (the Discord bridge), as surfaces show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BotStatus {
+    /// Not running: disabled, or no bot in this process.
+    Off,
+    Connecting,
+    /// Connected and identified as this bot user.
+    Ready(String),
+    /// Lost the connection; the bot is getting it back.
+    Reconnecting(String),
+    /// Gave up for now (e.g. a bad token); retried later.
+    Stopped(String),
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemoryHit {
     pub path: String,

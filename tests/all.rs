@@ -1,6 +1,7 @@
 //! The one integration-test binary: each module is a suite.
 mod agent;
 mod cli_stats_export;
+mod discord;
 mod headless_cli;
 mod provider_anthropic;
 mod provider_llamacpp;

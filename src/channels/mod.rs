@@ -1,4 +1,5 @@
 //! Surfaces: each a thin adapter over the protocol; none knows another.
 
+pub mod discord;
 pub mod headless;
 pub mod tui;

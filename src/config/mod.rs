@@ -299,7 +299,12 @@ pub struct DiscordConfig {
     #[serde(deserialize_with = "duration::string_or_int_list")]
     pub allowed_channels: Vec<String>,
     pub require_mention: bool,
+    /// REST base of a Discord API proxy (or a local fake): requests go to
+    /// `{proxy}/api/v10/...` and the client-side ratelimiter is off.
     pub proxy: Option<String>,
+    /// The allowed users may answer an exec approval from Discord (a reply
+    /// "yes"/"no" or a ✅/❌ reaction); the first answer anywhere wins.
+    pub approve_in_discord: bool,
 }
 
 impl Default for DiscordConfig {
@@ -310,6 +315,7 @@ impl Default for DiscordConfig {
             allowed_channels: vec!["dm".into()],
             require_mention: true,
             proxy: None,
+            approve_in_discord: false,
         }
     }
 }

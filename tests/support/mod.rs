@@ -1,6 +1,7 @@
 //! Fakes and helpers shared by the integration suites.
 
 pub mod fake_anthropic;
+pub mod fake_discord;
 pub mod fake_llama;
 pub mod fake_openai;
 pub mod fake_remote;

@@ -1,0 +1,131 @@
+//! Events out: the answers of Discord sessions become messages in their
+//! channel (split at 2,000 characters, the first replying to the message
+//! that asked), typing shows while a turn runs, and approvals are asked
+//! or denied as the bridge's options say.
+
+use std::sync::Arc;
+
+use serenity::all::{ChannelId, CreateAllowedMentions, CreateMessage, Http, MessageId};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+use super::{Bridge, approvals, channel_of, chunk, lock};
+use crate::protocol::{Event, EventKind, Op, Origin, ReviewDecision};
+
+pub async fn run(
+    bridge: Arc<Bridge>,
+    mut events: UnboundedReceiver<Event>,
+    stop: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Some(event) => handle(&bridge, event).await,
+                None => break,
+            },
+            _ = stop.cancelled() => break,
+        }
+    }
+    // Typing stops with the bridge.
+    lock(&bridge.turns).clear();
+}
+
+async fn handle(bridge: &Bridge, event: Event) {
+    let Some(channel) = channel_of(&event.session) else {
+        return;
+    };
+    match &event.kind {
+        EventKind::TurnStarted { .. } => bridge.start_typing(&event.session, channel),
+        EventKind::Final { text } => {
+            let reply_to = next_reply(bridge, &event);
+            send(bridge, channel, reply_to, text).await;
+        }
+        EventKind::Error { message } => {
+            let reply_to = next_reply(bridge, &event);
+            send(bridge, channel, reply_to, &format!("⚠️ {message}")).await;
+        }
+        EventKind::TurnEnded { .. } => bridge.stop_typing(&event.session),
+        EventKind::ApprovalRequest { id, command, .. } => {
+            approval_requested(bridge, channel, id, command).await;
+        }
+        EventKind::ApprovalDecision { id, .. } => {
+            bridge.approvals.remove(id);
+        }
+        _ => {}
+    }
+}
+
+/// The message a Discord-started turn answers; a turn typed into this
+/// session from the TUI has none.
+fn next_reply(bridge: &Bridge, event: &Event) -> Option<MessageId> {
+    if !matches!(event.origin, Origin::Discord(_)) {
+        return None;
+    }
+    lock(&bridge.turns)
+        .get_mut(&event.session)
+        .and_then(|turn| turn.reply_to.pop_front())
+}
+
+async fn approval_requested(bridge: &Bridge, channel: ChannelId, id: &str, command: &str) {
+    if bridge.config.approve_in_discord {
+        bridge.approvals.insert(id, channel);
+        if let Some(prompt) = send(bridge, channel, None, &approvals::prompt_text(command)).await {
+            bridge.approvals.set_prompt(id, prompt);
+        }
+    } else if !bridge.attended {
+        // Nobody can answer: the policy's fallback is deny (allow rules were
+        // checked before the request was raised).
+        bridge.agent.submit(Op::ApprovalDecision {
+            id: id.to_string(),
+            decision: ReviewDecision::Denied,
+            by: Origin::Discord(channel.get().to_string()),
+        });
+    }
+}
+
+/// Sends `text` in chunks; returns the id of the first message sent.
+/// A failure is logged: the answer stays in the session's transcript.
+async fn send(
+    bridge: &Bridge,
+    channel: ChannelId,
+    reply_to: Option<MessageId>,
+    text: &str,
+) -> Option<MessageId> {
+    let Some(http) = bridge.http() else {
+        tracing::warn!("discord: not connected; an answer for channel {channel} was not sent");
+        return None;
+    };
+    let mut first = None;
+    for (i, part) in chunk::split(text, chunk::DISCORD_LIMIT)
+        .into_iter()
+        .enumerate()
+    {
+        let reference = if i == 0 { reply_to } else { None };
+        match send_one(&http, channel, reference, part).await {
+            Ok(id) => {
+                first.get_or_insert(id);
+            }
+            Err(e) => {
+                tracing::warn!("discord: sending to channel {channel} failed: {e}");
+                break;
+            }
+        }
+    }
+    first
+}
+
+async fn send_one(
+    http: &Http,
+    channel: ChannelId,
+    reply_to: Option<MessageId>,
+    content: String,
+) -> serenity::Result<MessageId> {
+    // The model's text never pings @everyone, roles or users.
+    let mut message = CreateMessage::new()
+        .content(content)
+        .allowed_mentions(CreateAllowedMentions::new().replied_user(false));
+    if let Some(original) = reply_to {
+        message = message.reference_message((channel, original));
+    }
+    Ok(channel.send_message(http, message).await?.id)
+}

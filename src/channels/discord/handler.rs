@@ -1,0 +1,136 @@
+//! Gateway events in: messages become ops for the core (or answers to a
+//! waiting approval), connection changes become the bridge's status.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serenity::all::{
+    ConnectionStage, Context, EventHandler, Message, Reaction, ReactionType, Ready, ResumedEvent,
+    ShardStageUpdateEvent,
+};
+use serenity::async_trait;
+
+use super::{Bridge, approvals, filter, lock, session_for};
+use crate::protocol::{BotStatus, Op, Origin, ReviewDecision};
+
+pub struct Handler {
+    bridge: Arc<Bridge>,
+}
+
+impl Handler {
+    pub fn new(bridge: Arc<Bridge>) -> Self {
+        Self { bridge }
+    }
+
+    fn ready_status(&self) -> BotStatus {
+        BotStatus::Ready(lock(&self.bridge.bot_name).clone())
+    }
+
+    fn decide(&self, id: String, decision: ReviewDecision, channel: u64) {
+        self.bridge.agent.submit(Op::ApprovalDecision {
+            id,
+            decision,
+            by: Origin::Discord(channel.to_string()),
+        });
+    }
+}
+
+#[async_trait]
+impl EventHandler for Handler {
+    async fn ready(&self, _ctx: Context, ready: Ready) {
+        self.bridge
+            .bot_id
+            .store(ready.user.id.get(), Ordering::Relaxed);
+        *lock(&self.bridge.bot_name) = ready.user.name.clone();
+        tracing::info!("discord: ready as {}", ready.user.name);
+        self.bridge.set_status(self.ready_status());
+    }
+
+    async fn resume(&self, _ctx: Context, _event: ResumedEvent) {
+        tracing::info!("discord: session resumed");
+        self.bridge.set_status(self.ready_status());
+    }
+
+    async fn shard_stage_update(&self, _ctx: Context, event: ShardStageUpdateEvent) {
+        let was_ready = matches!(&*self.bridge.status.borrow(), BotStatus::Ready(_));
+        match event.new {
+            ConnectionStage::Connected => self.bridge.set_status(self.ready_status()),
+            ConnectionStage::Disconnected
+            | ConnectionStage::Connecting
+            | ConnectionStage::Resuming
+                if was_ready =>
+            {
+                tracing::info!("discord: connection lost ({:?}); reconnecting", event.new);
+                self.bridge.set_status(BotStatus::Reconnecting(
+                    "connection lost; reconnecting".into(),
+                ));
+            }
+            _ => {}
+        }
+    }
+
+    async fn message(&self, ctx: Context, msg: Message) {
+        let bot_id = self.bridge.bot_id();
+        let channel = msg.channel_id.get();
+        let incoming = filter::Incoming {
+            author_id: msg.author.id.get(),
+            author_is_bot: msg.author.bot,
+            channel_id: channel,
+            is_dm: msg.guild_id.is_none(),
+            mentions_bot: msg.mentions.iter().any(|u| u.id.get() == bot_id),
+            content: &msg.content,
+        };
+        let text = match filter::accept(&incoming, &self.bridge.config, bot_id) {
+            Ok(text) => text,
+            Err(why) => {
+                tracing::debug!(
+                    channel,
+                    author = msg.author.id.get(),
+                    ?why,
+                    "discord: ignored a message"
+                );
+                return;
+            }
+        };
+        if self.bridge.config.approve_in_discord
+            && let Some(decision) = approvals::parse_reply(&text)
+            && let Some(id) = self.bridge.approvals.oldest_in(msg.channel_id)
+        {
+            self.decide(id, decision, channel);
+            return;
+        }
+        let session = session_for(channel);
+        {
+            let mut turns = lock(&self.bridge.turns);
+            let turn = turns.entry(session.clone()).or_default();
+            turn.reply_to.push_back(msg.id);
+            if turn.typing.is_none() {
+                turn.typing = Some(msg.channel_id.start_typing(&ctx.http));
+            }
+        }
+        self.bridge.agent.submit(Op::UserMessage {
+            session,
+            origin: Origin::Discord(channel.to_string()),
+            text,
+        });
+    }
+
+    async fn reaction_add(&self, _ctx: Context, reaction: Reaction) {
+        if !self.bridge.config.approve_in_discord {
+            return;
+        }
+        let Some(user) = reaction.user_id else { return };
+        if user.get() == self.bridge.bot_id() || !self.bridge.is_allowed_user(user.get()) {
+            return;
+        }
+        let ReactionType::Unicode(emoji) = &reaction.emoji else {
+            return;
+        };
+        let Some(decision) = approvals::parse_reaction(emoji) else {
+            return;
+        };
+        if let Some(id) = self.bridge.approvals.by_prompt(reaction.message_id) {
+            self.decide(id, decision, reaction.channel_id.get());
+        }
+    }
+}

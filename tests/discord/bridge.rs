@@ -1,0 +1,197 @@
+//! Messages in, answers out, the ignore rules, long answers, reconnects.
+
+use std::time::Duration;
+
+use egirl::channels::discord::{self, DiscordOptions};
+use egirl::protocol::{BotStatus, EventKind, Origin};
+use secrecy::SecretString;
+
+use super::{DM, GUILD, GUILD_CHANNEL, settle, start};
+use crate::support::fake_discord::{FakeDiscord, UserMessage};
+use crate::support::fake_llama::Reply;
+
+#[tokio::test]
+async fn dm_from_the_owner_gets_the_answer_as_a_reply() {
+    let mut rig = start(true, |_| {}, |_| {}).await;
+    rig.llama.push_reply(Reply::text("hello from egirl"));
+    let asked = rig.discord.send(UserMessage::dm(DM, "hi there"));
+
+    let sent = rig.discord.wait_sent(1).await;
+    assert_eq!(sent[0].channel, DM);
+    assert_eq!(sent[0].content, "hello from egirl");
+    assert_eq!(sent[0].reply_to, Some(asked));
+    assert!(rig.discord.typing().contains(&DM), "typing was never sent");
+
+    // The TUI-side subscriber saw the Discord session's turn.
+    let session = discord::session_for(DM);
+    let events = rig.turn(&session).await;
+    assert!(
+        events
+            .iter()
+            .all(|e| e.origin == Origin::Discord(DM.to_string()))
+    );
+    assert!(events.iter().any(|e| matches!(&e.kind,
+        EventKind::TurnStarted { text } if text == "hi there")));
+    assert!(events.iter().any(|e| matches!(&e.kind,
+        EventKind::Final { text } if text == "hello from egirl")));
+    // The model saw the text without any mention markup.
+    let request = rig.llama.requests_to("/v1/chat/completions");
+    assert_eq!(request.len(), 1);
+}
+
+#[tokio::test]
+async fn strangers_other_bots_other_channels_and_unmentioned_guild_messages_are_ignored() {
+    let rig = start(true, |_| {}, |_| {}).await;
+    rig.discord.send(UserMessage {
+        author: 7,
+        ..UserMessage::dm(DM, "I am not the owner")
+    });
+    rig.discord.send(UserMessage {
+        author_is_bot: true,
+        author: 8,
+        ..UserMessage::dm(DM, "beep")
+    });
+    rig.discord.send(UserMessage {
+        guild: Some(GUILD),
+        mentions_bot: true,
+        ..UserMessage::dm(6002, "<@900> wrong channel")
+    });
+    rig.discord.send(UserMessage {
+        guild: Some(GUILD),
+        ..UserMessage::dm(GUILD_CHANNEL, "no mention")
+    });
+    settle().await;
+    assert!(rig.discord.sent().is_empty(), "{:?}", rig.discord.sent());
+    assert!(rig.llama.requests_to("/v1/chat/completions").is_empty());
+
+    // The same channel with a mention is answered, so the bridge was alive.
+    rig.llama.push_reply(Reply::text("here"));
+    let asked = rig.discord.send(UserMessage {
+        guild: Some(GUILD),
+        mentions_bot: true,
+        ..UserMessage::dm(GUILD_CHANNEL, "<@900> ping")
+    });
+    let sent = rig.discord.wait_sent(1).await;
+    assert_eq!(
+        (sent[0].channel, sent[0].reply_to),
+        (GUILD_CHANNEL, Some(asked))
+    );
+    assert_eq!(rig.llama.requests_to("/v1/chat/completions").len(), 1);
+    let body = rig.llama.requests_to("/v1/chat/completions").remove(0);
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    let text = last["content"].as_str().unwrap();
+    assert!(text.starts_with("ping"), "{text}");
+}
+
+fn units(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+#[tokio::test]
+async fn a_long_answer_arrives_in_valid_chunks_with_balanced_fences() {
+    let mut rig = start(true, |_| {}, |_| {}).await;
+    let code: Vec<String> = (0..120)
+        .map(|i| format!("    println!(\"line {i:03} of the generated example\");"))
+        .collect();
+    let answer = format!(
+        "Here is the program:\n\n```rust\nfn main() {{\n{}\n}}\n```\n\n{}",
+        code.join("\n"),
+        "That is all. ".repeat(40)
+    );
+    assert!(answer.len() > 5000, "{}", answer.len());
+    rig.llama.push_reply(Reply::text(&answer));
+    let asked = rig.discord.send(UserMessage::dm(DM, "write it"));
+    rig.turn(&discord::session_for(DM)).await;
+    let sent = rig.discord.wait_sent(3).await;
+
+    assert!(sent.len() >= 3, "{} chunks", sent.len());
+    for (i, m) in sent.iter().enumerate() {
+        assert!(
+            units(&m.content) <= 2000,
+            "chunk {i}: {} units",
+            units(&m.content)
+        );
+        let fences = m
+            .content
+            .lines()
+            .filter(|l| l.trim_start().starts_with("```"))
+            .count();
+        assert_eq!(
+            fences % 2,
+            0,
+            "chunk {i} has unbalanced fences:\n{}",
+            m.content
+        );
+        assert_eq!(m.reply_to, if i == 0 { Some(asked) } else { None });
+    }
+    // Every code line arrives once, in order.
+    let lines: Vec<&str> = sent
+        .iter()
+        .flat_map(|m| m.content.lines())
+        .filter(|l| l.contains("of the generated example"))
+        .collect();
+    assert_eq!(lines, code.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(sent.last().unwrap().content.ends_with("That is all."));
+}
+
+#[tokio::test]
+async fn the_bot_reconnects_after_the_gateway_closes_the_socket() {
+    let mut rig = start(true, |_| {}, |_| {}).await;
+    let bot = rig.bot.as_ref().unwrap();
+    let mut status = bot.status.clone();
+    rig.discord.close_socket();
+    rig.discord.wait_sessions(2).await;
+    assert_eq!(rig.discord.identifies() + rig.discord.resumes(), 2);
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        status.wait_for(|s| matches!(s, BotStatus::Ready(_))),
+    )
+    .await
+    .expect("ready again")
+    .unwrap();
+
+    rig.llama.push_reply(Reply::text("still here"));
+    rig.discord.send(UserMessage::dm(DM, "you there?"));
+    let sent = rig.discord.wait_sent(1).await;
+    assert_eq!(sent[0].content, "still here");
+    rig.turn(&discord::session_for(DM)).await;
+}
+
+#[tokio::test]
+async fn a_rejected_token_shows_in_the_status_and_never_panics() {
+    let llama = crate::support::fake_llama::FakeLlama::start().await;
+    let fake = FakeDiscord::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (workspace, _) = egirl::workspace::ensure(&dir.path().join("ws")).unwrap();
+    let (agent, _core) = egirl::agent::spawn_with(
+        crate::agent::config_for(&llama),
+        workspace,
+        Vec::new(),
+        Default::default(),
+    );
+    let bot = discord::spawn(
+        agent,
+        DiscordOptions {
+            config: super::discord_config(&fake),
+            token: SecretString::from(crate::support::fake_discord::BAD_TOKEN.to_string()),
+            attended: true,
+        },
+    );
+    let mut status = bot.status.clone();
+    let stopped = tokio::time::timeout(
+        Duration::from_secs(15),
+        status.wait_for(|s| matches!(s, BotStatus::Stopped(_))),
+    )
+    .await
+    .expect("stopped within 15 s")
+    .unwrap()
+    .clone();
+    let BotStatus::Stopped(reason) = stopped else {
+        unreachable!()
+    };
+    assert!(reason.contains("rejected the token"), "{reason}");
+    assert!(!reason.contains(crate::support::fake_discord::BAD_TOKEN));
+    tokio::time::timeout(Duration::from_secs(6), bot.stop())
+        .await
+        .expect("stops promptly");
+}
