@@ -4,6 +4,7 @@
 mod doctor;
 pub mod export;
 mod init;
+mod serve;
 pub mod stats;
 
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 
 use crate::agent::{self, AgentHandle};
+use crate::channels::discord::{self, Discord, DiscordOptions};
 use crate::channels::headless::{self, HeadlessOptions, Outcome};
 use crate::channels::tui;
 use crate::config::{self, Config, Secrets};
@@ -57,6 +59,9 @@ pub enum CliCommand {
     Stats(stats::StatsArgs),
     /// Sessions as fine-tuning JSONL (the Qwen3 format of the egirl spec).
     Export(export::ExportArgs),
+    /// Run without a TUI: the Discord bot (and later heartbeat, cron,
+    /// webhook) until SIGTERM or Ctrl+C.
+    Serve,
 }
 
 /// A failure with its exit code, printed as one line.
@@ -144,7 +149,14 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                 Outcome::Failed | Outcome::Interrupted => EXIT_FAILURE,
             }
         }
+        None if matches!(cli.command, Some(CliCommand::Serve)) => {
+            let mut notices = notices;
+            let discord = start_discord(&env, &agent, false, &mut notices);
+            serve::run(notices, discord).await
+        }
         None => {
+            let mut notices = notices;
+            let discord = start_discord(&env, &agent, true, &mut notices);
             let options = tui::TuiOptions {
                 session,
                 theme: env.config.ui.theme.clone(),
@@ -153,8 +165,13 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                 endpoint: env.config.local.endpoint.clone(),
                 context_length: env.config.local.context_length,
                 notices,
+                discord: discord.as_ref().map(|d| d.status.clone()),
             };
-            tui::run(&agent, options).await
+            let code = tui::run(&agent, options).await;
+            if let Some(bot) = discord {
+                bot.stop().await;
+            }
+            code
         }
     };
     shutdown(agent, core).await;
@@ -162,6 +179,39 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         server.stop().await;
     }
     Ok(code)
+}
+
+/// Starts the Discord bot when `[channels.discord] enabled`; without a
+/// token it stays off and says so. `attended`: a TUI can answer approvals.
+fn start_discord(
+    env: &Environment,
+    agent: &AgentHandle,
+    attended: bool,
+    notices: &mut Vec<String>,
+) -> Option<Discord> {
+    let config = &env.config.channels.discord;
+    if !config.enabled {
+        return None;
+    }
+    let Some(token) = env.secrets.discord_token.clone() else {
+        let notice = "[channels.discord] is enabled but DISCORD_TOKEN is not set; the bot is off"
+            .to_string();
+        tracing::warn!("{notice}");
+        notices.push(notice);
+        return None;
+    };
+    if config.allowed_users.is_empty() {
+        notices
+            .push("[channels.discord] allowed_users is empty: the bot answers nobody".to_string());
+    }
+    Some(discord::spawn(
+        agent.clone(),
+        DiscordOptions {
+            config: config.clone(),
+            token,
+            attended,
+        },
+    ))
 }
 
 async fn shutdown(agent: AgentHandle, core: tokio::task::JoinHandle<()>) {

@@ -195,3 +195,21 @@ async fn a_rejected_token_shows_in_the_status_and_never_panics() {
         .await
         .expect("stops promptly");
 }
+
+#[tokio::test]
+async fn an_answer_to_a_message_typed_in_the_tui_goes_to_the_channel() {
+    let mut rig = start(true, |_| {}, |_| {}).await;
+    rig.llama.push_reply(Reply::text("sent from the desk"));
+    let session = discord::session_for(DM);
+    rig.agent.submit(egirl::protocol::Op::UserMessage {
+        session: session.clone(),
+        origin: Origin::Tui,
+        text: "tell them hi".into(),
+    });
+    rig.turn(&session).await;
+    let sent = rig.discord.wait_sent(1).await;
+    assert_eq!(
+        (sent[0].channel, sent[0].content.as_str(), sent[0].reply_to),
+        (DM, "sent from the desk", None)
+    );
+}

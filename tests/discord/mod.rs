@@ -3,6 +3,7 @@
 
 mod approvals;
 mod bridge;
+mod serve;
 
 use std::time::Duration;
 

@@ -199,3 +199,34 @@ async fn health_probes_redraw_only_when_the_answer_changes() {
         egirl::channels::tui::app::LocalState::Failing
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn discord_status_changes_reach_the_status_line() {
+    use egirl::protocol::BotStatus;
+    let mut app = app();
+    let (_core_tx, core) = mpsc::unbounded_channel::<Event>();
+    let (tx, internal) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let ready = BotStatus::Ready("egirl-bot".into());
+        for status in [BotStatus::Connecting, ready.clone(), ready] {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let _ = tx.send(AppEvent::Discord(status));
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let _ = tx.send(AppEvent::Quit);
+    });
+    let mut host = Recorder::default();
+    let frames = drive(
+        &mut terminal(),
+        &mut app,
+        keys(Vec::new()),
+        core,
+        internal,
+        &mut host,
+    )
+    .await
+    .expect("loop");
+    // The first frame, "connecting", "ready" (the repeat draws nothing).
+    assert_eq!(frames, 3);
+    assert_eq!(app.status.discord, BotStatus::Ready("egirl-bot".into()));
+}

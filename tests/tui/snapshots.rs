@@ -288,13 +288,20 @@ fn any_terminal_size_renders_without_panicking() {
 
 #[test]
 fn the_status_line_shows_the_discord_connection() {
-    use egirl::channels::tui::app::DiscordState;
+    use egirl::protocol::BotStatus;
     let mut app = app();
     assert!(screen(&app, 160, 30).contains("discord off"));
     for (state, shown) in [
-        (DiscordState::Connecting, "discord connecting…"),
-        (DiscordState::Connected, "discord ●"),
-        (DiscordState::Down, "discord down"),
+        (BotStatus::Connecting, "discord connecting…"),
+        (BotStatus::Ready("egirl-bot".into()), "discord ● egirl-bot"),
+        (
+            BotStatus::Reconnecting("connection lost".into()),
+            "discord reconnecting…",
+        ),
+        (
+            BotStatus::Stopped("Discord rejected the token (DISCORD_TOKEN)".into()),
+            "discord stopped: Discord rejected the token",
+        ),
     ] {
         app.status.discord = state;
         let s = screen(&app, 160, 30);

@@ -18,7 +18,7 @@ pub use super::sessions::SessionInfo;
 use super::sessions::SessionPicker;
 use super::theme::Theme;
 use super::transcript::{Kind, Level, RenderCtx, Transcript};
-use crate::protocol::{Event, EventKind, Op, Origin, SessionId, Target};
+use crate::protocol::{BotStatus, Event, EventKind, Op, Origin, SessionId, Target};
 
 /// A second Ctrl+C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -68,17 +68,6 @@ pub enum LocalState {
     Failing,
 }
 
-/// The Discord bot as the status line shows it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiscordState {
-    /// Not running (disabled, or no bot in this process).
-    Off,
-    Connecting,
-    Connected,
-    /// Was connected or tried to, and is not now.
-    Down,
-}
-
 #[derive(Clone, Debug)]
 pub struct StatusInfo {
     pub provider: String,
@@ -88,7 +77,8 @@ pub struct StatusInfo {
     /// Tokens of the last request of the TUI session (prompt + answer).
     pub context_used: u64,
     pub context_length: u64,
-    pub discord: DiscordState,
+    /// The Discord bot, as the bridge reports it (`Off` without one).
+    pub discord: BotStatus,
 }
 
 pub struct App {
@@ -160,7 +150,7 @@ impl App {
                 local: LocalState::Unknown,
                 context_used: 0,
                 context_length: options.context_length,
-                discord: DiscordState::Off,
+                discord: BotStatus::Off,
             },
             focus: Focus::Input,
             zoom: None,

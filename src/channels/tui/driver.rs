@@ -29,6 +29,8 @@ pub enum AppEvent {
     Quit,
     /// Whether the local endpoint answers `/health` (probed in the background).
     LocalHealth(bool),
+    /// The Discord bot's connection changed.
+    Discord(crate::protocol::BotStatus),
     /// The syntax sets loaded in the background are in: code shown plain
     /// until now can be highlighted.
     HighlighterReady,
@@ -102,6 +104,12 @@ where
                 // A probe that changes nothing draws nothing.
                 Some(AppEvent::LocalHealth(up)) => {
                     if app.set_local_health(up) {
+                        frames.request();
+                    }
+                }
+                Some(AppEvent::Discord(status)) => {
+                    if app.status.discord != status {
+                        app.status.discord = status;
                         frames.request();
                     }
                 }

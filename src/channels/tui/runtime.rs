@@ -19,14 +19,14 @@ use crossterm::terminal::{
 };
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::app::{App, AppOptions, Effect};
 use super::driver::{AppEvent, Host, drive};
 use super::theme::Theme;
 use super::transcript::Level;
 use crate::agent::AgentHandle;
-use crate::protocol::{Op, SessionId};
+use crate::protocol::{BotStatus, Op, SessionId};
 
 /// What start-up knows that the TUI shows.
 pub struct TuiOptions {
@@ -39,6 +39,8 @@ pub struct TuiOptions {
     pub context_length: u64,
     /// Start-up news for the user (a remote provider left out, and why).
     pub notices: Vec<String>,
+    /// The Discord bot's status, when this process runs one.
+    pub discord: Option<watch::Receiver<BotStatus>>,
 }
 
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
@@ -96,6 +98,9 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
         let _ = ready.send(AppEvent::HighlighterReady);
     });
     watch_signals(tx.clone());
+    if let Some(status) = options.discord {
+        watch_discord(status, tx.clone());
+    }
     watch_local_health(options.endpoint.clone(), tx);
     let mut host = Crossterm { agent };
     let result = drive(
@@ -189,6 +194,18 @@ fn watch_local_health(endpoint: String, tx: mpsc::UnboundedSender<AppEvent>) {
                 return;
             }
             tokio::time::sleep(HEALTH_EVERY).await;
+        }
+    });
+}
+
+/// Forwards the bot's status changes to the loop.
+fn watch_discord(mut status: watch::Receiver<BotStatus>, tx: mpsc::UnboundedSender<AppEvent>) {
+    tokio::spawn(async move {
+        loop {
+            let now = status.borrow_and_update().clone();
+            if tx.send(AppEvent::Discord(now)).is_err() || status.changed().await.is_err() {
+                return;
+            }
         }
     });
 }

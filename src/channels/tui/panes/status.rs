@@ -6,11 +6,11 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::channels::tui::app::{App, DiscordState, LocalState};
+use crate::channels::tui::app::{App, LocalState};
 use crate::channels::tui::feeds::tokens;
 use crate::channels::tui::transcript::badge;
 use crate::channels::tui::wrap;
-use crate::protocol::Origin;
+use crate::protocol::{BotStatus, Origin};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.is_empty() {
@@ -120,14 +120,18 @@ fn target_session(app: &App) -> Vec<Span<'static>> {
     }
 }
 
-/// The Discord bot's connection, as its events report it.
+/// The Discord bot's connection, as the bridge reports it.
 fn discord(app: &App) -> Vec<Span<'static>> {
     let t = &app.theme;
-    let (text, color) = match app.status.discord {
-        DiscordState::Off => ("discord off", t.muted),
-        DiscordState::Connecting => ("discord connecting…", t.warning),
-        DiscordState::Connected => ("discord ●", t.routing_local),
-        DiscordState::Down => ("discord down", t.error),
+    let (text, color) = match &app.status.discord {
+        BotStatus::Off => ("discord off".to_string(), t.muted),
+        BotStatus::Connecting => ("discord connecting…".to_string(), t.warning),
+        BotStatus::Ready(name) => (format!("discord ● {name}"), t.routing_local),
+        BotStatus::Reconnecting(_) => ("discord reconnecting…".to_string(), t.warning),
+        BotStatus::Stopped(reason) => (
+            format!("discord stopped: {}", wrap::truncate(reason, 48)),
+            t.error,
+        ),
     };
     vec![Span::styled(text, Style::default().fg(color))]
 }
