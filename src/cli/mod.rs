@@ -4,6 +4,7 @@
 mod doctor;
 pub mod export;
 mod init;
+pub mod skills;
 pub mod stats;
 
 use std::path::{Path, PathBuf};
@@ -57,6 +58,8 @@ pub enum CliCommand {
     Stats(stats::StatsArgs),
     /// Sessions as fine-tuning JSONL (the Qwen3 format of the egirl spec).
     Export(export::ExportArgs),
+    /// Skills: `egirl skills list [--json]`.
+    Skills(skills::SkillsArgs),
 }
 
 /// A failure with its exit code, printed as one line.
@@ -99,6 +102,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         Some(CliCommand::Doctor) => return Ok(doctor::run(&env).await),
         Some(CliCommand::Stats(args)) => {
             stats::run(&env.workspace, args).map_err(|e| Exit::failure(format!("{e:#}")))?;
+            return Ok(EXIT_OK);
+        }
+        Some(CliCommand::Skills(args)) => {
+            skills::run(&env.config.skills, &env.workspace, args)
+                .map_err(|e| Exit::failure(format!("{e:#}")))?;
             return Ok(EXIT_OK);
         }
         Some(CliCommand::Export(args)) => {
