@@ -350,3 +350,20 @@ fn the_prompt_block_keeps_to_its_budget_and_stays_byte_identical() {
         "{small}"
     );
 }
+
+#[test]
+fn the_repo_config_documents_the_defaults() {
+    let repo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/egirl.toml"))
+        .expect("repo egirl.toml");
+    let parsed = egirl::config::parse(&repo, std::path::Path::new("egirl.toml"))
+        .expect("repo config parses");
+    let defaults = egirl::config::SkillsConfig::default();
+    assert_eq!(parsed.skills.dirs, defaults.dirs);
+    assert_eq!(parsed.skills.prompt_chars, defaults.prompt_chars);
+    assert_eq!(parsed.skills.watch, defaults.watch);
+    let bad = egirl::config::parse(
+        "[skills]\nprompt_chars = 10\nnope = 1\n",
+        std::path::Path::new("x.toml"),
+    );
+    assert!(bad.is_err(), "unknown keys are still refused");
+}
