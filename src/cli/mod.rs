@@ -247,6 +247,13 @@ impl Environment {
             self.allowed_paths.clone(),
             remote,
         );
+        let mut notices = notices;
+        let broken = agent.skills.snapshot().broken.len();
+        if broken > 0 {
+            notices.push(format!(
+                "{broken} skill file(s) could not be loaded; /skills or `egirl skills list` says why"
+            ));
+        }
         (agent, core, notices)
     }
 }

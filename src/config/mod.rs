@@ -331,7 +331,7 @@ impl Default for SkillsConfig {
     fn default() -> Self {
         Self {
             dirs: Vec::new(),
-            prompt_chars: 2500,
+            prompt_chars: 2000,
             watch: true,
         }
     }

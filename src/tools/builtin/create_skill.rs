@@ -11,7 +11,7 @@ use crate::tools::{ToolContext, ToolOutput, arg_str};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "create_skill",
-        description: "Save reusable instructions as a skill (skills/<name>/SKILL.md in the workspace), available at once. name: lowercase words joined by hyphens; description: what it does and when to use it; instructions: the Markdown steps. An existing skill is replaced only with overwrite: true.",
+        description: "Save instructions as a reusable skill, usable at once. name: hyphenated lowercase slug; description: when to use it; instructions: Markdown steps.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
