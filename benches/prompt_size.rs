@@ -98,6 +98,47 @@ fn main() {
     let _ = std::fs::remove_file(&log_path);
 }
 
+/// The `<available_skills>` block for `tests/fixtures/skills` on a machine
+/// that has every binary and variable they ask for (the largest list they
+/// make), with the default budget; and how many skills it lists.
+fn skills_block(scratch: &std::path::Path) -> (String, usize) {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skills");
+    let config = egirl::config::SkillsConfig {
+        dirs: vec![fixtures.display().to_string()],
+        ..Default::default()
+    };
+    let workspace = scratch.join("skills-ws");
+    let registry = egirl::skills::Registry::load(&config, &workspace);
+    let host = egirl::skills::gating::Host {
+        os: std::env::consts::OS.to_string(),
+        path: Vec::new(),
+        env_is_set: Box::new(|_| true),
+    };
+    // Every binary present: a PATH of one folder holding them all.
+    let bins = scratch.join("bins");
+    let _ = std::fs::create_dir_all(&bins);
+    for skill in registry.snapshot().skills.iter() {
+        let r = &skill.requirements;
+        for bin in r.bins.iter().chain(r.any_bins.iter()) {
+            use std::os::unix::fs::PermissionsExt;
+            let path = bins.join(bin);
+            let _ = std::fs::write(&path, "#!/bin/sh\n");
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+    let host = egirl::skills::gating::Host {
+        path: vec![bins],
+        ..host
+    };
+    let snapshot = registry.reload_with(&host);
+    let listed = snapshot
+        .prompt
+        .lines()
+        .filter(|l| l.starts_with("- "))
+        .count();
+    (snapshot.prompt.clone(), listed)
+}
+
 async fn measure(server: LlamaCpp) -> Result<(), String> {
     let started = Instant::now();
     while server.health().await.is_err() {
@@ -142,7 +183,11 @@ async fn measure(server: LlamaCpp) -> Result<(), String> {
         )
         .await?;
     }
-    row("tools block (`tools_system_block`, 5 tools)", &tools_block).await?;
+    let label = format!(
+        "tools block (`tools_system_block`, {} tools)",
+        egirl::tools::specs().len()
+    );
+    row(&label, &tools_block).await?;
     let fixed_tokens = row("**fixed prompt: STATIC_SYSTEM + tools block**", &fixed).await?;
     row(
         "workspace files (default templates)",
@@ -155,6 +200,15 @@ async fn measure(server: LlamaCpp) -> Result<(), String> {
     )
     .await?;
     let full_tokens = row("system prompt + tools block", &full_system).await?;
+    let skills = skills_block(dir.path());
+    row(
+        &format!(
+            "skills block: the {} fixture skills usable by the model, `[skills] prompt_chars` default",
+            skills.1
+        ),
+        &skills.0,
+    )
+    .await?;
 
     // Rendered by the server's chat template, with BOS: what the model
     // really reads before the first user word, and a whole first turn.

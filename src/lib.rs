@@ -14,6 +14,7 @@ pub mod protocol;
 pub mod providers;
 pub mod routing;
 pub mod sessions;
+pub mod skills;
 pub mod tools;
 pub mod tracking;
 pub mod workspace;

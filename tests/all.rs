@@ -8,5 +8,6 @@ mod provider_llamacpp;
 mod provider_openai;
 mod provider_remote;
 mod routing;
+mod skills;
 mod support;
 mod tui;

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Local};
 
+use crate::skills::Skill;
 use crate::workspace::{PROMPT_FILES, read_prompt_file};
 
 /// Never changes between requests; keep it short (prompt economy: the fixed
@@ -22,6 +23,12 @@ pub const MEMORY_BUDGET_CHARS: usize = 6_000;
 
 /// The system message: static text, then the workspace files.
 pub fn system_prompt(workspace: &Path) -> String {
+    system_prompt_with_skills(workspace, "")
+}
+
+/// The system message with the `<available_skills>` block after the
+/// workspace files: it changes only when skills do.
+pub fn system_prompt_with_skills(workspace: &Path, skills_block: &str) -> String {
     let mut out = String::from(STATIC_SYSTEM);
     for name in PROMPT_FILES {
         let Some(mut text) = read_prompt_file(workspace, name) else {
@@ -38,14 +45,27 @@ pub fn system_prompt(workspace: &Path) -> String {
         out.push_str(&text);
         out.push_str("\n</file>");
     }
+    if !skills_block.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(skills_block);
+    }
     out
 }
 
 /// The user message as the model sees it: what was typed, then the volatile
 /// block (time; later fresh memory hits). Kept in history exactly as sent.
 pub fn user_message(typed: &str, now: DateTime<Local>) -> String {
+    user_message_with_skill(typed, now, None)
+}
+
+/// `user_message`, naming the skill the message's keywords point to (its
+/// `triggers`), so the model reads that SKILL.md first.
+pub fn user_message_with_skill(typed: &str, now: DateTime<Local>, skill: Option<&Skill>) -> String {
+    let skill_line = skill.map_or(String::new(), |s| {
+        format!("\nskill: {} (read {} first)", s.name, s.location)
+    });
     format!(
-        "{typed}\n\n<context>\nnow: {}\n</context>",
+        "{typed}\n\n<context>\nnow: {}{skill_line}\n</context>",
         now.format("%Y-%m-%d %H:%M %Z (%A)")
     )
 }

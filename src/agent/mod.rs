@@ -9,7 +9,9 @@ mod steps;
 mod turn;
 mod window;
 
-pub use context::{STATIC_SYSTEM, system_prompt, user_message};
+pub use context::{
+    STATIC_SYSTEM, system_prompt, system_prompt_with_skills, user_message, user_message_with_skill,
+};
 pub use slots::file_name as slot_file_name;
 pub use window::{DoesNotFit, Fit, fit};
 
@@ -27,7 +29,8 @@ use crate::config::{Config, ToolFormat};
 use crate::protocol::{Command, EventBus, EventKind, Op, Origin, SessionId};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProviders;
-use crate::routing::{Router, SkillIndex};
+use crate::routing::Router;
+use crate::skills;
 use crate::tools::approval::{Approver, PendingApprovals};
 
 /// How long an approval raised by an unattended origin (webhook, cron,
@@ -39,6 +42,8 @@ pub const UNATTENDED_APPROVAL_TIMEOUT: Duration = Duration::from_secs(600);
 pub struct AgentHandle {
     ops: mpsc::UnboundedSender<Op>,
     pub bus: EventBus,
+    /// The skills the core uses, hot-reloaded (`/skills`, slash commands).
+    pub skills: Arc<skills::Registry>,
 }
 
 impl AgentHandle {
@@ -68,8 +73,10 @@ pub(crate) struct Shared {
     /// The remote providers with keys, in preference order (may be none).
     pub remote: RemoteProviders,
     pub router: Router,
-    /// What the router knows of the loaded skills (none until skills load).
-    pub skills: SkillIndex,
+    /// The loaded skills; each turn takes the current snapshot.
+    pub skills: Arc<skills::Registry>,
+    /// Reloads `skills` when a SKILL.md changes; stops when dropped.
+    _skills_watcher: Option<skills::watch::Watcher>,
     pub bus: EventBus,
     pub approver: Arc<Approver>,
     /// `[local] max_concurrent` requests at the local server across sessions.
@@ -180,13 +187,22 @@ pub fn spawn_with(
     // Confidence is only worth its bytes when a weak answer can go somewhere.
     let logprobs = !remote.is_empty() && config.routing.escalation_threshold > 0.0;
     let local = LlamaCpp::new(&config.local).with_logprobs(logprobs);
+    let skills = Arc::new(skills::Registry::load(&config.skills, &workspace));
+    let skills_watcher = if config.skills.watch {
+        skills::watch::start(&skills)
+            .map_err(|e| tracing::warn!("skills will not hot-reload: {e:#}"))
+            .ok()
+    } else {
+        None
+    };
     let shared = Arc::new(Shared {
         local_tools_in_prompt: local.with_tool_format(ToolFormat::Qwen3),
         local,
         local_permits: Semaphore::new(config.local.max_concurrent),
         remote,
         router,
-        skills: SkillIndex::default(),
+        skills: skills.clone(),
+        _skills_watcher: skills_watcher,
         config,
         workspace,
         allowed_paths,
@@ -199,7 +215,14 @@ pub fn spawn_with(
     });
     let (tx, rx) = mpsc::unbounded_channel();
     let task = tokio::spawn(run_core(shared, pending, rx));
-    (AgentHandle { ops: tx, bus }, task)
+    (
+        AgentHandle {
+            ops: tx,
+            bus,
+            skills,
+        },
+        task,
+    )
 }
 
 enum Work {

@@ -11,7 +11,7 @@ use crate::protocol::{EventKind, Target};
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatMessage, ChatRequest, StreamChunk};
 use crate::routing::escalation::Trigger;
-use crate::routing::{Category, Decision, RouteInput, classify};
+use crate::routing::{Category, Decision, RouteInput, SkillIndex, classify};
 
 /// Most tokens the classification may answer with ("local" is one).
 const CLASSIFY_MAX_TOKENS: u64 = 8;
@@ -23,6 +23,7 @@ pub(super) async fn decide(
     message: &str,
     history_bytes: usize,
     forced: Option<Target>,
+    skills: &SkillIndex,
     cancel: &CancellationToken,
 ) -> Decision {
     let limits = shared.limits().await;
@@ -33,7 +34,7 @@ pub(super) async fn decide(
         prompt_tokens: (history_bytes as u64 + message.len() as u64).div_ceil(4),
         n_ctx: limits.n_ctx,
         forced,
-        skills: &shared.skills,
+        skills,
         remote_available: shared.remote.preferred().is_some(),
     };
     let decision = shared.router.decide(&input);

@@ -154,7 +154,9 @@ async fn run_steps(
 ) -> Result<bool> {
     let shared = turn.shared;
     let now = Local::now();
-    let content = context::user_message(typed, now);
+    // One snapshot for the whole turn: a reload meanwhile waits for the next.
+    let skills = shared.skills.snapshot();
+    let content = context::user_message_with_skill(typed, now, skills.preselect(typed));
     session.push(
         &turn.origin,
         Some(typed.to_string()),
@@ -168,7 +170,8 @@ async fn run_steps(
         .iter()
         .map(|m| m.content.len())
         .sum();
-    let mut decision = route::decide(shared, typed, history_bytes, forced, cancel).await;
+    let mut decision =
+        route::decide(shared, typed, history_bytes, forced, &skills.router, cancel).await;
     let remote = shared.remote.preferred();
     // "use claude" in the message itself sends it remote from the start.
     let mut asked_for_remote = None;
@@ -201,7 +204,7 @@ async fn run_steps(
         route::record(shared, &|k| turn.emit(k), &session.id, r, &asked);
     }
 
-    let system = context::system_prompt(&shared.workspace);
+    let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
     let specs = tools::specs();
     let mut seen_calls: HashSet<String> = HashSet::new();
     let mut outcomes: Vec<(String, bool, bool)> = Vec::new();
@@ -352,6 +355,7 @@ async fn run_tools(
         origin: turn.origin.clone(),
         approver: shared.approver.clone(),
         cancel: cancel.clone(),
+        skills: shared.skills.clone(),
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {

@@ -5,6 +5,7 @@ mod doctor;
 pub mod export;
 mod init;
 mod serve;
+pub mod skills;
 pub mod stats;
 
 use std::path::{Path, PathBuf};
@@ -62,6 +63,8 @@ pub enum CliCommand {
     /// Run without a TUI: the Discord bot (and later heartbeat, cron,
     /// webhook) until SIGTERM or Ctrl+C.
     Serve,
+    /// Skills: `egirl skills list [--json]`.
+    Skills(skills::SkillsArgs),
 }
 
 /// A failure with its exit code, printed as one line.
@@ -104,6 +107,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         Some(CliCommand::Doctor) => return Ok(doctor::run(&env).await),
         Some(CliCommand::Stats(args)) => {
             stats::run(&env.workspace, args).map_err(|e| Exit::failure(format!("{e:#}")))?;
+            return Ok(EXIT_OK);
+        }
+        Some(CliCommand::Skills(args)) => {
+            skills::run(&env.config.skills, &env.workspace, args)
+                .map_err(|e| Exit::failure(format!("{e:#}")))?;
             return Ok(EXIT_OK);
         }
         Some(CliCommand::Export(args)) => {
@@ -289,6 +297,13 @@ impl Environment {
             self.allowed_paths.clone(),
             remote,
         );
+        let mut notices = notices;
+        let broken = agent.skills.snapshot().broken.len();
+        if broken > 0 {
+            notices.push(format!(
+                "{broken} skill file(s) could not be loaded; /skills or `egirl skills list` says why"
+            ));
+        }
         (agent, core, notices)
     }
 }

@@ -320,10 +320,27 @@ impl Default for DiscordConfig {
     }
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SkillsConfig {
+    /// Extra skills directories after `<workspace>/skills` (which wins);
+    /// `~` and `{workspace}` expand, relative paths are in the workspace.
     pub dirs: Vec<String>,
+    /// Characters the `<available_skills>` block of the system prompt may
+    /// take; descriptions are shortened first.
+    pub prompt_chars: usize,
+    /// Reload skills when a SKILL.md changes.
+    pub watch: bool,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        Self {
+            dirs: Vec::new(),
+            prompt_chars: 2000,
+            watch: true,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]

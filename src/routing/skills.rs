@@ -117,6 +117,15 @@ impl SkillIndex {
         self.skills.is_empty()
     }
 
+    /// The first skill a whole message is about, read as the router reads
+    /// it (the request part; pasted material is ignored).
+    pub fn find_in_message(&self, message: &str) -> Option<&SkillMatch> {
+        if self.skills.is_empty() {
+            return None;
+        }
+        self.find(&text::prepare(message).norm)
+    }
+
     /// The first skill (in the order given) the normalized request names.
     pub(crate) fn find(&self, normalized_request: &str) -> Option<&SkillMatch> {
         if self.skills.is_empty() {

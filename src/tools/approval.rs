@@ -440,6 +440,10 @@ pub(crate) fn test_context(workspace: &Path, approval: ExecApproval) -> ToolCont
         origin: Origin::Tui,
         approver: Arc::new(approver),
         cancel: tokio_util::sync::CancellationToken::new(),
+        skills: Arc::new(crate::skills::Registry::load(
+            &crate::config::SkillsConfig::default(),
+            workspace,
+        )),
     }
 }
 

@@ -62,6 +62,19 @@ pub struct ToolContext {
     pub approver: Arc<Approver>,
     /// Cancelled on `Op::Interrupt`: tools stop promptly, exec kills its process group.
     pub cancel: CancellationToken,
+    /// The loaded skills: `read_file` may read their directories,
+    /// `create_skill` and `list_skills` work on them.
+    pub skills: Arc<crate::skills::Registry>,
+}
+
+impl ToolContext {
+    /// Roots `read_file` may read: the allowed paths and the skills
+    /// directories (read-only: the write tools never get these).
+    pub fn readable_roots(&self) -> Vec<PathBuf> {
+        let mut roots = self.allowed_paths.clone();
+        roots.extend(self.skills.snapshot().roots.iter().cloned());
+        roots
+    }
 }
 
 /// The tools offered to the model, in a fixed order so the tool list in the
@@ -73,6 +86,8 @@ pub fn specs() -> Vec<ToolSpec> {
         builtin::edit_file::spec(),
         builtin::glob::spec(),
         builtin::exec::spec(),
+        builtin::create_skill::spec(),
+        builtin::list_skills::spec(),
     ]
 }
 
@@ -84,6 +99,8 @@ pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> Too
         "edit_file" => builtin::edit_file::run(args, ctx).await,
         "glob" => builtin::glob::run(args, ctx).await,
         "exec" => builtin::exec::run(args, ctx).await,
+        "create_skill" => builtin::create_skill::run(args, ctx).await,
+        "list_skills" => builtin::list_skills::run(args, ctx).await,
         other => {
             let known: Vec<&str> = specs().iter().map(|s| s.name).collect();
             ToolOutput::fail(format!(

@@ -372,3 +372,52 @@ fn resumed_session_restores_its_slot_after_a_restart() {
         "without restore, {cold_cached} of {cold_in}"
     );
 }
+
+/// Skills on a real server: the `<available_skills>` block is in the
+/// system prompt, and being byte-identical from turn to turn it is served
+/// from llama.cpp's prefix cache on the next turn.
+#[test]
+fn skills_block_is_reused_from_the_prefix_cache() {
+    let setup = Setup::new();
+    let server = RealServer::start(setup.path());
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skills");
+    let extra = format!(
+        "\n[skills]\ndirs = [\"{}\", \"{}\"]\n",
+        fixtures.display(),
+        fixtures.join("edge").display()
+    );
+    let config = setup.config(&server.url(), "qwen3", &extra);
+    let listed = setup.egirl(&config, &["skills", "list", "--json"]);
+    assert!(listed.status.success(), "{}", describe(&listed));
+    let skills: Value = serde_json::from_slice(&listed.stdout).expect("skills JSON");
+    let available = skills["skills"]
+        .as_array()
+        .map_or(0, |s| s.iter().filter(|s| s["available"] == true).count());
+    assert!(available > 0, "{skills}");
+
+    let mut usage = Vec::new();
+    for q in ["Name a color.", "Name an animal."] {
+        let out = setup.egirl(&config, &["-m", q, "--json", "--session", "e2e-skills"]);
+        assert!(out.status.success(), "{}", describe(&out));
+        let ev = events(&out);
+        let first = of_type(&ev, "usage")
+            .first()
+            .map(|u| {
+                (
+                    u["input_tokens"].as_u64().unwrap_or(0),
+                    u["cached_tokens"].as_u64().unwrap_or(0),
+                )
+            })
+            .unwrap_or_else(|| panic!("no usage: {}", describe(&out)));
+        usage.push(first);
+    }
+    eprintln!("(input_tokens, cached_tokens) per turn: {usage:?}");
+    let (first_input, _) = usage[0];
+    let (_, second_cached) = usage[1];
+    // The block (hundreds of tokens) sits before the history: a changed
+    // block would cut the cached prefix far below the first prompt.
+    assert!(
+        second_cached + 64 >= first_input,
+        "turn 2 reused {second_cached} of turn 1's {first_input} prompt tokens"
+    );
+}

@@ -9,6 +9,7 @@ mod keys;
 mod pty;
 mod screenshots;
 mod sessions;
+mod skills;
 mod snapshots;
 mod startup;
 

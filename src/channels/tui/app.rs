@@ -121,6 +121,9 @@ pub struct App {
     pub(super) side_lines: SideCache,
     /// The conversation's text width at the last draw.
     pub(super) conversation_width: Cell<u16>,
+    /// The core's skills (hot-reloaded there): `/skills`, and a slash
+    /// command per user-invocable skill. `None`: no skills.
+    pub skills: Option<std::sync::Arc<crate::skills::Registry>>,
 }
 
 impl App {
@@ -173,6 +176,7 @@ impl App {
             rects: Cell::new(None),
             side_lines: SideCache::default(),
             conversation_width: Cell::new(0),
+            skills: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Slash commands typed in the input box (DESIGN.md §2).
 
 use super::app::{App, Effect, Overlay};
+use super::skills;
 use super::theme::{self, Theme};
 use super::transcript::Level;
 use crate::protocol::{Command, Op, Target};
@@ -31,48 +32,99 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
 ];
 
 /// Commands whose features have not landed yet.
-const NOT_YET: &[&str] = &["/model", "/skills", "/memory", "/approvals"];
+const NOT_YET: &[&str] = &["/model", "/memory", "/approvals"];
 
 /// What `/escalate` sends: plain words the remote model understands, with
 /// "escalate" for the router.
 pub const ESCALATE_TEXT: &str =
     "Please escalate: answer my previous request again, properly and in full.";
 
+/// A command as completion, the input hint and help show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandInfo {
+    pub name: String,
+    pub arg: String,
+    pub help: String,
+    /// A user-invocable skill rather than a built-in.
+    pub skill: bool,
+}
+
+/// The built-in commands, then the skills the user may run (a skill whose
+/// command a built-in already has is left out: built-ins win).
+pub fn all(app: &App) -> Vec<CommandInfo> {
+    let mut out: Vec<CommandInfo> = COMMANDS
+        .iter()
+        .map(|(name, arg, help)| CommandInfo {
+            name: name.to_string(),
+            arg: arg.to_string(),
+            help: help.to_string(),
+            skill: false,
+        })
+        .collect();
+    if let Some(registry) = &app.skills {
+        for skill in registry.snapshot().commands() {
+            let name = skill_command(&skill.name);
+            if out.iter().all(|c| c.name != name) {
+                out.push(CommandInfo {
+                    name,
+                    arg: "ARGS".into(),
+                    help: skill.description.clone(),
+                    skill: true,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `/name`: lowercase, spaces as hyphens.
+pub fn skill_command(name: &str) -> String {
+    format!(
+        "/{}",
+        name.to_lowercase()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join("-")
+    )
+}
+
 /// Commands matching what is typed (a `/word` with no space yet).
-pub fn matches(typed: &str) -> Vec<&'static (&'static str, &'static str, &'static str)> {
+pub fn matches(app: &App, typed: &str) -> Vec<CommandInfo> {
     if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
         return Vec::new();
     }
-    COMMANDS
-        .iter()
-        .filter(|(name, _, _)| name.starts_with(typed))
+    all(app)
+        .into_iter()
+        .filter(|c| c.name.starts_with(typed))
         .collect()
 }
 
 /// What Tab turns the input into: the one match (plus a space when the
 /// command takes an argument), else the longest common prefix when it
 /// adds something.
-pub fn completion(typed: &str) -> Option<String> {
-    let found = matches(typed);
+pub fn completion(app: &App, typed: &str) -> Option<String> {
+    let found = matches(app, typed);
     match found.as_slice() {
         [] => None,
-        [(name, _, _)] if *name == typed => None,
-        [(name, arg, _)] => Some(if arg.is_empty() {
-            name.to_string()
+        [c] if c.name == typed => None,
+        [c] => Some(if c.arg.is_empty() {
+            c.name.clone()
         } else {
-            format!("{name} ")
+            format!("{} ", c.name)
         }),
         many => {
-            let first = many[0].0;
-            let common = many.iter().fold(first.len(), |n, (name, _, _)| {
+            let first = &many[0].name;
+            let common = many.iter().fold(first.len(), |n, c| {
                 first
                     .bytes()
-                    .zip(name.bytes())
+                    .zip(c.name.bytes())
                     .take(n)
                     .take_while(|(a, b)| a == b)
                     .count()
             });
-            (common > typed.len()).then(|| first[..common].to_string())
+            // A cut inside a multi-byte character is no prefix to offer.
+            (common > typed.len() && first.is_char_boundary(common))
+                .then(|| first[..common].to_string())
         }
     }
 }
@@ -135,13 +187,24 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         }
         "/theme" => theme_command(app, arg),
         "/sessions" => app.open_session_picker(),
+        "/skills" => app.notice(Level::Info, skills::listing(app)),
+
         _ if NOT_YET.contains(&name) => {
             app.notice(Level::Warning, format!("{name} is not available yet"));
         }
-        _ => app.notice(
-            Level::Warning,
-            format!("unknown command {name} (/help lists them)"),
-        ),
+        _ => match skills::invocation(app, name, arg) {
+            Some(text) => {
+                return vec![Effect::Submit(Op::UserMessage {
+                    session,
+                    origin: crate::protocol::Origin::Tui,
+                    text,
+                })];
+            }
+            None => app.notice(
+                Level::Warning,
+                format!("unknown command {name} (/help lists them)"),
+            ),
+        },
     }
     Vec::new()
 }
@@ -181,8 +244,21 @@ fn theme_command(app: &mut App, name: &str) {
 mod tests {
     use super::*;
 
+    fn app() -> App {
+        App::new(super::super::app::AppOptions {
+            session: "s".into(),
+            theme: Theme::default(),
+            theme_dirs: Vec::new(),
+            model: "m".into(),
+            endpoint: "http://127.0.0.1:1".into(),
+            context_length: 1024,
+        })
+    }
+
     #[test]
     fn completes_unique_and_common_prefixes() {
+        let app = app();
+        let completion = |typed: &str| completion(&app, typed);
         assert_eq!(completion("/he").as_deref(), Some("/help"));
         assert_eq!(completion("/th").as_deref(), Some("/theme "));
         assert_eq!(completion("/help"), None);
@@ -191,6 +267,12 @@ mod tests {
         assert_eq!(completion("/se").as_deref(), Some("/sessions"));
         assert_eq!(completion("/r").as_deref(), Some("/remote"));
         assert_eq!(completion("hello"), None);
-        assert_eq!(matches("/theme x").len(), 0);
+        assert_eq!(matches(&app, "/theme x").len(), 0);
+    }
+
+    #[test]
+    fn skill_commands_are_slugs() {
+        assert_eq!(skill_command("github"), "/github");
+        assert_eq!(skill_command("Daily Standup"), "/daily-standup");
     }
 }

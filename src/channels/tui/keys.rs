@@ -240,7 +240,7 @@ impl App {
 
     /// A slash command being typed that Tab can complete.
     fn completing(&self) -> bool {
-        self.focus == Focus::Input && commands::completion(&self.input.text()).is_some()
+        self.focus == Focus::Input && commands::completion(self, &self.input.text()).is_some()
     }
 
     fn input_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool) -> Vec<Effect> {
@@ -252,7 +252,7 @@ impl App {
             KeyCode::Char('j') if ctrl => self.input.newline(),
             KeyCode::Enter => return self.submit(),
             KeyCode::Tab => {
-                if let Some(done) = commands::completion(&self.input.text()) {
+                if let Some(done) = commands::completion(self, &self.input.text()) {
                     self.input.clear();
                     self.input.insert(&done);
                 }

@@ -22,6 +22,7 @@ pub mod runtime;
 pub mod scheduler;
 pub mod scroll;
 pub mod sessions;
+pub mod skills;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;

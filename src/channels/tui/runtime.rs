@@ -65,6 +65,7 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
         endpoint: options.endpoint.clone(),
         context_length: options.context_length,
     });
+    app.skills = Some(agent.skills.clone());
     if let Some(e) = theme_error {
         app.notice(Level::Error, format!("{e}; using the default theme"));
     }

@@ -1,7 +1,9 @@
 //! The built-in tools, one per file.
 
+pub mod create_skill;
 pub mod edit_file;
 pub mod exec;
 pub mod glob;
+pub mod list_skills;
 pub mod read_file;
 pub mod write_file;

@@ -48,14 +48,28 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     // 0 is what small models send for "from the start" / "default".
     let first = offset.filter(|&o| o > 0).unwrap_or(1);
     let limit = limit.filter(|&l| l > 0).unwrap_or(DEFAULT_LIMIT);
-    let path = match paths::resolve(&ctx.workspace, &ctx.allowed_paths, requested, Access::Read) {
+    let path = match paths::resolve(
+        &ctx.workspace,
+        &ctx.readable_roots(),
+        requested,
+        Access::Read,
+    ) {
         Ok(p) => p,
         Err(e) => return ToolOutput::fail(e),
     };
     let shown = paths::display(&ctx.workspace, &path);
+    // A skill's `{baseDir}` means its folder: the model reads it resolved.
+    let base_dir = ctx
+        .skills
+        .snapshot()
+        .by_file(&path)
+        .map(|s| s.base_dir.clone());
     let job = tokio::task::spawn_blocking(move || read(&path, &shown, first, limit));
     match job.await {
-        Ok(Ok(text)) => ToolOutput::ok(text),
+        Ok(Ok(text)) => ToolOutput::ok(match base_dir {
+            Some(dir) => crate::skills::skill::expand_base_dir(&text, &dir),
+            None => text,
+        }),
         Ok(Err(e)) => ToolOutput::fail(e),
         Err(e) => ToolOutput::fail(format!("read_file failed: {e}")),
     }

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use crate::channels::tui::app::App;
-use crate::channels::tui::commands::COMMANDS;
+use crate::channels::tui::commands;
 
 pub const KEYS: &[(&str, &str)] = &[
     ("Enter", "send"),
@@ -47,13 +47,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         "Commands",
         Style::default().add_modifier(Modifier::BOLD),
     ));
-    for (name, arg, what) in COMMANDS {
+    let mut in_skills = false;
+    for c in commands::all(app) {
+        if c.skill && !in_skills {
+            in_skills = true;
+            lines.push(Line::default());
+            lines.push(Line::styled(
+                "Skills",
+                Style::default().add_modifier(Modifier::BOLD),
+            ));
+        }
         lines.push(Line::from(vec![
             Span::styled(
-                format!("{:<29}", format!("{name} {arg}")),
+                format!("{:<29}", format!("{} {}", c.name, c.arg)),
                 Style::default().fg(t.tool),
             ),
-            Span::styled(what.to_string(), Style::default().fg(t.text)),
+            Span::styled(c.help, Style::default().fg(t.text)),
         ]));
     }
     let width = area.width.saturating_sub(4).min(84);

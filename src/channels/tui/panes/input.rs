@@ -26,12 +26,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .border_style(t.border(focused))
         .title(Span::styled(" Message ", t.border(focused)));
     let text = app.input.text();
-    let found = commands::matches(text.trim_end());
+    let found = commands::matches(app, text.trim_end());
     if !found.is_empty() {
         let hint = match found.as_slice() {
-            [(name, arg, help)] => format!(" {name} {arg} · {help} ").replace("  ·", " ·"),
+            [c] => format!(" {} {} · {} ", c.name, c.arg, c.help).replace("  ·", " ·"),
             many => {
-                let names: Vec<&str> = many.iter().map(|(n, _, _)| *n).collect();
+                let names: Vec<&str> = many.iter().map(|c| c.name.as_str()).collect();
                 format!(" {} · Tab completes ", names.join(" "))
             }
         };

@@ -1,0 +1,256 @@
+//! The frontmatter of a SKILL.md: the YAML block between the `---` lines at
+//! the top, read into JSON values (the metadata may be nested YAML or a JSON
+//! object, and JSON is what the rest of egirl speaks).
+//!
+//! Real files carry a byte-order mark, CRLF line endings, quoted and
+//! folded/literal scalars, unicode, and sometimes YAML that is not YAML at
+//! all (an unquoted `: ` inside a description). That last kind is read again
+//! key by key, so one bad value costs that value, not the whole skill.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// A SKILL.md split into its frontmatter keys and its body.
+#[derive(Debug)]
+pub struct Frontmatter {
+    pub fields: Map<String, Value>,
+    /// File line (1-based) of each top-level key, for error messages.
+    pub key_lines: HashMap<String, usize>,
+    /// The Markdown after the closing `---`.
+    pub body: String,
+    /// Set when the block was not valid YAML and was read key by key: the
+    /// YAML error, with its file line.
+    pub lenient: Option<ParseError>,
+}
+
+/// What is wrong with a SKILL.md and on which line of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl ParseError {
+    pub fn new(line: usize, message: impl Into<String>) -> Self {
+        Self {
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// Whether `text` opens with a frontmatter fence (after a byte-order mark).
+pub fn has_frontmatter(text: &str) -> bool {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    text.lines().next().is_some_and(|l| l.trim_end() == "---")
+}
+
+pub fn parse(text: &str) -> Result<Frontmatter, ParseError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let lines: Vec<&str> = text.split('\n').collect();
+    if lines.first().is_none_or(|l| l.trim_end() != "---") {
+        return Err(ParseError::new(
+            1,
+            "no frontmatter: a SKILL.md starts with a `---` line, then `name:` and `description:`",
+        ));
+    }
+    let Some(close) = lines
+        .iter()
+        .skip(1)
+        .position(|l| matches!(l.trim_end(), "---" | "..."))
+        .map(|i| i + 1)
+    else {
+        return Err(ParseError::new(
+            1,
+            "the frontmatter opened on line 1 is never closed with `---`",
+        ));
+    };
+    let block = &lines[1..close];
+    let body = lines[close + 1..].join("\n");
+    let key_lines = top_level_keys(block)
+        .into_iter()
+        .map(|(key, index)| (key, index + 2))
+        .collect();
+    match read_yaml(&block.join("\n")) {
+        Ok(fields) => Ok(Frontmatter {
+            fields,
+            key_lines,
+            body,
+            lenient: None,
+        }),
+        Err(error) => Ok(Frontmatter {
+            fields: read_key_by_key(block),
+            key_lines,
+            body,
+            lenient: Some(error),
+        }),
+    }
+}
+
+/// The block as YAML; an error's line is the file's (the block starts on line 2).
+fn read_yaml(block: &str) -> Result<Map<String, Value>, ParseError> {
+    let docs = YamlLoader::load_from_str(block).map_err(|e| {
+        ParseError::new(e.marker().line() + 1, format!("invalid YAML: {}", e.info()))
+    })?;
+    match docs.into_iter().next() {
+        None | Some(Yaml::Null) => Ok(Map::new()),
+        Some(doc) => match to_json(&doc) {
+            Value::Object(map) => Ok(map),
+            _ => Err(ParseError::new(
+                2,
+                "the frontmatter is not a list of `key: value` lines",
+            )),
+        },
+    }
+}
+
+/// YAML as JSON: mapping keys become strings, anchors and bad values null.
+pub fn to_json(yaml: &Yaml) -> Value {
+    match yaml {
+        Yaml::Real(s) => s
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or_else(|| Value::String(s.clone()), Value::Number),
+        Yaml::Integer(i) => Value::from(*i),
+        Yaml::String(s) => Value::String(s.clone()),
+        Yaml::Boolean(b) => Value::Bool(*b),
+        Yaml::Array(items) => Value::Array(items.iter().map(to_json).collect()),
+        Yaml::Hash(hash) => Value::Object(
+            hash.iter()
+                .map(|(k, v)| (scalar_text(k), to_json(v)))
+                .collect(),
+        ),
+        Yaml::Alias(_) | Yaml::Null | Yaml::BadValue => Value::Null,
+    }
+}
+
+fn scalar_text(key: &Yaml) -> String {
+    match to_json(key) {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// Top-level `key:` lines of the block: (key, index in the block).
+fn top_level_keys(block: &[&str]) -> Vec<(String, usize)> {
+    block
+        .iter()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let (key, _) = line.split_once(':')?;
+            let plain = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            plain.then(|| (key.to_string(), i))
+        })
+        .collect()
+}
+
+/// The fallback for a block that is not valid YAML: each top-level key
+/// with its indented continuation is parsed on its own; a value that is
+/// still not YAML is kept as the plain text on its line, unless it opens a
+/// structure (`[`, `{`, a quote) that a raw read would only get wrong.
+fn read_key_by_key(block: &[&str]) -> Map<String, Value> {
+    let keys = top_level_keys(block);
+    let mut fields = Map::new();
+    for (n, (key, start)) in keys.iter().enumerate() {
+        let end = keys.get(n + 1).map_or(block.len(), |(_, next)| *next);
+        let entry = block[*start..end].join("\n");
+        if let Ok(mut one) = read_yaml(&entry)
+            && let Some(value) = one.remove(key)
+        {
+            fields.insert(key.clone(), value);
+            continue;
+        }
+        let first = block[*start]
+            .split_once(':')
+            .map_or("", |(_, rest)| rest.trim());
+        let opens_structure = first.starts_with(['[', '{', '"', '\'', '|', '>', '&', '*', '!']);
+        if !first.is_empty() && !opens_structure {
+            fields.insert(key.clone(), Value::String(first.to_string()));
+        }
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(fm: &Frontmatter, key: &str) -> String {
+        fm.fields[key].as_str().unwrap_or_default().to_string()
+    }
+
+    #[test]
+    fn bom_and_crlf_are_tolerated() {
+        let fm = parse("\u{feff}---\r\nname: a\r\ndescription: b c\r\n---\r\n# Body\r\nline\r\n")
+            .unwrap();
+        assert_eq!(text(&fm, "name"), "a");
+        assert_eq!(text(&fm, "description"), "b c");
+        assert_eq!(fm.body, "# Body\nline\n");
+        assert!(fm.lenient.is_none());
+        assert_eq!(fm.key_lines["description"], 3);
+    }
+
+    #[test]
+    fn quoted_folded_and_literal_scalars() {
+        let fm = parse(
+            "---\nname: 'it''s'\ndescription: >\n  folded\n  onto one line\nnotes: |\n  kept\n  as is\nemoji: \"\\u2615 caf\u{e9}\"\n---\n",
+        )
+        .unwrap();
+        assert_eq!(text(&fm, "name"), "it's");
+        assert_eq!(text(&fm, "description"), "folded onto one line\n");
+        assert_eq!(text(&fm, "notes"), "kept\nas is\n");
+        assert_eq!(text(&fm, "emoji"), "\u{2615} caf\u{e9}");
+    }
+
+    #[test]
+    fn nested_and_one_line_json_metadata_read_the_same() {
+        let nested = parse(
+            "---\nname: a\ndescription: b\nmetadata:\n  openclaw:\n    requires:\n      bins: [gh]\n---\n",
+        )
+        .unwrap();
+        let json = parse(
+            "---\nname: a\ndescription: b\nmetadata: {\"openclaw\": {\"requires\": {\"bins\": [\"gh\"]}}}\n---\n",
+        )
+        .unwrap();
+        assert_eq!(nested.fields["metadata"], json.fields["metadata"]);
+        assert_eq!(
+            json.fields["metadata"]["openclaw"]["requires"]["bins"][0],
+            "gh"
+        );
+    }
+
+    #[test]
+    fn invalid_yaml_is_read_key_by_key() {
+        let fm = parse(
+            "---\nname: notes\ndescription: Notes: quick capture: fast\nmetadata:\n  egirl:\n    complexity: local\n---\nbody",
+        )
+        .unwrap();
+        let error = fm.lenient.as_ref().unwrap();
+        assert_eq!(error.line, 3, "{error:?}");
+        assert_eq!(text(&fm, "description"), "Notes: quick capture: fast");
+        assert_eq!(fm.fields["metadata"]["egirl"]["complexity"], "local");
+    }
+
+    #[test]
+    fn a_broken_structure_is_dropped_not_guessed() {
+        let fm = parse("---\nname: x\ndescription: [never closed\n---\n").unwrap();
+        assert!(fm.lenient.is_some());
+        assert!(!fm.fields.contains_key("description"));
+    }
+
+    #[test]
+    fn missing_or_unclosed_fences_name_line_one() {
+        assert_eq!(parse("# Just markdown").unwrap_err().line, 1);
+        let e = parse("---\nname: x\n").unwrap_err();
+        assert!(e.message.contains("never closed"), "{e:?}");
+        assert!(has_frontmatter("\u{feff}---\r\nname: x"));
+        assert!(!has_frontmatter("# Title\n---"));
+    }
+}
