@@ -308,3 +308,46 @@ fn the_status_line_shows_the_discord_connection() {
         assert!(s.contains(shown), "{shown}: {s}");
     }
 }
+
+/// A Discord conversation mirrored into the TUI: the user's message, the
+/// routing, a tool call and the answer, each under the channel's badge.
+#[test]
+fn a_discord_turn_is_mirrored_with_its_badge() {
+    let mut app = app();
+    let discord = Origin::Discord("5001".into());
+    let from = |kind| ev_from("discord-5001", discord.clone(), kind);
+    apply_all(
+        &mut app,
+        [
+            from(EventKind::TurnStarted {
+                text: "what's in my todo file?".into(),
+            }),
+            from(EventKind::Routing {
+                target: Target::Local,
+                provider: "llamacpp".into(),
+                model: "qwen3-8b".into(),
+                reason: "simple file task".into(),
+                confidence: 0.9,
+            }),
+            from(EventKind::ToolCall {
+                id: "t1".into(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({"path": "todo.md"}),
+            }),
+            from(EventKind::ToolResult {
+                id: "t1".into(),
+                name: "read_file".into(),
+                success: true,
+                output: "- call the bank\n- water the plants".into(),
+                duration_ms: 3,
+            }),
+            from(EventKind::Final {
+                text: "Two things: call the bank and water the plants.".into(),
+            }),
+            from(EventKind::TurnEnded { interrupted: false }),
+        ],
+    );
+    let s = screen(&app, 120, 24);
+    assert!(s.contains("Discord #5001"), "{s}");
+    assert_snapshot!(s);
+}

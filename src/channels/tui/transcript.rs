@@ -96,8 +96,8 @@ pub struct Entry {
     pub text: String,
     /// Still streaming.
     pub open: bool,
-    /// An answer that goes on after tool calls in the same turn: no
-    /// second "egirl" header.
+    /// An answer or tool call that goes on after egirl's earlier answer or
+    /// tool call in the same turn: no second "egirl" header.
     pub continued: bool,
     cache: RefCell<Option<Cache>>,
     /// Rows at (width, epoch, text length), kept when the lines are not.
@@ -160,7 +160,14 @@ impl Entry {
     fn render_cached(&self, width: u16, ctx: &RenderCtx<'_>) -> Rendered {
         // Tool lines follow live state in the ToolLog: cheap, never cached.
         if let Kind::Tool(seq) = self.kind {
-            return Rendered::cached(Rc::new(tool_lines(seq, width, ctx)));
+            let mut lines = tool_lines(seq, width, ctx);
+            // The first thing egirl does in a turn is this call: it gets
+            // the "egirl" header an answer would have had.
+            if !self.continued {
+                let t = ctx.theme;
+                lines.insert(0, header_line("egirl", t.assistant, &self.origin, false, t));
+            }
+            return Rendered::cached(Rc::new(lines));
         }
         if matches!(self.kind, Kind::Assistant) {
             return self.answer_lines(width, ctx);
@@ -332,8 +339,10 @@ pub struct Transcript {
 
 impl Transcript {
     pub fn push(&mut self, session: &str, origin: &Origin, kind: Kind, text: String) {
-        self.entries
-            .push(Entry::new(session, origin, kind, text, false));
+        let continued = matches!(kind, Kind::Tool(_)) && self.continues_turn(session);
+        let mut entry = Entry::new(session, origin, kind, text, false);
+        entry.continued = continued;
+        self.entries.push(entry);
     }
 
     /// A turn started: the user's message, unless it was shown as queued.
