@@ -36,6 +36,23 @@ pub struct DiscordOptions {
     /// Someone may answer approvals at a TUI. Without one (`egirl serve`),
     /// an exec no rule allows is denied unless `approve_in_discord`.
     pub attended: bool,
+    /// How long "connecting" may last before the status says the gateway
+    /// cannot be reached (serenity keeps retrying behind it).
+    pub connect_grace: Duration,
+}
+
+/// See [`DiscordOptions::connect_grace`].
+pub const CONNECT_GRACE: Duration = Duration::from_secs(15);
+
+impl DiscordOptions {
+    pub fn new(config: DiscordConfig, token: SecretString, attended: bool) -> Self {
+        Self {
+            config,
+            token,
+            attended,
+            connect_grace: CONNECT_GRACE,
+        }
+    }
 }
 
 /// The running bridge: its status for the UI, and a way to stop it.
@@ -71,7 +88,13 @@ pub fn spawn(agent: AgentHandle, options: DiscordOptions) -> Discord {
         turns: Mutex::new(HashMap::new()),
         approvals: approvals::Pending::default(),
     });
-    let task = tokio::spawn(supervise(bridge, options.token, events, stop.clone()));
+    let task = tokio::spawn(supervise(
+        bridge,
+        options.token,
+        options.connect_grace,
+        events,
+        stop.clone(),
+    ));
     Discord { status, stop, task }
 }
 
@@ -177,6 +200,7 @@ fn backoff(failures: u32) -> Duration {
 async fn supervise(
     bridge: Arc<Bridge>,
     token: SecretString,
+    connect_grace: Duration,
     events: tokio::sync::mpsc::UnboundedReceiver<crate::protocol::Event>,
     stop: CancellationToken,
 ) {
@@ -193,14 +217,32 @@ async fn supervise(
             Ok(mut client) => {
                 *lock(&bridge.http) = Some(client.http.clone());
                 let shards = client.shard_manager.clone();
-                tokio::select! {
-                    result = client.start() => match result {
-                        Ok(()) => "the gateway session ended".to_string(),
-                        Err(e) => describe(&e),
-                    },
-                    _ = stop.cancelled() => {
-                        shards.shutdown_all().await;
-                        break;
+                let start = client.start();
+                tokio::pin!(start);
+                let grace = tokio::time::sleep(connect_grace);
+                tokio::pin!(grace);
+                let mut graced = false;
+                loop {
+                    tokio::select! {
+                        result = &mut start => break match result {
+                            Ok(()) => "the gateway session ended".to_string(),
+                            Err(e) => describe(&e),
+                        },
+                        _ = &mut grace, if !graced => {
+                            graced = true;
+                            if *bridge.status.borrow() == BotStatus::Connecting {
+                                tracing::warn!("discord: no gateway connection after {}s; still trying", connect_grace.as_secs());
+                                bridge.set_status(BotStatus::Reconnecting(
+                                    "cannot reach the Discord gateway; retrying".into(),
+                                ));
+                            }
+                        }
+                        _ = stop.cancelled() => {
+                            shards.shutdown_all().await;
+                            bridge.set_status(BotStatus::Off);
+                            let _ = delivery.await;
+                            return;
+                        }
                     }
                 }
             }

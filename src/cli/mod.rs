@@ -214,11 +214,7 @@ fn start_discord(
     }
     Some(discord::spawn(
         agent.clone(),
-        DiscordOptions {
-            config: config.clone(),
-            token,
-            attended,
-        },
+        DiscordOptions::new(config.clone(), token, attended),
     ))
 }
 

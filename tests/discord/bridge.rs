@@ -171,11 +171,11 @@ async fn a_rejected_token_shows_in_the_status_and_never_panics() {
     );
     let bot = discord::spawn(
         agent,
-        DiscordOptions {
-            config: super::discord_config(&fake),
-            token: SecretString::from(crate::support::fake_discord::BAD_TOKEN.to_string()),
-            attended: true,
-        },
+        DiscordOptions::new(
+            super::discord_config(&fake),
+            SecretString::from(crate::support::fake_discord::BAD_TOKEN.to_string()),
+            true,
+        ),
     );
     let mut status = bot.status.clone();
     let stopped = tokio::time::timeout(
@@ -212,4 +212,44 @@ async fn an_answer_to_a_message_typed_in_the_tui_goes_to_the_channel() {
         (sent[0].channel, sent[0].content.as_str(), sent[0].reply_to),
         (DM, "sent from the desk", None)
     );
+}
+
+#[tokio::test]
+async fn an_unreachable_gateway_shows_in_the_status_and_stops_cleanly() {
+    let llama = crate::support::fake_llama::FakeLlama::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (workspace, _) = egirl::workspace::ensure(&dir.path().join("ws")).unwrap();
+    let (agent, _core) = egirl::agent::spawn_with(
+        crate::agent::config_for(&llama),
+        workspace,
+        Vec::new(),
+        Default::default(),
+    );
+    // Nothing listens on the proxy: no /gateway answer, no connection.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut config = super::discord_config(&FakeDiscord::start().await);
+    config.proxy = Some(format!("http://127.0.0.1:{port}"));
+    let mut options =
+        DiscordOptions::new(config, SecretString::from("t0ken-abc".to_string()), true);
+    options.connect_grace = Duration::from_millis(300);
+    let bot = discord::spawn(agent, options);
+    let mut status = bot.status.clone();
+    let shown = tokio::time::timeout(
+        Duration::from_secs(10),
+        status.wait_for(|s| matches!(s, BotStatus::Reconnecting(_))),
+    )
+    .await
+    .expect("the status says so within 10 s")
+    .unwrap()
+    .clone();
+    assert_eq!(
+        shown,
+        BotStatus::Reconnecting("cannot reach the Discord gateway; retrying".into())
+    );
+    tokio::time::timeout(Duration::from_secs(6), bot.stop())
+        .await
+        .expect("stops promptly");
+    assert_eq!(*status.borrow(), BotStatus::Off);
 }

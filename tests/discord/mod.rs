@@ -63,11 +63,7 @@ pub async fn start(
     tweak_discord(&mut dc);
     let bot = discord::spawn(
         agent.clone(),
-        DiscordOptions {
-            config: dc,
-            token: SecretString::from("fake-token".to_string()),
-            attended,
-        },
+        DiscordOptions::new(dc, SecretString::from("fake-token".to_string()), attended),
     );
     fake.wait_sessions(1).await;
     let mut status = bot.status.clone();
