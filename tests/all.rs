@@ -8,5 +8,7 @@ mod provider_llamacpp;
 mod provider_openai;
 mod provider_remote;
 mod routing;
+mod scheduler;
 mod support;
 mod tui;
+mod webhook;

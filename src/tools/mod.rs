@@ -73,6 +73,9 @@ pub fn specs() -> Vec<ToolSpec> {
         builtin::edit_file::spec(),
         builtin::glob::spec(),
         builtin::exec::spec(),
+        builtin::cron_add::spec(),
+        builtin::cron_list::spec(),
+        builtin::cron_remove::spec(),
     ]
 }
 
@@ -84,6 +87,9 @@ pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> Too
         "edit_file" => builtin::edit_file::run(args, ctx).await,
         "glob" => builtin::glob::run(args, ctx).await,
         "exec" => builtin::exec::run(args, ctx).await,
+        "cron_add" => builtin::cron_add::run(args, ctx).await,
+        "cron_list" => builtin::cron_list::run(args, ctx).await,
+        "cron_remove" => builtin::cron_remove::run(args, ctx).await,
         other => {
             let known: Vec<&str> = specs().iter().map(|s| s.name).collect();
             ToolOutput::fail(format!(

@@ -1,5 +1,8 @@
 //! The built-in tools, one per file.
 
+pub mod cron_add;
+pub mod cron_list;
+pub mod cron_remove;
 pub mod edit_file;
 pub mod exec;
 pub mod glob;
