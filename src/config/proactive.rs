@@ -153,3 +153,36 @@ mod tests {
         assert_eq!(Delivery::Tui.session("heartbeat"), "heartbeat");
     }
 }
+
+#[cfg(test)]
+mod repo_config {
+    use super::*;
+
+    /// The repo's egirl.toml documents these sections with the built-in defaults.
+    #[test]
+    fn the_repo_config_sets_the_defaults() {
+        let repo = include_str!("../../egirl.toml");
+        let config = crate::config::parse(repo, std::path::Path::new("egirl.toml")).unwrap();
+        let (heartbeat, cron, webhook) = (
+            HeartbeatConfig::default(),
+            CronConfig::default(),
+            WebhookConfig::default(),
+        );
+        assert_eq!(config.heartbeat.every, heartbeat.every);
+        assert_eq!(config.heartbeat.deliver, heartbeat.deliver);
+        assert_eq!(
+            (
+                config.cron.enabled,
+                config.cron.catch_up,
+                config.cron.max_retries
+            ),
+            (cron.enabled, cron.catch_up, cron.max_retries)
+        );
+        assert_eq!(config.webhook.listen, webhook.listen);
+        assert_eq!(config.webhook.tools, webhook.tools);
+        assert_eq!(
+            config.tools.exec.unattended_timeout,
+            crate::config::ExecConfig::default().unattended_timeout
+        );
+    }
+}
