@@ -4,6 +4,7 @@
 
 mod cron;
 mod heartbeat;
+mod paused;
 
 use std::time::Duration;
 
