@@ -155,7 +155,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             let mut notices = notices;
             match services::start(&env, &agent, false, &mut notices).await {
                 Ok(services) => serve::run(notices, services, &agent).await,
-                Err(services::NotStarted::Elsewhere(why) | services::NotStarted::Failed(why)) => {
+                Err(why) => {
                     eprintln!("egirl: {why}");
                     EXIT_FAILURE
                 }
@@ -165,7 +165,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             let mut notices = notices;
             let services = match services::start(&env, &agent, true, &mut notices).await {
                 Ok(services) => Some(services),
-                Err(services::NotStarted::Elsewhere(why) | services::NotStarted::Failed(why)) => {
+                Err(why) => {
                     tracing::info!("{why}");
                     notices.push(why);
                     None

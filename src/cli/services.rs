@@ -8,7 +8,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -47,25 +46,19 @@ impl Services {
     }
 }
 
-/// Why the services did not start here.
-pub enum NotStarted {
-    /// Another process holds the lock (its note says which).
-    Elsewhere(String),
-    Failed(String),
-}
-
 pub fn lock_path(workspace: &Path) -> std::path::PathBuf {
     workspace.join(".egirl").join("services.lock")
 }
 
-/// Takes the workspace's services lock and starts what the config enables.
+/// Takes the workspace's services lock and starts what the config enables;
+/// Err says why they do not run here (another process holds the lock).
 /// `attended`: a TUI is there to answer approvals.
 pub async fn start(
     env: &Environment,
     agent: &AgentHandle,
     attended: bool,
     notices: &mut Vec<String>,
-) -> Result<Services, NotStarted> {
+) -> Result<Services, String> {
     let path = lock_path(&env.workspace);
     let mut lock = match FileLock::try_acquire(&path) {
         Ok(Some(lock)) => lock,
@@ -76,11 +69,15 @@ pub async fn start(
             } else {
                 format!("another egirl process ({holder})")
             };
-            return Err(NotStarted::Elsewhere(format!(
+            return Err(format!(
                 "Discord, heartbeat, cron and the webhook for this workspace run in {holder}"
-            )));
+            ));
         }
-        Err(e) => return Err(NotStarted::Failed(format!("{e:#}"))),
+        Err(e) => {
+            return Err(format!(
+                "{e:#}; Discord, heartbeat, cron and the webhook are off"
+            ));
+        }
     };
     if let Err(e) = lock.write_note(&format!("pid {}", std::process::id())) {
         tracing::warn!("{e:#}");
@@ -111,7 +108,13 @@ pub async fn start(
     }
     if config.cron.enabled {
         let store = CronStore::in_workspace(&env.workspace);
-        let jobs = store.load().map(|j| j.len()).unwrap_or(0);
+        let jobs = match store.load() {
+            Ok(jobs) => jobs.len(),
+            Err(e) => {
+                notices.push(format!("cron: {e:#}"));
+                0
+            }
+        };
         tasks.push(
             CronScheduler {
                 agent: agent.clone(),
