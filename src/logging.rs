@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use secrecy::ExposeSecret;
 use tracing_appender::non_blocking::WorkerGuard;
+use tracing_subscriber::fmt::writer::MakeWriterExt;
 
 use crate::config::Secrets;
 
@@ -56,15 +57,26 @@ pub fn secret_values(secrets: &Secrets) -> Vec<String> {
     .collect()
 }
 
-/// Starts file logging; keep the guard alive for the life of the process.
-pub fn init(dir: &Path, level: &str, secrets: &Secrets) -> anyhow::Result<WorkerGuard> {
+/// Starts file logging (and, for `egirl serve`, the same lines on stderr,
+/// masked alike); keep the guard alive for the life of the process.
+pub fn init(
+    dir: &Path,
+    level: &str,
+    secrets: &Secrets,
+    also_stderr: bool,
+) -> anyhow::Result<WorkerGuard> {
     std::fs::create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("cannot create log dir {}: {e}", dir.display()))?;
     let appender = tracing_appender::rolling::daily(dir, "egirl.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
+    let secrets = Arc::new(secret_values(secrets));
     let redacting = Redacting {
         inner: writer,
-        secrets: Arc::new(secret_values(secrets)),
+        secrets: secrets.clone(),
+    };
+    let to_stderr = move || Redacting {
+        inner: std::io::stderr(),
+        secrets: secrets.clone(),
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("EGIRL_LOG")
         .or_else(|_| tracing_subscriber::EnvFilter::try_new(level))
@@ -72,7 +84,7 @@ pub fn init(dir: &Path, level: &str, secrets: &Secrets) -> anyhow::Result<Worker
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)
-        .with_writer(move || redacting.clone())
+        .with_writer((move || redacting.clone()).and(to_stderr.with_filter(move |_| also_stderr)))
         .try_init();
     Ok(guard)
 }

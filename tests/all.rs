@@ -8,6 +8,8 @@ mod provider_llamacpp;
 mod provider_openai;
 mod provider_remote;
 mod routing;
+mod scheduler;
 mod skills;
 mod support;
 mod tui;
+mod webhook;

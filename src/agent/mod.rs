@@ -7,12 +7,14 @@ mod route;
 mod slots;
 mod steps;
 mod turn;
+mod unattended;
 mod window;
 
 pub use context::{
     STATIC_SYSTEM, system_prompt, system_prompt_with_skills, user_message, user_message_with_skill,
 };
 pub use slots::file_name as slot_file_name;
+pub use unattended::{HEARTBEAT_OK, heartbeat_reply};
 pub use window::{DoesNotFit, Fit, fit};
 
 use std::collections::HashMap;
@@ -21,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{OnceCell, Semaphore, mpsc};
+use tokio::sync::{OnceCell, Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +36,8 @@ use crate::skills;
 use crate::tools::approval::{Approver, PendingApprovals};
 
 /// How long an approval raised by an unattended origin (webhook, cron,
-/// heartbeat) waits before it counts as denied.
+/// heartbeat) waits before it counts as denied, unless `[tools.exec]
+/// unattended_timeout` says otherwise.
 pub const UNATTENDED_APPROVAL_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What surfaces hold: a way to send ops and the bus to subscribe to.
@@ -44,12 +47,27 @@ pub struct AgentHandle {
     pub bus: EventBus,
     /// The skills the core uses, hot-reloaded (`/skills`, slash commands).
     pub skills: Arc<skills::Registry>,
+    /// Messages accepted whose turn has not ended, across all sessions.
+    outstanding: watch::Receiver<usize>,
 }
 
 impl AgentHandle {
     /// Sends an op; false when the core has stopped.
     pub fn submit(&self, op: Op) -> bool {
         self.ops.send(op).is_ok()
+    }
+
+    /// Whether any session has a turn running or queued (the scheduler
+    /// defers a tick rather than stacking one behind it).
+    pub fn busy(&self) -> bool {
+        *self.outstanding.borrow() > 0
+    }
+
+    /// Resolves once no turn is running or queued (at once when idle, or
+    /// when the core has stopped).
+    pub async fn idle(&self) {
+        let mut outstanding = self.outstanding.clone();
+        let _ = outstanding.wait_for(|n| *n == 0).await;
     }
 }
 
@@ -182,7 +200,7 @@ pub fn spawn_with(
         pending.clone(),
         config.tools.exec.clone(),
         workspace.join(".egirl").join("approvals.toml"),
-        UNATTENDED_APPROVAL_TIMEOUT,
+        config.tools.exec.unattended_timeout.0,
     ));
     // Confidence is only worth its bytes when a weak answer can go somewhere.
     let logprobs = !remote.is_empty() && config.routing.escalation_threshold > 0.0;
@@ -214,12 +232,14 @@ pub fn spawn_with(
         slot_owners: slots::SlotOwners::default(),
     });
     let (tx, rx) = mpsc::unbounded_channel();
-    let task = tokio::spawn(run_core(shared, pending, rx));
+    let (busy, outstanding) = watch::channel(0usize);
+    let task = tokio::spawn(run_core(shared, pending, rx, Arc::new(busy)));
     (
         AgentHandle {
             ops: tx,
             bus,
             skills,
+            outstanding,
         },
         task,
     )
@@ -242,6 +262,7 @@ async fn run_core(
     shared: Arc<Shared>,
     pending: PendingApprovals,
     mut ops: mpsc::UnboundedReceiver<Op>,
+    busy: Arc<watch::Sender<usize>>,
 ) {
     let mut sessions: HashMap<SessionId, SessionHandle> = HashMap::new();
     while let Some(op) = ops.recv().await {
@@ -253,7 +274,8 @@ async fn run_core(
             } => {
                 let handle = sessions
                     .entry(session.clone())
-                    .or_insert_with(|| start_session(&shared, session.clone()));
+                    .or_insert_with(|| start_session(&shared, session.clone(), &busy));
+                busy.send_modify(|n| *n += 1);
                 // Turns ahead of this one (the running one included).
                 let ahead = handle.outstanding.fetch_add(1, Ordering::SeqCst);
                 if ahead > 0 {
@@ -282,7 +304,7 @@ async fn run_core(
             Op::Command { session, command } => {
                 let handle = sessions
                     .entry(session.clone())
-                    .or_insert_with(|| start_session(&shared, session.clone()));
+                    .or_insert_with(|| start_session(&shared, session.clone(), &busy));
                 let _ = handle.work.send(Work::Command(command));
             }
             Op::Shutdown => break,
@@ -303,12 +325,21 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn start_session(shared: &Arc<Shared>, id: SessionId) -> SessionHandle {
+fn start_session(
+    shared: &Arc<Shared>,
+    id: SessionId,
+    busy: &Arc<watch::Sender<usize>>,
+) -> SessionHandle {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let outstanding = Arc::new(AtomicUsize::new(0));
     let cancel = Arc::new(Mutex::new(CancellationToken::new()));
     let task = {
         let (shared, outstanding, cancel) = (shared.clone(), outstanding.clone(), cancel.clone());
+        let busy = busy.clone();
+        let turn_over = move || {
+            outstanding.fetch_sub(1, Ordering::SeqCst);
+            busy.send_modify(|n| *n = n.saturating_sub(1));
+        };
         tokio::spawn(async move {
             let mut session: Option<turn::Session> = None;
             while let Some(work) = rx.recv().await {
@@ -332,7 +363,7 @@ fn start_session(shared: &Arc<Shared>, id: SessionId) -> SessionHandle {
                                         &origin,
                                         EventKind::TurnEnded { interrupted: false },
                                     );
-                                    outstanding.fetch_sub(1, Ordering::SeqCst);
+                                    turn_over();
                                     continue;
                                 }
                             }
@@ -340,7 +371,7 @@ fn start_session(shared: &Arc<Shared>, id: SessionId) -> SessionHandle {
                         if let Some(s) = session.as_mut() {
                             turn::run_turn(&shared, s, origin, text, token).await;
                         }
-                        outstanding.fetch_sub(1, Ordering::SeqCst);
+                        turn_over();
                     }
                     Work::Command(command) => {
                         if let Some(s) = session.as_mut() {

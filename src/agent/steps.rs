@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::turn::{Session, Turn};
 use super::{Shared, window};
-use crate::protocol::EventKind;
+use crate::protocol::{EventKind, Origin};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatMessage, ChatRequest, ChatResponse, ProviderError, StreamChunk};
@@ -99,7 +99,11 @@ fn stream_to(turn: &Turn<'_>, visible: &mut String, chunk: StreamChunk) {
     match chunk {
         StreamChunk::Text(text) => {
             visible.push_str(&text);
-            turn.emit(EventKind::Delta { text });
+            // A heartbeat reply may be a bare HEARTBEAT_OK that must reach
+            // no one; its `final` (if any) carries the text instead.
+            if turn.origin != Origin::Heartbeat {
+                turn.emit(EventKind::Delta { text });
+            }
         }
         StreamChunk::Reasoning(text) => turn.emit(EventKind::Reasoning { text }),
     }

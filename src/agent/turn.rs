@@ -11,7 +11,7 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use super::steps::{local_step, remote_step};
-use super::{Shared, context, route, slots};
+use super::{Shared, context, route, slots, unattended};
 use crate::protocol::{Command, EventKind, Origin, Target};
 use crate::providers::{ChatMessage, ChatResponse, ProviderError, ToolCall};
 use crate::routing::escalation;
@@ -162,7 +162,10 @@ async fn run_steps(
         Some(typed.to_string()),
         ChatMessage::user(content),
     )?;
-    log_daily(turn, "user", typed);
+    // The heartbeat's standing prompt is not news; only what it finds is.
+    if turn.origin != Origin::Heartbeat {
+        log_daily(turn, "user", typed);
+    }
     let current = session.history.len() - 1;
 
     let forced = session.forced.take();
@@ -205,7 +208,8 @@ async fn run_steps(
     }
 
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
-    let specs = tools::specs();
+    let specs =
+        unattended::offered_tools(&turn.origin, tools::specs(), &shared.config.webhook.tools);
     let mut seen_calls: HashSet<String> = HashSet::new();
     let mut outcomes: Vec<(String, bool, bool)> = Vec::new();
     // After a weak local answer: where the note to the remote model goes.
@@ -257,10 +261,7 @@ async fn run_steps(
                     continue;
                 }
             }
-            log_daily(turn, "egirl", &response.content);
-            turn.emit(EventKind::Final {
-                text: response.content,
-            });
+            deliver_final(turn, response.content);
             return Ok(false);
         }
         let results = run_tools(
@@ -303,6 +304,25 @@ async fn run_steps(
     anyhow::bail!(
         "stopped after {max_turns} model requests without a final answer (raise [agent] max_turns to allow more)"
     )
+}
+
+/// The answer goes to the daily log and out as `final`, except a heartbeat
+/// reply that only acknowledges (`HEARTBEAT_OK`): that one stays in the
+/// transcript and goes nowhere else, so no surface ever delivers it.
+fn deliver_final(turn: &Turn<'_>, answer: String) {
+    let text = if turn.origin == Origin::Heartbeat {
+        match unattended::heartbeat_reply(&answer) {
+            Some(news) => news,
+            None => {
+                tracing::debug!("heartbeat: nothing to report");
+                return;
+            }
+        }
+    } else {
+        answer
+    };
+    log_daily(turn, "egirl", &text);
+    turn.emit(EventKind::Final { text });
 }
 
 fn emit_usage(turn: &Turn<'_>, provider: &str, response: &ChatResponse) {
@@ -374,6 +394,12 @@ async fn run_tools(
                     "your call to `{}` had invalid JSON arguments ({err}); send it again with a valid JSON object",
                     call.name
                 ))
+            } else if !unattended::tool_allowed(
+                &ctx.origin,
+                &call.name,
+                &shared.config.webhook.tools,
+            ) {
+                tools::ToolOutput::fail(unattended::tool_refusal(&call.name))
             } else if repeated {
                 tools::ToolOutput::fail(format!(
                     "you already called `{}` with exactly these arguments in this turn; its result is above. Use it, or try something different",

@@ -3,3 +3,4 @@
 pub mod discord;
 pub mod headless;
 pub mod tui;
+pub mod webhook;

@@ -5,6 +5,7 @@ mod doctor;
 pub mod export;
 mod init;
 mod serve;
+mod services;
 pub mod skills;
 pub mod stats;
 
@@ -60,8 +61,8 @@ pub enum CliCommand {
     Stats(stats::StatsArgs),
     /// Sessions as fine-tuning JSONL (the Qwen3 format of the egirl spec).
     Export(export::ExportArgs),
-    /// Run without a TUI: the Discord bot (and later heartbeat, cron,
-    /// webhook) until SIGTERM or Ctrl+C.
+    /// Run without a TUI: Discord, heartbeat, cron and the webhook until
+    /// SIGTERM or Ctrl+C.
     Serve,
     /// Skills: `egirl skills list [--json]`.
     Skills(skills::SkillsArgs),
@@ -121,7 +122,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         _ => {}
     }
     let log_dir = config::expand_home(&env.config.log.dir);
-    let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.secrets)
+    let serving = matches!(cli.command, Some(CliCommand::Serve));
+    let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.secrets, serving)
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
     tracing::info!(config = ?env.config_path, workspace = %env.workspace.display(), "starting");
 
@@ -159,12 +161,24 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         }
         None if matches!(cli.command, Some(CliCommand::Serve)) => {
             let mut notices = notices;
-            let discord = start_discord(&env, &agent, false, &mut notices);
-            serve::run(notices, discord).await
+            match services::start(&env, &agent, false, &mut notices).await {
+                Ok(services) => serve::run(notices, services, &agent).await,
+                Err(why) => {
+                    eprintln!("egirl: {why}");
+                    EXIT_FAILURE
+                }
+            }
         }
         None => {
             let mut notices = notices;
-            let discord = start_discord(&env, &agent, true, &mut notices);
+            let services = match services::start(&env, &agent, true, &mut notices).await {
+                Ok(services) => Some(services),
+                Err(why) => {
+                    tracing::info!("{why}");
+                    notices.push(why);
+                    None
+                }
+            };
             let options = tui::TuiOptions {
                 session,
                 theme: env.config.ui.theme.clone(),
@@ -173,11 +187,14 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                 endpoint: env.config.local.endpoint.clone(),
                 context_length: env.config.local.context_length,
                 notices,
-                discord: discord.as_ref().map(|d| d.status.clone()),
+                discord: services
+                    .as_ref()
+                    .and_then(|s| s.discord.as_ref())
+                    .map(|d| d.status.clone()),
             };
             let code = tui::run(&agent, options).await;
-            if let Some(bot) = discord {
-                bot.stop().await;
+            if let Some(services) = services {
+                services.stop().await;
             }
             code
         }
@@ -245,6 +262,15 @@ impl Environment {
                 .as_deref()
                 .map_or("built-in defaults".into(), |p| p.display().to_string());
             return Err(Exit::usage(format!("{file}: [routing]: {e}")));
+        }
+        if let Err(e) =
+            crate::scheduler::heartbeat::ActiveHours::parse(&config.heartbeat.active_hours)
+        {
+            let file = loaded
+                .path
+                .as_deref()
+                .map_or("built-in defaults".into(), |p| p.display().to_string());
+            return Err(Exit::usage(format!("{file}: [heartbeat]: {e}")));
         }
         if let Some(ws) = &cli.workspace {
             config.workspace.path = ws.display().to_string();

@@ -3,6 +3,7 @@
 
 mod duration;
 mod load;
+mod proactive;
 mod secrets;
 
 use std::collections::BTreeMap;
@@ -10,8 +11,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-pub use duration::ConfigDuration;
+pub use duration::{ConfigDuration, parse_duration};
 pub use load::{ConfigError, LoadedConfig, find_config_path, load, parse};
+pub use proactive::{CronConfig, Delivery, HeartbeatConfig, WebhookConfig};
 pub use secrets::Secrets;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -26,6 +28,7 @@ pub struct Config {
     pub channels: ChannelsConfig,
     pub skills: SkillsConfig,
     pub heartbeat: HeartbeatConfig,
+    pub cron: CronConfig,
     pub webhook: WebhookConfig,
     pub ui: UiConfig,
     pub log: LogConfig,
@@ -271,6 +274,9 @@ pub struct ExecConfig {
     pub timeout_secs: u64,
     /// Bytes of stdout/stderr kept per command (the middle is cut).
     pub max_output_bytes: usize,
+    /// How long an approval raised by a webhook, cron or heartbeat turn
+    /// waits for an answer before it counts as denied.
+    pub unattended_timeout: ConfigDuration,
 }
 
 impl Default for ExecConfig {
@@ -280,6 +286,7 @@ impl Default for ExecConfig {
             allow: Vec::new(),
             timeout_secs: 120,
             max_output_bytes: 16 * 1024,
+            unattended_timeout: ConfigDuration::from_secs(600),
         }
     }
 }
@@ -339,38 +346,6 @@ impl Default for SkillsConfig {
             dirs: Vec::new(),
             prompt_chars: 2000,
             watch: true,
-        }
-    }
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct HeartbeatConfig {
-    /// "0" disables the heartbeat.
-    pub every: ConfigDuration,
-    /// e.g. "08:00-23:00" in local time; empty means always.
-    pub active_hours: String,
-}
-
-impl Default for HeartbeatConfig {
-    fn default() -> Self {
-        Self {
-            every: ConfigDuration::from_secs(30 * 60),
-            active_hours: String::new(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct WebhookConfig {
-    pub listen: String,
-}
-
-impl Default for WebhookConfig {
-    fn default() -> Self {
-        Self {
-            listen: "127.0.0.1:8787".into(),
         }
     }
 }

@@ -88,6 +88,9 @@ pub fn specs() -> Vec<ToolSpec> {
         builtin::exec::spec(),
         builtin::create_skill::spec(),
         builtin::list_skills::spec(),
+        builtin::cron_add::spec(),
+        builtin::cron_list::spec(),
+        builtin::cron_remove::spec(),
     ]
 }
 
@@ -101,6 +104,9 @@ pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> Too
         "exec" => builtin::exec::run(args, ctx).await,
         "create_skill" => builtin::create_skill::run(args, ctx).await,
         "list_skills" => builtin::list_skills::run(args, ctx).await,
+        "cron_add" => builtin::cron_add::run(args, ctx).await,
+        "cron_list" => builtin::cron_list::run(args, ctx).await,
+        "cron_remove" => builtin::cron_remove::run(args, ctx).await,
         other => {
             let known: Vec<&str> = specs().iter().map(|s| s.name).collect();
             ToolOutput::fail(format!(

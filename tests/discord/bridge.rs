@@ -6,7 +6,7 @@ use egirl::channels::discord::{self, DiscordOptions};
 use egirl::protocol::{BotStatus, EventKind, Origin};
 use secrecy::SecretString;
 
-use super::{DM, GUILD, GUILD_CHANNEL, settle, start};
+use super::{DM, GUILD, GUILD_CHANNEL, Rig, settle, start};
 use crate::support::fake_discord::{FakeDiscord, UserMessage};
 use crate::support::fake_llama::Reply;
 
@@ -252,4 +252,36 @@ async fn an_unreachable_gateway_shows_in_the_status_and_stops_cleanly() {
         .await
         .expect("stops promptly");
     assert_eq!(*status.borrow(), BotStatus::Off);
+}
+
+/// `[heartbeat] deliver = "discord:<dm>"`: news reaches the owner's DM; a
+/// bare HEARTBEAT_OK reaches nobody and shows no typing.
+#[tokio::test]
+async fn heartbeat_news_reaches_the_dm_and_heartbeat_ok_does_not() {
+    let mut rig = start(true, |_| {}, |_| {}).await;
+    let session = discord::session_for(DM);
+    let beat = |rig: &Rig| {
+        assert!(rig.agent.submit(egirl::protocol::Op::UserMessage {
+            session: session.clone(),
+            origin: Origin::Heartbeat,
+            text: "Heartbeat check.".into(),
+        }))
+    };
+    rig.llama.push_reply(Reply::text("HEARTBEAT_OK"));
+    beat(&rig);
+    rig.turn(&session).await;
+    assert!(rig.discord.typing().is_empty(), "typing for a heartbeat");
+
+    rig.llama.push_reply(Reply::text(
+        "Your flight leaves in 3 hours; check in is open now.",
+    ));
+    beat(&rig);
+    let sent = rig.discord.wait_sent(1).await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].channel, DM);
+    assert_eq!(
+        sent[0].content,
+        "Your flight leaves in 3 hours; check in is open now."
+    );
+    assert_eq!(sent[0].reply_to, None);
 }

@@ -1,2 +1,3 @@
+mod serve;
 mod server;
 mod suite;

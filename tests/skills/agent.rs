@@ -69,7 +69,7 @@ async fn the_system_prompt_lists_skills_and_create_skill_hot_reloads_them() {
         next.contains("- tea-timer: Times a pot of tea. [skills/tea-timer/SKILL.md]"),
         "{next}"
     );
-    // The tool list carries the two skill tools, after the others.
+    // The tool list carries the two skill tools, after the file tools.
     let names: Vec<&str> = requests[0]["tools"]
         .as_array()
         .map(|t| {
@@ -78,7 +78,12 @@ async fn the_system_prompt_lists_skills_and_create_skill_hot_reloads_them() {
                 .collect()
         })
         .unwrap_or_default();
-    assert_eq!(names[names.len() - 2..], ["create_skill", "list_skills"]);
+    let at = names
+        .iter()
+        .position(|n| *n == "create_skill")
+        .expect("create_skill offered");
+    assert_eq!(names[at..at + 2], ["create_skill", "list_skills"]);
+    assert!(at > names.iter().position(|n| *n == "exec").unwrap());
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@
 
 mod driver;
 mod keys;
+mod proactive;
 mod pty;
 mod screenshots;
 mod sessions;

@@ -309,3 +309,35 @@ async fn the_binary_streams_approves_and_quits_with_the_terminal_restored() {
     assert_ne!(termios.c_lflag & libc::ICANON, 0, "raw mode left on");
     assert_ne!(termios.c_lflag & libc::ECHO, 0, "echo left off");
 }
+
+/// Another process holds the workspace's services lock: the TUI works as a
+/// chat and says where Discord, heartbeat, cron and the webhook run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_egirl_on_the_workspace_leaves_the_services_to_the_first() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::text("still chatting"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = format!(
+        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
+        dir.path().join("logs").display(),
+        fake.url()
+    );
+    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let mut held =
+        egirl::lockfile::FileLock::try_acquire(&dir.path().join("ws/.egirl/services.lock"))
+            .expect("lock file")
+            .expect("free");
+    held.write_note("pid 4242").expect("note");
+
+    let mut pty = Pty::spawn(dir.path());
+    pty.wait_for("pid 4242").await;
+    assert!(
+        pty.contents().contains("another egirl process"),
+        "{}",
+        pty.contents()
+    );
+    pty.send("hello\r");
+    pty.wait_for("still chatting").await;
+    pty.send("\x03\x03");
+    assert_eq!(pty.exit_code().await, Some(0));
+}

@@ -35,7 +35,10 @@ async fn handle(bridge: &Bridge, event: Event) {
         return;
     };
     match &event.kind {
-        EventKind::TurnStarted { .. } => bridge.start_typing(&event.session, channel),
+        // A heartbeat usually ends in silence (HEARTBEAT_OK): no typing for it.
+        EventKind::TurnStarted { .. } if event.origin != Origin::Heartbeat => {
+            bridge.start_typing(&event.session, channel)
+        }
         EventKind::Final { text } => {
             let reply_to = next_reply(bridge, &event);
             send(bridge, channel, reply_to, text).await;

@@ -265,12 +265,10 @@ impl App {
         info.last_activity = Some(std::time::SystemTime::now());
         // A message the user has not seen: the input points elsewhere, or
         // the conversation shows another session.
-        if (elsewhere || !shown)
-            && matches!(
-                kind,
-                EventKind::TurnStarted { .. } | EventKind::Final { .. }
-            )
-        {
+        // The heartbeat's standing prompt is not news; its answer (if any) is.
+        let news = matches!(kind, EventKind::Final { .. })
+            || (matches!(kind, EventKind::TurnStarted { .. }) && origin != Origin::Heartbeat);
+        if (elsewhere || !shown) && news {
             info.unread += 1;
         }
         let target = info.target;
@@ -279,7 +277,9 @@ impl App {
         match kind {
             EventKind::TurnStarted { text } => {
                 info.running = true;
-                self.transcript.user(&session, &origin, &text);
+                if origin != Origin::Heartbeat {
+                    self.transcript.user(&session, &origin, &text);
+                }
             }
             EventKind::Queued { text, .. } => {
                 self.transcript

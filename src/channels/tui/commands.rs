@@ -28,6 +28,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/memory", "Q", "search memory"),
     ("/approvals", "", "list approval rules"),
     ("/sessions", "", "list sessions and pick one"),
+    ("/cron", "", "list scheduled jobs with their next run"),
     ("/quit", "", "leave egirl"),
 ];
 
@@ -188,7 +189,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         "/theme" => theme_command(app, arg),
         "/sessions" => app.open_session_picker(),
         "/skills" => app.notice(Level::Info, skills::listing(app)),
-
+        "/cron" => cron_command(app),
         _ if NOT_YET.contains(&name) => {
             app.notice(Level::Warning, format!("{name} is not available yet"));
         }
@@ -207,6 +208,36 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         },
     }
     Vec::new()
+}
+
+/// Lists the jobs from the workspace's store (shared with whichever
+/// process runs the scheduler).
+fn cron_command(app: &mut App) {
+    // Sessions live in `<workspace>/sessions`.
+    let Some(workspace) = app
+        .sessions_dir
+        .as_deref()
+        .and_then(std::path::Path::parent)
+    else {
+        app.notice(Level::Warning, "no workspace: cron jobs unknown");
+        return;
+    };
+    let store = crate::scheduler::cron::CronStore::in_workspace(workspace);
+    match store.load() {
+        Ok(jobs) if jobs.is_empty() => app.notice(
+            Level::Info,
+            "no cron jobs (ask egirl to schedule one: it has the cron_add tool)",
+        ),
+        Ok(jobs) => {
+            let now = chrono::Utc::now();
+            let lines: Vec<String> = jobs.iter().map(|j| j.describe(now)).collect();
+            app.notice(
+                Level::Info,
+                format!("cron jobs ({}):\n{}", jobs.len(), lines.join("\n")),
+            );
+        }
+        Err(e) => app.notice(Level::Error, format!("{e:#}")),
+    }
 }
 
 fn theme_command(app: &mut App, name: &str) {

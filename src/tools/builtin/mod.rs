@@ -1,6 +1,9 @@
 //! The built-in tools, one per file.
 
 pub mod create_skill;
+pub mod cron_add;
+pub mod cron_list;
+pub mod cron_remove;
 pub mod edit_file;
 pub mod exec;
 pub mod glob;

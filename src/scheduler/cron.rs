@@ -1,0 +1,300 @@
+//! Cron: jobs from `.egirl/cron.json` sent to the agent when due, each
+//! run's outcome written back (last status, errors in a row), failures
+//! retried with backoff, one-shots removed after they succeed.
+//!
+//! Jobs that came due while egirl was not running run once at start
+//! (`[cron] catch_up`), however many times they were missed.
+
+pub mod schedule;
+pub mod store;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::{Clock, MAX_SLEEP, sleep_for};
+use crate::agent::AgentHandle;
+use crate::config::CronConfig;
+use crate::protocol::{EventKind, Op, Origin};
+pub use schedule::Schedule;
+pub use store::{CronStore, Job};
+
+/// Waits before retrying a failed run: 30 s, 2 min, 10 min, then 30 min.
+pub fn retry_delay(consecutive_errors: u32) -> Duration {
+    const STEPS: [u64; 4] = [30, 120, 600, 1800];
+    let i = (consecutive_errors.max(1) - 1) as usize;
+    Duration::from_secs(STEPS[i.min(STEPS.len() - 1)])
+}
+
+/// How one run went.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunOutcome {
+    Ok,
+    Failed(String),
+}
+
+pub struct CronScheduler {
+    pub agent: AgentHandle,
+    pub store: CronStore,
+    pub config: CronConfig,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl CronScheduler {
+    pub fn spawn(self, stop: CancellationToken) -> JoinHandle<()> {
+        tokio::spawn(self.run(stop))
+    }
+
+    async fn run(self, stop: CancellationToken) {
+        if let Err(e) = self
+            .store
+            .update(|jobs| settle_missed(jobs, self.clock.now(), &self.config))
+        {
+            tracing::warn!("cron: {e:#}");
+        }
+        let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(String, RunOutcome)>();
+        let mut running: HashSet<String> = HashSet::new();
+        loop {
+            // Armed before reading, so a change made while we read wakes us.
+            let notified = store::changed().notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let now = self.clock.now();
+            let jobs = match self.store.load() {
+                Ok(jobs) => jobs,
+                Err(e) => {
+                    tracing::warn!("cron: {e:#}");
+                    Vec::new()
+                }
+            };
+            let mut next_wake: Option<DateTime<Utc>> = None;
+            for job in jobs {
+                if !job.enabled || running.contains(&job.id) {
+                    continue;
+                }
+                let Some(due) = job.next_run else { continue };
+                if due <= now {
+                    running.insert(job.id.clone());
+                    let (agent, done) = (self.agent.clone(), done_tx.clone());
+                    tokio::spawn(async move {
+                        let outcome = run_job(&agent, &job).await;
+                        let _ = done.send((job.id, outcome));
+                    });
+                } else {
+                    next_wake = Some(next_wake.map_or(due, |w| w.min(due)));
+                }
+            }
+            let wait = next_wake.map_or(MAX_SLEEP, |at| sleep_for(self.clock.as_ref(), at));
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = notified => {}
+                Some((id, outcome)) = done_rx.recv() => {
+                    running.remove(&id);
+                    let now = self.clock.now();
+                    let max_retries = self.config.max_retries;
+                    if let Err(e) = self.store.update(|jobs| record(jobs, &id, &outcome, now, max_retries)) {
+                        tracing::warn!("cron: cannot record the run of `{id}`: {e:#}");
+                    }
+                }
+                _ = stop.cancelled() => return,
+            }
+        }
+    }
+}
+
+/// At start: jobs due in the past run once now (catch-up) or move on to
+/// their next time; a missed one-shot without catch-up is disabled and
+/// says so rather than vanishing.
+pub fn settle_missed(jobs: &mut [Job], now: DateTime<Utc>, config: &CronConfig) {
+    for job in jobs.iter_mut().filter(|j| j.enabled) {
+        let Some(due) = job.next_run else { continue };
+        if due > now {
+            continue;
+        }
+        if config.catch_up {
+            tracing::info!(job = %job.id, "cron: running a job missed while egirl was not running");
+            continue;
+        }
+        if job.schedule.is_one_shot() {
+            job.enabled = false;
+            job.last_status = Some("missed: egirl was not running".into());
+        } else {
+            job.next_run = job.schedule.next_after(now, None).ok().flatten();
+        }
+    }
+}
+
+/// Writes a run's outcome into the job (which may have been removed
+/// meanwhile: then there is nothing to record).
+pub fn record(
+    jobs: &mut Vec<Job>,
+    id: &str,
+    outcome: &RunOutcome,
+    now: DateTime<Utc>,
+    max_retries: u32,
+) {
+    let Some(index) = jobs.iter().position(|j| j.id == id) else {
+        return;
+    };
+    let job = &mut jobs[index];
+    job.last_run = Some(now);
+    let regular = job.schedule.next_after(now, Some(now)).unwrap_or_else(|e| {
+        tracing::warn!(job = %id, "cron: {e:#}");
+        None
+    });
+    match outcome {
+        RunOutcome::Ok => {
+            if job.schedule.is_one_shot() {
+                jobs.remove(index);
+                return;
+            }
+            job.last_status = Some("ok".into());
+            job.consecutive_errors = 0;
+            job.next_run = regular;
+        }
+        RunOutcome::Failed(why) => {
+            job.consecutive_errors += 1;
+            job.last_status = Some(format!("error: {why}"));
+            tracing::warn!(job = %id, errors = job.consecutive_errors, "cron: run failed: {why}");
+            if job.consecutive_errors > max_retries {
+                job.next_run = regular;
+                if job.schedule.is_one_shot() {
+                    job.enabled = false;
+                }
+                return;
+            }
+            let retry = now
+                + chrono::Duration::from_std(retry_delay(job.consecutive_errors))
+                    .unwrap_or_default();
+            job.next_run = Some(regular.map_or(retry, |r| r.min(retry)));
+        }
+    }
+}
+
+/// Sends the job's message and waits for its turn to end.
+async fn run_job(agent: &AgentHandle, job: &Job) -> RunOutcome {
+    let session = job.session();
+    let origin = Origin::Cron(job.id.clone());
+    // Subscribed before sending, so the turn's events cannot be missed.
+    let mut events = agent.bus.subscribe();
+    let sent = agent.submit(Op::UserMessage {
+        session: session.clone(),
+        origin: origin.clone(),
+        text: job.message.clone(),
+    });
+    if !sent {
+        return RunOutcome::Failed("the agent has stopped".into());
+    }
+    tracing::info!(job = %job.id, %session, "cron: job sent to the agent");
+    let mut error = None;
+    while let Some(event) = events.recv().await {
+        if event.session != session || event.origin != origin {
+            continue;
+        }
+        match event.kind {
+            EventKind::Error { message } => error = Some(message),
+            EventKind::TurnEnded { interrupted: true } => {
+                return RunOutcome::Failed("interrupted".into());
+            }
+            EventKind::TurnEnded { interrupted: false } => {
+                return error.map_or(RunOutcome::Ok, RunOutcome::Failed);
+            }
+            _ => {}
+        }
+    }
+    RunOutcome::Failed("the agent stopped during the run".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Delivery;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn job(id: &str, schedule: Schedule, next: DateTime<Utc>) -> Job {
+        Job {
+            id: id.into(),
+            schedule,
+            message: "m".into(),
+            deliver: Delivery::None,
+            enabled: true,
+            created_at: next,
+            next_run: Some(next),
+            last_run: None,
+            last_status: None,
+            consecutive_errors: 0,
+        }
+    }
+
+    #[test]
+    fn failures_back_off_then_wait_for_the_regular_time() {
+        let now = at("2026-05-01T10:00:00Z");
+        let mut jobs = vec![job("hourly", Schedule::every("1h").unwrap(), now)];
+        let failed = RunOutcome::Failed("server down".into());
+        record(&mut jobs, "hourly", &failed, now, 2);
+        assert_eq!(jobs[0].next_run, Some(at("2026-05-01T10:00:30Z")));
+        assert_eq!(jobs[0].last_status.as_deref(), Some("error: server down"));
+        record(&mut jobs, "hourly", &failed, now, 2);
+        assert_eq!(jobs[0].next_run, Some(at("2026-05-01T10:02:00Z")));
+        record(&mut jobs, "hourly", &failed, now, 2);
+        assert_eq!(jobs[0].consecutive_errors, 3);
+        assert_eq!(jobs[0].next_run, Some(at("2026-05-01T11:00:00Z")));
+        record(&mut jobs, "hourly", &RunOutcome::Ok, now, 2);
+        assert_eq!(jobs[0].consecutive_errors, 0);
+        assert_eq!(jobs[0].last_status.as_deref(), Some("ok"));
+    }
+
+    #[test]
+    fn a_one_shot_is_removed_after_success_and_disabled_after_its_retries() {
+        let now = at("2026-05-01T10:00:00Z");
+        let once = Schedule::At { at: now };
+        let mut jobs = vec![job("once", once.clone(), now), job("flaky", once, now)];
+        record(&mut jobs, "once", &RunOutcome::Ok, now, 1);
+        assert_eq!(jobs.len(), 1);
+        let failed = RunOutcome::Failed("no".into());
+        record(&mut jobs, "flaky", &failed, now, 1);
+        assert!(jobs[0].enabled);
+        assert_eq!(jobs[0].next_run, Some(at("2026-05-01T10:00:30Z")));
+        record(&mut jobs, "flaky", &failed, now, 1);
+        assert!(!jobs[0].enabled);
+        assert_eq!(jobs[0].consecutive_errors, 2);
+    }
+
+    #[test]
+    fn missed_jobs_without_catch_up_move_on_or_are_disabled() {
+        let now = at("2026-05-01T10:00:00Z");
+        let past = at("2026-05-01T07:00:00Z");
+        let mut jobs = vec![
+            job("hourly", Schedule::every("1h").unwrap(), past),
+            job("once", Schedule::At { at: past }, past),
+        ];
+        let config = CronConfig {
+            catch_up: false,
+            ..CronConfig::default()
+        };
+        settle_missed(&mut jobs, now, &config);
+        assert_eq!(jobs[0].next_run, Some(at("2026-05-01T11:00:00Z")));
+        assert!(!jobs[1].enabled);
+        assert!(
+            jobs[1]
+                .last_status
+                .as_deref()
+                .unwrap_or("")
+                .contains("missed")
+        );
+
+        let mut jobs = vec![job("hourly", Schedule::every("1h").unwrap(), past)];
+        settle_missed(&mut jobs, now, &CronConfig::default());
+        assert_eq!(jobs[0].next_run, Some(past), "left due: runs once now");
+    }
+}
