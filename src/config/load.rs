@@ -170,6 +170,33 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             "must be between 0 and 1".into(),
         ));
     }
+    let memory = &config.memory;
+    for (key, weight) in [
+        ("memory.vector_weight", memory.vector_weight),
+        ("memory.text_weight", memory.text_weight),
+    ] {
+        if !(0.0..=1.0).contains(&weight) {
+            return Err((key.into(), "must be between 0 and 1".into()));
+        }
+    }
+    if memory.vector_weight + memory.text_weight <= 0.0 {
+        return Err((
+            "memory.text_weight".into(),
+            "memory.vector_weight and memory.text_weight cannot both be 0".into(),
+        ));
+    }
+    if !(0.0..=1.0).contains(&memory.min_score) {
+        return Err(("memory.min_score".into(), "must be between 0 and 1".into()));
+    }
+    if memory.max_results == 0 {
+        return Err(("memory.max_results".into(), "must be at least 1".into()));
+    }
+    if memory.candidate_multiplier == 0 {
+        return Err((
+            "memory.candidate_multiplier".into(),
+            "must be at least 1".into(),
+        ));
+    }
     for (i, prefix) in config.tools.exec.allow.iter().enumerate() {
         match shell_words::split(prefix) {
             Ok(words) if !words.is_empty() => {}
