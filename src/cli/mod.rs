@@ -4,6 +4,7 @@
 mod doctor;
 pub mod export;
 mod init;
+pub mod memory;
 pub mod stats;
 
 use std::path::{Path, PathBuf};
@@ -57,6 +58,8 @@ pub enum CliCommand {
     Stats(stats::StatsArgs),
     /// Sessions as fine-tuning JSONL (the Qwen3 format of the egirl spec).
     Export(export::ExportArgs),
+    /// Search or re-index memory (MEMORY.md and the daily logs).
+    Memory(memory::MemoryArgs),
 }
 
 /// A failure with its exit code, printed as one line.
@@ -105,6 +108,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             export::run(&env.workspace, args).map_err(|e| Exit::failure(format!("{e:#}")))?;
             return Ok(EXIT_OK);
         }
+        Some(CliCommand::Memory(args)) => return memory::run(&env, args).await,
         _ => {}
     }
     let log_dir = config::expand_home(&env.config.log.dir);

@@ -440,6 +440,7 @@ pub(crate) fn test_context(workspace: &Path, approval: ExecApproval) -> ToolCont
         origin: Origin::Tui,
         approver: Arc::new(approver),
         cancel: tokio_util::sync::CancellationToken::new(),
+        memory: None,
     }
 }
 
