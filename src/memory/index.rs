@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use anyhow::{Context, Result};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::chunk::{Chunk, chunk_markdown};
 use super::store;
@@ -92,12 +92,12 @@ impl Plan {
 /// `embedder` is the current embedder's id: a different one than the
 /// index's drops every stored vector first. `None`: vectors are neither
 /// wanted nor dropped.
-pub fn plan(conn: &Connection, workspace: &Path, embedder: Option<&str>) -> Result<Plan> {
+pub fn plan(conn: &mut Connection, workspace: &Path, embedder: Option<&str>) -> Result<Plan> {
     let mut missing_vectors = store::get_meta(conn, "missing_vectors")?.is_some_and(|v| v == "1");
     if let Some(id) = embedder
         && store::get_meta(conn, "embed_model")?.as_deref() != Some(id)
     {
-        let tx = conn.unchecked_transaction()?;
+        let tx = write(conn)?;
         tx.execute("DELETE FROM embeddings", [])?;
         tx.execute("DELETE FROM meta WHERE key = 'embed_dims'", [])?;
         store::set_meta(&tx, "embed_model", id)?;
@@ -199,11 +199,11 @@ fn unembedded(conn: &Connection, plan: &Plan, whole_index: bool) -> Result<Vec<(
 
 /// Stores vectors by content hash. Vectors of another size than the index
 /// records mean the model behind the same name changed: the old ones go.
-pub fn store_vectors(conn: &Connection, batch: &[(String, Vec<f32>)]) -> Result<()> {
+pub fn store_vectors(conn: &mut Connection, batch: &[(String, Vec<f32>)]) -> Result<()> {
     let Some(dims) = batch.first().map(|(_, v)| v.len()) else {
         return Ok(());
     };
-    let tx = conn.unchecked_transaction()?;
+    let tx = write(conn)?;
     let recorded = store::get_meta(&tx, "embed_dims")?;
     if recorded.as_deref() != Some(dims.to_string().as_str()) {
         if recorded.is_some() {
@@ -227,8 +227,8 @@ pub fn store_vectors(conn: &Connection, batch: &[(String, Vec<f32>)]) -> Result<
 /// Writes the plan's chunks and files in one transaction. `vectors_wanted`:
 /// an embedder is configured, so the index records whether any chunk is
 /// still without a vector (the next sync retries those).
-pub fn apply(conn: &Connection, plan: &Plan, vectors_wanted: bool) -> Result<()> {
-    let tx = conn.unchecked_transaction()?;
+pub fn apply(conn: &mut Connection, plan: &Plan, vectors_wanted: bool) -> Result<()> {
+    let tx = write(conn)?;
     let content_changed = !plan.changed.is_empty() || !plan.removed.is_empty();
     {
         let mut delete_chunks = tx.prepare_cached("DELETE FROM chunks WHERE path = ?1")?;
@@ -283,6 +283,12 @@ pub fn apply(conn: &Connection, plan: &Plan, vectors_wanted: bool) -> Result<()>
     }
     tx.commit()?;
     Ok(())
+}
+
+/// A write transaction that takes the lock up front, so a busy index is
+/// waited for (busy timeout) instead of failing half-way.
+fn write(conn: &mut Connection) -> Result<Transaction<'_>> {
+    Ok(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
 }
 
 /// Chunks and files in the index, for reports.

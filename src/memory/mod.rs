@@ -180,8 +180,8 @@ impl Memory {
         };
         let (db, workspace) = (self.db.clone(), self.workspace.clone());
         let mut plan = blocking(move || {
-            let conn = store::open(&db)?;
-            index::plan(&conn, &workspace, embedder_id.as_deref())
+            let mut conn = store::open(&db)?;
+            index::plan(&mut conn, &workspace, embedder_id.as_deref())
         })
         .await?;
         let mut report = SyncReport {
@@ -213,7 +213,8 @@ impl Memory {
                         let rows: Vec<(String, Vec<f32>)> =
                             batch.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
                         let db = self.db.clone();
-                        blocking(move || index::store_vectors(&store::open(&db)?, &rows)).await?;
+                        blocking(move || index::store_vectors(&mut store::open(&db)?, &rows))
+                            .await?;
                         report.embedded += batch.len();
                         if let Some(p) = progress {
                             p(Progress::Embedded {
@@ -234,7 +235,7 @@ impl Memory {
         }
         let vectors_wanted = self.embedder.is_some();
         let db = self.db.clone();
-        blocking(move || index::apply(&store::open(&db)?, &plan, vectors_wanted)).await?;
+        blocking(move || index::apply(&mut store::open(&db)?, &plan, vectors_wanted)).await?;
         Ok(report)
     }
 
@@ -250,7 +251,14 @@ impl Memory {
     ) -> Result<SearchResult> {
         let mut notices = Vec::new();
         match self.sync(None).await {
-            Ok(report) => notices.extend(report.notices),
+            Ok(report) => {
+                notices.extend(report.notices);
+                if let Some(e) = report.embed_error {
+                    notices.push(format!(
+                        "embeddings unavailable ({e}); full-text search only"
+                    ));
+                }
+            }
             // A locked or unwritable index still answers from what it holds.
             Err(e) => tracing::warn!("memory sync before search failed: {e:#}"),
         }
