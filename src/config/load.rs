@@ -289,6 +289,33 @@ mod tests {
     }
 
     #[test]
+    fn the_repo_config_documents_the_memory_defaults() {
+        let repo = include_str!("../../egirl.toml");
+        let c = parse(repo, Path::new("egirl.toml")).unwrap();
+        assert_eq!(c.memory, super::super::MemoryConfig::default());
+    }
+
+    #[test]
+    fn memory_settings_are_checked() {
+        for (bad, key) in [
+            ("[memory]\nvector_weight = 1.5", "memory.vector_weight"),
+            (
+                "[memory]\nvector_weight = 0.0\ntext_weight = 0.0",
+                "memory.text_weight",
+            ),
+            ("[memory]\nmin_score = -1.0", "memory.min_score"),
+            ("[memory]\nmax_results = 0", "memory.max_results"),
+            (
+                "[memory]\ncandidate_multiplier = 0",
+                "memory.candidate_multiplier",
+            ),
+        ] {
+            let e = err(bad);
+            assert!(e.contains(&format!("`{key}`")), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn syntax_error_names_line_and_column() {
         let e = err("[local]\nendpoint = \"http://x\n");
         assert!(e.starts_with("egirl.toml:2:"), "{e}");

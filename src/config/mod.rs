@@ -322,7 +322,7 @@ pub struct SkillsConfig {
 }
 
 /// Memory search (`memory_search`, `/memory`, `egirl memory search`).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemoryConfig {
     /// Share of a hybrid score from vector similarity.
