@@ -1,2 +1,3 @@
+mod memory;
 mod server;
 mod suite;
