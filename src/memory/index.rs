@@ -76,6 +76,36 @@ pub struct Plan {
     /// model: from changed files, and any left over by an earlier failure.
     pub to_embed: Vec<(String, String)>,
     pub files_seen: usize,
+    /// Every memory file as it was seen: path, mtime, size.
+    pub stats: Vec<FileStamp>,
+}
+
+/// A file's path (relative), mtime (ns) and size: what says it changed.
+pub type FileStamp = (String, i64, i64);
+
+/// The memory files with their mtime and size (a file that vanished
+/// between listing and stat is left out).
+pub fn stat_files(workspace: &Path) -> Vec<(String, PathBuf, i64, i64)> {
+    memory_files(workspace)
+        .into_iter()
+        .filter_map(|(rel, abs)| {
+            let meta = std::fs::metadata(&abs).ok()?;
+            let mtime_ns = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64);
+            Some((rel, abs, mtime_ns, meta.len() as i64))
+        })
+        .collect()
+}
+
+/// The stamps of the memory files now, to compare with a sync's.
+pub fn stamps(workspace: &Path) -> Vec<FileStamp> {
+    stat_files(workspace)
+        .into_iter()
+        .map(|(rel, _, mtime_ns, size)| (rel, mtime_ns, size))
+        .collect()
 }
 
 impl Plan {
@@ -117,20 +147,12 @@ pub fn plan(conn: &mut Connection, workspace: &Path, embedder: Option<&str>) -> 
         }
     }
     let mut plan = Plan::default();
-    let files = memory_files(workspace);
+    let files = stat_files(workspace);
     plan.files_seen = files.len();
     let mut present = HashSet::new();
-    for (rel, abs) in files {
+    for (rel, abs, mtime_ns, size) in files {
         present.insert(rel.clone());
-        let Ok(meta) = std::fs::metadata(&abs) else {
-            continue;
-        };
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i64);
-        let size = meta.len() as i64;
+        plan.stats.push((rel.clone(), mtime_ns, size));
         let previous = known.get(&rel);
         if previous.is_some_and(|(m, s, _)| *m == mtime_ns && *s == size) {
             continue;

@@ -13,6 +13,7 @@ pub mod daily;
 mod embed;
 pub mod files;
 mod index;
+mod query;
 mod search;
 mod store;
 mod vectors;
@@ -26,12 +27,11 @@ pub use store::db_path;
 pub use vectors::{LoadedVectors, dot, top_k_scan};
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use chrono::Local;
 use serde::Serialize;
 
 use crate::config::{Config, MemoryConfig};
@@ -100,6 +100,13 @@ pub struct Memory {
     loaded: Mutex<Option<Loaded>>,
     dropper_running: AtomicBool,
     embed_down_until: Mutex<Option<Instant>>,
+    /// The files as the last complete sync saw them (every chunk indexed,
+    /// every vector stored): while they look the same, a search skips the
+    /// sync. None: the next search syncs.
+    synced: Mutex<Option<Arc<Vec<index::FileStamp>>>>,
+    /// The connection searches read through, with the identity of the file
+    /// it opened (a rebuilt index is a new file: reopened).
+    reader: Mutex<Option<(rusqlite::Connection, u64)>>,
 }
 
 impl Memory {
@@ -125,6 +132,8 @@ impl Memory {
             loaded: Mutex::new(None),
             dropper_running: AtomicBool::new(false),
             embed_down_until: Mutex::new(None),
+            synced: Mutex::new(None),
+            reader: Mutex::new(None),
         }
     }
 
@@ -164,6 +173,8 @@ impl Memory {
     fn rebuild_notice(&self, e: &anyhow::Error) -> Result<String> {
         tracing::warn!("memory index corrupt ({e:#}); rebuilding it from the markdown files");
         *lock(&self.loaded) = None;
+        *lock(&self.synced) = None;
+        *lock(&self.reader) = None;
         store::remove(&self.db)?;
         Ok(format!(
             "the memory index was damaged ({}); rebuilt it from the markdown files",
@@ -179,11 +190,14 @@ impl Memory {
             _ => None,
         };
         let (db, workspace) = (self.db.clone(), self.workspace.clone());
+        let resting = self.embedder.is_some() && embedder_id.is_none();
         let mut plan = blocking(move || {
             let mut conn = store::open(&db)?;
             index::plan(&mut conn, &workspace, embedder_id.as_deref())
         })
         .await?;
+        let stamps = Arc::new(std::mem::take(&mut plan.stats));
+        *lock(&self.synced) = None;
         let mut report = SyncReport {
             files: plan.files_seen,
             indexed: plan.changed.len(),
@@ -191,6 +205,9 @@ impl Memory {
             ..SyncReport::default()
         };
         if plan.is_noop() {
+            if !resting {
+                *lock(&self.synced) = Some(stamps);
+            }
             return Ok(report);
         }
         if let Some(p) = progress {
@@ -235,159 +252,12 @@ impl Memory {
         }
         let vectors_wanted = self.embedder.is_some();
         let db = self.db.clone();
+        let complete = !resting && report.embed_error.is_none();
         blocking(move || index::apply(&mut store::open(&db)?, &plan, vectors_wanted)).await?;
+        if complete {
+            *lock(&self.synced) = Some(stamps);
+        }
         Ok(report)
-    }
-
-    /// Searches with the configured `max_results` and `min_score` unless
-    /// given. Brings the index up to date first (cheap when nothing
-    /// changed). Never fails for want of embeddings: it falls back to
-    /// full-text search and says so (`fallback: "fts"`).
-    pub async fn search(
-        self: &Arc<Self>,
-        query: &str,
-        max_results: Option<usize>,
-        min_score: Option<f64>,
-    ) -> Result<SearchResult> {
-        let mut notices = Vec::new();
-        match self.sync(None).await {
-            Ok(report) => {
-                notices.extend(report.notices);
-                if let Some(e) = report.embed_error {
-                    notices.push(format!(
-                        "embeddings unavailable ({e}); full-text search only"
-                    ));
-                }
-            }
-            // A locked or unwritable index still answers from what it holds.
-            Err(e) => tracing::warn!("memory sync before search failed: {e:#}"),
-        }
-        let opts = SearchOptions {
-            max_results: max_results.unwrap_or(self.settings.max_results).max(1),
-            min_score: min_score.unwrap_or(self.settings.min_score),
-        };
-        let query_vector = self.query_vector(query, &mut notices).await;
-        let hits = match self.ranked(query, query_vector.clone(), opts).await {
-            Err(e) if store::is_corrupt(&e) => {
-                notices.push(self.rebuild_notice(&e)?);
-                self.sync(None).await?;
-                self.ranked(query, query_vector, opts).await?
-            }
-            other => other?,
-        };
-        let (hits, hybrid) = hits;
-        Ok(SearchResult {
-            query: query.to_string(),
-            fallback: (!hybrid).then_some("fts"),
-            hits,
-            notices,
-        })
-    }
-
-    async fn query_vector(&self, query: &str, notices: &mut Vec<String>) -> Option<Vec<f32>> {
-        let embedder = self.embedder.as_ref()?;
-        if self.embedder_resting() || query.trim().is_empty() {
-            return None;
-        }
-        match embedder.embed(&[query]).await {
-            Ok(mut v) => v.pop(),
-            Err(e) => {
-                self.embedder_failed(&e);
-                notices.push(format!(
-                    "embeddings unavailable ({e:#}); full-text search only"
-                ));
-                None
-            }
-        }
-    }
-
-    /// The hits, and whether vectors took part.
-    async fn ranked(
-        self: &Arc<Self>,
-        query: &str,
-        query_vector: Option<Vec<f32>>,
-        opts: SearchOptions,
-    ) -> Result<(Vec<MemoryHit>, bool)> {
-        let this = self.clone();
-        let query = query.to_string();
-        let hits = blocking(move || {
-            let conn = store::open(&this.db)?;
-            let vectors = match &query_vector {
-                Some(_) => Some(this.vectors(&conn)?),
-                None => None,
-            };
-            let usable = vectors
-                .as_ref()
-                .zip(query_vector.as_ref())
-                .filter(|(v, q)| !v.is_empty() && v.dims == q.len());
-            let hits = search::search(
-                &conn,
-                usable.map(|(v, _)| v.as_ref()),
-                &query,
-                usable.map(|(_, q)| q.as_slice()),
-                &this.settings,
-                opts,
-                Local::now().date_naive(),
-            )?;
-            Ok((hits, usable.is_some()))
-        })
-        .await?;
-        self.schedule_idle_drop();
-        Ok(hits)
-    }
-
-    /// The loaded vectors, read again when the index changed since.
-    fn vectors(&self, conn: &rusqlite::Connection) -> Result<Arc<LoadedVectors>> {
-        let generation = store::generation(conn)?;
-        let mut loaded = lock(&self.loaded);
-        if let Some(l) = loaded
-            .as_mut()
-            .filter(|l| l.vectors.generation == generation)
-        {
-            l.last_used = Instant::now();
-            return Ok(l.vectors.clone());
-        }
-        let vectors = Arc::new(LoadedVectors::load(conn).context("loading memory vectors")?);
-        *loaded = Some(Loaded {
-            vectors: vectors.clone(),
-            last_used: Instant::now(),
-        });
-        Ok(vectors)
-    }
-
-    /// Whether vectors are held in memory now (they are dropped when idle).
-    pub fn vectors_loaded(&self) -> bool {
-        lock(&self.loaded).is_some()
-    }
-
-    /// Drops the loaded vectors once searches stop for [`IDLE_DROP`].
-    fn schedule_idle_drop(self: &Arc<Self>) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        if self.dropper_running.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let weak: Weak<Self> = Arc::downgrade(self);
-        runtime.spawn(async move {
-            loop {
-                tokio::time::sleep(IDLE_DROP / 4).await;
-                let Some(memory) = weak.upgrade() else {
-                    return;
-                };
-                let mut loaded = lock(&memory.loaded);
-                let idle = loaded
-                    .as_ref()
-                    .is_none_or(|l| l.last_used.elapsed() >= IDLE_DROP);
-                if idle {
-                    if let Some(l) = loaded.take() {
-                        tracing::debug!(bytes = l.vectors.bytes(), "dropping idle memory vectors");
-                    }
-                    memory.dropper_running.store(false, Ordering::SeqCst);
-                    return;
-                }
-            }
-        });
     }
 
     /// Emits `memory_hits` for a search on the session's behalf.

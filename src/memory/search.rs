@@ -14,7 +14,6 @@ use anyhow::Result;
 use chrono::NaiveDate;
 use rusqlite::Connection;
 
-use super::vectors::LoadedVectors;
 use crate::config::MemoryConfig;
 use crate::protocol::MemoryHit;
 
@@ -87,21 +86,23 @@ struct Candidate {
     text: f64,
 }
 
-/// Ranks chunks for `query`. `query_vector` None ranks by text alone.
-pub fn search(
+/// Candidates each side proposes.
+pub fn pool_size(settings: &MemoryConfig, opts: SearchOptions) -> usize {
+    opts.max_results.max(1) * settings.candidate_multiplier.max(1)
+}
+
+/// Merges the two sides' candidates (`vector_hits` None: text alone ranks)
+/// into at most `max_results` hits, best first.
+pub fn rank(
     conn: &Connection,
-    vectors: Option<&LoadedVectors>,
-    query: &str,
-    query_vector: Option<&[f32]>,
+    text: Vec<(i64, f64)>,
+    vector_hits: Option<Vec<(i64, f32)>>,
     settings: &MemoryConfig,
     opts: SearchOptions,
     today: NaiveDate,
 ) -> Result<Vec<MemoryHit>> {
     let want = opts.max_results.max(1);
-    let pool = want * settings.candidate_multiplier.max(1);
     let mut candidates: HashMap<i64, Candidate> = HashMap::new();
-
-    let text = text_candidates(conn, query, pool)?;
     let best_text = text.first().map_or(0.0, |(_, s)| *s);
     for (id, bm25) in text {
         let normalized = if best_text > 0.0 {
@@ -117,19 +118,14 @@ pub fn search(
             },
         );
     }
-    let hybrid = match (vectors, query_vector) {
-        (Some(v), Some(q)) if !v.is_empty() => {
-            for (id, cosine) in v.top_k(q, pool) {
-                let entry = candidates.entry(id).or_insert(Candidate {
-                    vector: 0.0,
-                    text: 0.0,
-                });
-                entry.vector = f64::from(cosine).max(0.0);
-            }
-            true
-        }
-        _ => false,
-    };
+    let hybrid = vector_hits.is_some();
+    for (id, cosine) in vector_hits.into_iter().flatten() {
+        let entry = candidates.entry(id).or_insert(Candidate {
+            vector: 0.0,
+            text: 0.0,
+        });
+        entry.vector = f64::from(cosine).max(0.0);
+    }
     let (vector_weight, text_weight) = if hybrid {
         let total = settings.vector_weight + settings.text_weight;
         if total > 0.0 {

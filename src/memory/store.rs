@@ -98,6 +98,24 @@ fn prepare(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// The identity of the database file (device and inode on Unix), to tell
+/// a rebuilt index from the one a connection holds. None: no file, or a
+/// platform without it (every search then opens the index anew).
+pub fn file_id(path: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| m.dev().rotate_left(32) ^ m.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// Deletes the database (and its WAL files) so the next open starts empty.
 pub fn remove(path: &Path) -> Result<()> {
     for suffix in ["", "-wal", "-shm"] {

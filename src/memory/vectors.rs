@@ -73,7 +73,7 @@ impl LoadedVectors {
         if query.len() != self.dims || self.dims == 0 || k == 0 {
             return Vec::new();
         }
-        top_k_scan(&self.data, self.dims, query, k)
+        top_k_parallel(&self.data, self.dims, query, k)
             .into_iter()
             .map(|(row, score)| (self.ids[row], score))
             .collect()
@@ -95,6 +95,44 @@ pub fn top_k_scan(data: &[f32], dims: usize, query: &[f32], k: usize) -> Vec<(us
     }
     let mut out: Vec<(usize, f32)> = heap.into_iter().map(|s| (s.row, s.score)).collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
+/// Rows scanned per thread before a second thread is worth starting.
+const ROWS_PER_THREAD: usize = 16_384;
+
+/// `top_k_scan` over contiguous shares of the rows on up to as many threads
+/// as there are cores (at most 4), merged: one core alone does not reach
+/// the memory bandwidth a big index needs.
+pub fn top_k_parallel(data: &[f32], dims: usize, query: &[f32], k: usize) -> Vec<(usize, f32)> {
+    let rows = data.len() / dims.max(1);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(4).min(rows / ROWS_PER_THREAD).max(1);
+    if threads == 1 {
+        return top_k_scan(data, dims, query, k);
+    }
+    let share = rows.div_ceil(threads);
+    let scan_share = move |(i, part): (usize, &[f32])| {
+        let mut hits = top_k_scan(part, dims, query, k);
+        hits.iter_mut().for_each(|(row, _)| *row += i * share);
+        hits
+    };
+    let mut out: Vec<(usize, f32)> = std::thread::scope(|scope| {
+        let mut parts = data.chunks(share * dims).enumerate();
+        // The first share on this thread, the others on their own.
+        let first = parts.next();
+        let handles: Vec<_> = parts.map(|p| scope.spawn(move || scan_share(p))).collect();
+        let mut out = first.map(scan_share).unwrap_or_default();
+        // A share whose thread panicked is left out rather than failing the search.
+        out.extend(
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default()),
+        );
+        out
+    });
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out.truncate(k);
     out
 }
 
@@ -143,6 +181,25 @@ impl Ord for Scored {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_parallel_scan_finds_what_the_single_one_does() {
+        let dims = 8;
+        let rows = ROWS_PER_THREAD * 3 + 5;
+        let data: Vec<f32> = (0..rows * dims)
+            .map(|i| ((i * 7919) % 1000) as f32 / 1000.0 - 0.5)
+            .collect();
+        let query: Vec<f32> = (0..dims).map(|i| i as f32 - 3.5).collect();
+        let scores = |hits: Vec<(usize, f32)>| hits.into_iter().map(|(_, s)| s).collect::<Vec<_>>();
+        let parallel = top_k_parallel(&data, dims, &query, 10);
+        for (row, score) in &parallel {
+            assert_eq!(dot(&data[row * dims..(row + 1) * dims], &query), *score);
+        }
+        assert_eq!(
+            scores(parallel),
+            scores(top_k_scan(&data, dims, &query, 10))
+        );
+    }
 
     #[test]
     fn dot_matches_the_naive_sum() {
