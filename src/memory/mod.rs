@@ -89,6 +89,13 @@ struct Loaded {
     last_used: Instant,
 }
 
+/// What a complete sync saw: the files, and the index file it wrote (an
+/// index deleted or replaced since needs a sync too).
+struct Synced {
+    files: Vec<index::FileStamp>,
+    index: Option<u64>,
+}
+
 pub struct Memory {
     workspace: PathBuf,
     db: PathBuf,
@@ -103,7 +110,7 @@ pub struct Memory {
     /// The files as the last complete sync saw them (every chunk indexed,
     /// every vector stored): while they look the same, a search skips the
     /// sync. None: the next search syncs.
-    synced: Mutex<Option<Arc<Vec<index::FileStamp>>>>,
+    synced: Mutex<Option<Arc<Synced>>>,
     /// The connection searches read through, with the identity of the file
     /// it opened (a rebuilt index is a new file: reopened).
     reader: Mutex<Option<(rusqlite::Connection, u64)>>,
@@ -196,7 +203,7 @@ impl Memory {
             index::plan(&mut conn, &workspace, embedder_id.as_deref())
         })
         .await?;
-        let stamps = Arc::new(std::mem::take(&mut plan.stats));
+        let stamps = std::mem::take(&mut plan.stats);
         *lock(&self.synced) = None;
         let mut report = SyncReport {
             files: plan.files_seen,
@@ -206,7 +213,7 @@ impl Memory {
         };
         if plan.is_noop() {
             if !resting {
-                *lock(&self.synced) = Some(stamps);
+                self.record_synced(stamps);
             }
             return Ok(report);
         }
@@ -255,9 +262,14 @@ impl Memory {
         let complete = !resting && report.embed_error.is_none();
         blocking(move || index::apply(&mut store::open(&db)?, &plan, vectors_wanted)).await?;
         if complete {
-            *lock(&self.synced) = Some(stamps);
+            self.record_synced(stamps);
         }
         Ok(report)
+    }
+
+    fn record_synced(&self, files: Vec<index::FileStamp>) {
+        let index = store::file_id(&self.db);
+        *lock(&self.synced) = Some(Arc::new(Synced { files, index }));
     }
 
     /// Emits `memory_hits` for a search on the session's behalf.

@@ -10,7 +10,9 @@ use anyhow::{Context, Result};
 use chrono::Local;
 
 use super::vectors::LoadedVectors;
-use super::{IDLE_DROP, Loaded, Memory, SearchResult, blocking, index, lock, search, store};
+use super::{
+    IDLE_DROP, Loaded, Memory, SearchResult, Synced, blocking, index, lock, search, store,
+};
 use crate::protocol::MemoryHit;
 use search::SearchOptions;
 
@@ -86,12 +88,15 @@ impl Memory {
 
     /// Whether the files look exactly as `seen` (the last complete sync's
     /// stamps): a stat of each, no database. False without `seen`.
-    async fn unchanged_since(&self, seen: Option<Arc<Vec<index::FileStamp>>>) -> bool {
+    async fn unchanged_since(&self, seen: Option<Arc<Synced>>) -> bool {
         let Some(seen) = seen else {
             return false;
         };
+        if store::file_id(&self.db) != seen.index {
+            return false;
+        }
         let workspace = self.workspace.clone();
-        blocking(move || Ok(index::stamps(&workspace) == *seen))
+        blocking(move || Ok(index::stamps(&workspace) == seen.files))
             .await
             .unwrap_or(false)
     }

@@ -248,3 +248,27 @@ async fn vectors_missing_after_an_outage_are_added_later() {
     assert_eq!(report.embedded as u64, chunks);
     assert_eq!(up.counts().await.unwrap().2, chunks);
 }
+
+#[tokio::test]
+async fn a_search_sees_what_changed_since_the_last_one() {
+    let fake = FakeLlama::start().await;
+    let ws = three_files();
+    let memory = ws.memory(&fake, "embed-a");
+    let first = memory.search("octarine", None, Some(0.0)).await.unwrap();
+    assert!(!first.hits.iter().any(|h| h.snippet.contains("octarine")));
+    // Written after a complete sync: the search must not answer from the
+    // index as it was.
+    ws.write(
+        "memory/2025-01-03.md",
+        "The new paint colour is octarine.\n",
+    );
+    let second = memory.search("octarine", None, Some(0.0)).await.unwrap();
+    assert_eq!(second.hits[0].path, "memory/2025-01-03.md");
+    // An index deleted under a running egirl is rebuilt, not read empty.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db_path(ws.path()).display()));
+    }
+    let third = memory.search("octarine", None, Some(0.0)).await.unwrap();
+    assert_eq!(third.hits[0].path, "memory/2025-01-03.md");
+    assert_eq!(third.fallback, None);
+}
