@@ -111,9 +111,10 @@ pub struct Memory {
     /// every vector stored): while they look the same, a search skips the
     /// sync. None: the next search syncs.
     synced: Mutex<Option<Arc<Synced>>>,
-    /// The connection searches read through, with the identity of the file
-    /// it opened (a rebuilt index is a new file: reopened).
-    reader: Mutex<Option<(rusqlite::Connection, u64)>>,
+    /// Idle connections searches read through (two sides of a search read
+    /// at once), with the identity of the file each opened: a rebuilt or
+    /// replaced index is a new file, and theirs are closed.
+    readers: Mutex<Vec<(rusqlite::Connection, u64)>>,
 }
 
 impl Memory {
@@ -140,7 +141,7 @@ impl Memory {
             dropper_running: AtomicBool::new(false),
             embed_down_until: Mutex::new(None),
             synced: Mutex::new(None),
-            reader: Mutex::new(None),
+            readers: Mutex::new(Vec::new()),
         }
     }
 
@@ -181,7 +182,7 @@ impl Memory {
         tracing::warn!("memory index corrupt ({e:#}); rebuilding it from the markdown files");
         *lock(&self.loaded) = None;
         *lock(&self.synced) = None;
-        *lock(&self.reader) = None;
+        lock(&self.readers).clear();
         store::remove(&self.db)?;
         Ok(format!(
             "the memory index was damaged ({}); rebuilt it from the markdown files",

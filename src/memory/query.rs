@@ -16,6 +16,10 @@ use super::{
 use crate::protocol::MemoryHit;
 use search::SearchOptions;
 
+/// Full-text candidates (chunk id, BM25) and, when vectors take part,
+/// vector candidates (chunk id, cosine).
+type Candidates = (Vec<(i64, f64)>, Option<Vec<(i64, f32)>>);
+
 impl Memory {
     /// Searches with the configured `max_results` and `min_score` unless
     /// given. Brings the index up to date first (cheap when nothing
@@ -31,27 +35,31 @@ impl Memory {
             max_results: max_results.unwrap_or(self.settings.max_results).max(1),
             min_score: min_score.unwrap_or(self.settings.min_score),
         };
-        // When the last sync was complete, the search runs on the index as
-        // it is while the files are checked (a stat of each) beside it; in
-        // the rare case that they changed, it runs again after a sync.
-        // Otherwise the sync comes first, beside the query's embedding.
-        // When the last sync was complete, the full-text side runs on the
-        // index as it is while the files are checked (a stat of each) and
-        // the query is embedded, all at once; in the rare case the files
-        // changed, it runs again after a sync. The vector scan then has
-        // both cores to itself.
+        // When the last sync was complete, both sides search the index as
+        // it is while the files are checked (a stat of each): full text at
+        // once, vectors as soon as the query is embedded. In the rare case
+        // the files changed, the search runs again after a sync. Without a
+        // complete sync, the sync comes first.
         let pool = search::pool_size(&self.settings, opts);
         let seen = lock(&self.synced).clone();
         let speculate = seen.is_some();
-        let (unchanged, (query_vector, embed_notice), early_text) = tokio::join!(
+        let (unchanged, early_text, (query_vector, embed_notice, early_vectors)) = tokio::join!(
             self.unchanged_since(seen),
-            self.query_vector(query),
             async {
                 if speculate {
                     Some(self.text_candidates(query, pool).await)
                 } else {
                     None
                 }
+            },
+            async {
+                let (vector, notice) = self.query_vector(query).await;
+                let early = if speculate {
+                    Some(self.vector_candidates(vector.clone(), pool).await)
+                } else {
+                    None
+                };
+                (vector, notice, early)
             }
         );
         let mut notices: Vec<String> = embed_notice.into_iter().collect();
@@ -59,8 +67,11 @@ impl Memory {
             self.sync_before_search(&mut notices).await;
         }
         // An error here comes back from `ranked`, which asks again.
-        let text = early_text.filter(|_| unchanged).and_then(Result::ok);
-        let (hits, hybrid) = match self.ranked(query, query_vector.clone(), opts, text).await {
+        let early = early_text
+            .zip(early_vectors)
+            .filter(|_| unchanged)
+            .and_then(|(text, vectors)| text.ok().zip(vectors.ok()));
+        let (hits, hybrid) = match self.ranked(query, query_vector.clone(), opts, early).await {
             Err(e) if store::is_corrupt(&e) => {
                 notices.push(self.rebuild_notice(&e)?);
                 self.sync(None).await?;
@@ -138,33 +149,56 @@ impl Memory {
         }
     }
 
-    /// The hits, and whether vectors took part. `text`: the full-text
+    /// The vector side's candidates; None when vectors cannot take part
+    /// (no query vector, none stored, or of another size).
+    async fn vector_candidates(
+        self: &Arc<Self>,
+        query_vector: Option<Vec<f32>>,
+        pool: usize,
+    ) -> Result<Option<Vec<(i64, f32)>>> {
+        let Some(query_vector) = query_vector else {
+            return Ok(None);
+        };
+        let this = self.clone();
+        blocking(move || {
+            // The scan needs no database, only the loaded vectors.
+            let vectors = this.read(|conn| this.vectors(conn))?;
+            Ok((!vectors.is_empty() && vectors.dims == query_vector.len())
+                .then(|| vectors.top_k(&query_vector, pool)))
+        })
+        .await
+    }
+
+    /// The hits, and whether vectors took part. `early`: both sides'
     /// candidates when already asked.
     async fn ranked(
         self: &Arc<Self>,
         query: &str,
         query_vector: Option<Vec<f32>>,
         opts: SearchOptions,
-        text: Option<Vec<(i64, f64)>>,
+        early: Option<Candidates>,
     ) -> Result<(Vec<MemoryHit>, bool)> {
         let this = self.clone();
         let query = query.to_string();
         let pool = search::pool_size(&self.settings, opts);
         let hits = blocking(move || {
             this.read(|conn| {
-                let text = match text {
-                    Some(text) => text,
-                    None => search::text_candidates(conn, &query, pool)?,
+                let (text, vector_hits) = match early {
+                    Some(early) => early,
+                    None => {
+                        let text = search::text_candidates(conn, &query, pool)?;
+                        let vectors = match &query_vector {
+                            Some(_) => Some(this.vectors(conn)?),
+                            None => None,
+                        };
+                        let vector_hits = vectors
+                            .as_ref()
+                            .zip(query_vector.as_ref())
+                            .filter(|(v, q)| !v.is_empty() && v.dims == q.len())
+                            .map(|(v, q)| v.top_k(q, pool));
+                        (text, vector_hits)
+                    }
                 };
-                let vectors = match &query_vector {
-                    Some(_) => Some(this.vectors(conn)?),
-                    None => None,
-                };
-                let vector_hits = vectors
-                    .as_ref()
-                    .zip(query_vector.as_ref())
-                    .filter(|(v, q)| !v.is_empty() && v.dims == q.len())
-                    .map(|(v, q)| v.top_k(q, pool));
                 let hybrid = vector_hits.is_some();
                 let hits = search::rank(
                     conn,
@@ -182,24 +216,30 @@ impl Memory {
         Ok(hits)
     }
 
-    /// Runs `f` on the search connection, opened again when the index file
-    /// was replaced (rebuilt here or by another process) or after an error.
+    /// Runs `f` on an idle search connection, or a new one; connections
+    /// to an index file that was since replaced are closed.
     fn read<T>(&self, f: impl FnOnce(&rusqlite::Connection) -> Result<T>) -> Result<T> {
-        let mut reader = lock(&self.reader);
         let current = store::file_id(&self.db);
-        let held = reader.as_ref().map(|(_, id)| *id);
-        if current.is_none() || held != current {
-            *reader = None;
-            let conn = store::open(&self.db)?;
-            let id = store::file_id(&self.db).unwrap_or(0);
-            *reader = Some((conn, id));
-        }
-        let Some((conn, _)) = reader.as_ref() else {
-            anyhow::bail!("the memory index is not open");
+        let idle = {
+            let mut readers = lock(&self.readers);
+            readers.retain(|(_, id)| Some(*id) == current);
+            readers.pop()
         };
-        let result = f(conn);
-        if result.is_err() {
-            *reader = None;
+        let (conn, id) = match idle {
+            Some(reader) => reader,
+            None => {
+                let conn = store::open(&self.db)?;
+                (conn, store::file_id(&self.db).unwrap_or(0))
+            }
+        };
+        let result = f(&conn);
+        // Kept for the next search unless it failed or the platform cannot
+        // tell a replaced file.
+        if result.is_ok() && current == Some(id) {
+            let mut readers = lock(&self.readers);
+            if readers.len() < 2 {
+                readers.push((conn, id));
+            }
         }
         result
     }
@@ -252,7 +292,7 @@ impl Memory {
                         tracing::debug!(bytes = l.vectors.bytes(), "dropping idle memory vectors");
                     }
                     // Its cache and mapped pages go too.
-                    *lock(&memory.reader) = None;
+                    lock(&memory.readers).clear();
                     memory.dropper_running.store(false, Ordering::SeqCst);
                     return;
                 }
