@@ -142,7 +142,11 @@ async fn measure(server: LlamaCpp) -> Result<(), String> {
         )
         .await?;
     }
-    row("tools block (`tools_system_block`, 5 tools)", &tools_block).await?;
+    row(
+        &format!("tools block (`tools_system_block`, {} tools)", specs.len()),
+        &tools_block,
+    )
+    .await?;
     let fixed_tokens = row("**fixed prompt: STATIC_SYSTEM + tools block**", &fixed).await?;
     row(
         "workspace files (default templates)",
