@@ -117,6 +117,8 @@ pub enum Command {
     ForceTarget(Target),
     /// Forget the in-memory history of a session (the transcript stays on disk).
     Clear,
+    /// Search memory for the session (`/memory Q`): answered with `memory_hits`.
+    MemorySearch { query: String },
 }
 
 #[derive(Clone, Debug)]

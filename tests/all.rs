@@ -3,6 +3,7 @@ mod agent;
 mod cli_stats_export;
 mod discord;
 mod headless_cli;
+mod memory;
 mod provider_anthropic;
 mod provider_llamacpp;
 mod provider_openai;

@@ -28,6 +28,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, ToolFormat};
+use crate::memory::Memory;
+use crate::memory::watch::MemoryWatcher;
 use crate::protocol::{Command, EventBus, EventKind, Op, Origin, SessionId};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProviders;
@@ -97,6 +99,10 @@ pub(crate) struct Shared {
     _skills_watcher: Option<skills::watch::Watcher>,
     pub bus: EventBus,
     pub approver: Arc<Approver>,
+    /// The memory index, synced at start, on file changes and before searches.
+    pub memory: Arc<Memory>,
+    /// Re-indexes memory on file changes while the core runs.
+    _memory_watcher: Option<MemoryWatcher>,
     /// `[local] max_concurrent` requests at the local server across sessions.
     pub local_permits: Semaphore,
     pub limits: OnceCell<ServerLimits>,
@@ -213,6 +219,18 @@ pub fn spawn_with(
     } else {
         None
     };
+    let memory = start_memory(&config, &workspace, &remote, &bus);
+    let memory_watcher = config
+        .memory
+        .watch
+        .then(|| match crate::memory::watch::spawn(memory.clone()) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!("memory is re-indexed before searches only: {e:#}");
+                None
+            }
+        })
+        .flatten();
     let shared = Arc::new(Shared {
         local_tools_in_prompt: local.with_tool_format(ToolFormat::Qwen3),
         local,
@@ -226,6 +244,8 @@ pub fn spawn_with(
         allowed_paths,
         bus: bus.clone(),
         approver,
+        memory,
+        _memory_watcher: memory_watcher,
         limits: OnceCell::new(),
         next_slot: AtomicU32::new(0),
         server_counts_tokens: AtomicBool::new(true),
@@ -243,6 +263,58 @@ pub fn spawn_with(
         },
         task,
     )
+}
+
+/// The memory facade, with a first sync in the background so the index is
+/// fresh before the first search asks.
+fn start_memory(
+    config: &Config,
+    workspace: &std::path::Path,
+    remote: &RemoteProviders,
+    bus: &EventBus,
+) -> Arc<Memory> {
+    let memory = Arc::new(Memory::new(workspace, config, remote).with_events(bus.clone()));
+    let first = memory.clone();
+    tokio::spawn(async move {
+        match first.sync(None).await {
+            Ok(report) => {
+                for notice in report.notices {
+                    tracing::warn!("{notice}");
+                }
+            }
+            Err(e) => tracing::warn!("memory index not synced at start: {e:#}"),
+        }
+    });
+    memory
+}
+
+/// `/memory Q`: searched beside the session's turns, answered as `memory_hits`.
+fn search_memory(shared: &Arc<Shared>, session: SessionId, query: String) {
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let origin = Origin::Tui;
+        match shared.memory.search(&query, None, None).await {
+            Ok(result) => {
+                for message in &result.notices {
+                    shared.bus.emit(
+                        &session,
+                        &origin,
+                        EventKind::Notice {
+                            message: message.clone(),
+                        },
+                    );
+                }
+                shared.memory.announce(&session, &origin, &result);
+            }
+            Err(e) => shared.bus.emit(
+                &session,
+                &origin,
+                EventKind::Notice {
+                    message: format!("memory search failed: {e:#}"),
+                },
+            ),
+        }
+    });
 }
 
 enum Work {
@@ -301,6 +373,10 @@ async fn run_core(
                     lock(&handle.cancel).cancel();
                 }
             }
+            Op::Command {
+                session,
+                command: Command::MemorySearch { query },
+            } => search_memory(&shared, session, query),
             Op::Command { session, command } => {
                 let handle = sessions
                     .entry(session.clone())

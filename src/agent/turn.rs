@@ -67,6 +67,8 @@ impl Session {
                 self.tokens.clear();
                 self.window_start = 0;
             }
+            // Answered by the core without the session (see `run_core`).
+            Command::MemorySearch { .. } => {}
         }
     }
 
@@ -376,6 +378,7 @@ async fn run_tools(
         approver: shared.approver.clone(),
         cancel: cancel.clone(),
         skills: shared.skills.clone(),
+        memory: Some(shared.memory.clone()),
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {

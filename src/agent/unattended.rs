@@ -13,7 +13,14 @@ pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
 const ACK_MAX_CHARS: usize = 30;
 
 /// Tools that neither run commands nor change files: always offered.
-const READ_ONLY_TOOLS: &[&str] = &["read_file", "glob", "cron_list", "list_skills"];
+const READ_ONLY_TOOLS: &[&str] = &[
+    "read_file",
+    "glob",
+    "cron_list",
+    "list_skills",
+    "memory_search",
+    "memory_get",
+];
 
 /// A heartbeat reply as it should be delivered: `None` when it is only
 /// `HEARTBEAT_OK` (at its start or end, markdown emphasis allowed) with

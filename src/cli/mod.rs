@@ -4,6 +4,7 @@
 mod doctor;
 pub mod export;
 mod init;
+pub mod memory;
 mod serve;
 mod services;
 pub mod skills;
@@ -66,6 +67,8 @@ pub enum CliCommand {
     Serve,
     /// Skills: `egirl skills list [--json]`.
     Skills(skills::SkillsArgs),
+    /// Search or re-index memory (MEMORY.md and the daily logs).
+    Memory(memory::MemoryArgs),
 }
 
 /// A failure with its exit code, printed as one line.
@@ -119,6 +122,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             export::run(&env.workspace, args).map_err(|e| Exit::failure(format!("{e:#}")))?;
             return Ok(EXIT_OK);
         }
+        Some(CliCommand::Memory(args)) => return memory::run(&env, args).await,
         _ => {}
     }
     let log_dir = config::expand_home(&env.config.log.dir);

@@ -170,6 +170,33 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             "must be between 0 and 1".into(),
         ));
     }
+    let memory = &config.memory;
+    for (key, weight) in [
+        ("memory.vector_weight", memory.vector_weight),
+        ("memory.text_weight", memory.text_weight),
+    ] {
+        if !(0.0..=1.0).contains(&weight) {
+            return Err((key.into(), "must be between 0 and 1".into()));
+        }
+    }
+    if memory.vector_weight + memory.text_weight <= 0.0 {
+        return Err((
+            "memory.text_weight".into(),
+            "memory.vector_weight and memory.text_weight cannot both be 0".into(),
+        ));
+    }
+    if !(0.0..=1.0).contains(&memory.min_score) {
+        return Err(("memory.min_score".into(), "must be between 0 and 1".into()));
+    }
+    if memory.max_results == 0 {
+        return Err(("memory.max_results".into(), "must be at least 1".into()));
+    }
+    if memory.candidate_multiplier == 0 {
+        return Err((
+            "memory.candidate_multiplier".into(),
+            "must be at least 1".into(),
+        ));
+    }
     for (i, prefix) in config.tools.exec.allow.iter().enumerate() {
         match shell_words::split(prefix) {
             Ok(words) if !words.is_empty() => {}
@@ -259,6 +286,33 @@ mod tests {
         assert_eq!(c.agent.max_turns, 10);
         assert_eq!(c.tools.exec.approval, super::super::ExecApproval::Ask);
         assert!(c.local.server.is_none());
+    }
+
+    #[test]
+    fn the_repo_config_documents_the_memory_defaults() {
+        let repo = include_str!("../../egirl.toml");
+        let c = parse(repo, Path::new("egirl.toml")).unwrap();
+        assert_eq!(c.memory, super::super::MemoryConfig::default());
+    }
+
+    #[test]
+    fn memory_settings_are_checked() {
+        for (bad, key) in [
+            ("[memory]\nvector_weight = 1.5", "memory.vector_weight"),
+            (
+                "[memory]\nvector_weight = 0.0\ntext_weight = 0.0",
+                "memory.text_weight",
+            ),
+            ("[memory]\nmin_score = -1.0", "memory.min_score"),
+            ("[memory]\nmax_results = 0", "memory.max_results"),
+            (
+                "[memory]\ncandidate_multiplier = 0",
+                "memory.candidate_multiplier",
+            ),
+        ] {
+            let e = err(bad);
+            assert!(e.contains(&format!("`{key}`")), "{bad}: {e}");
+        }
     }
 
     #[test]

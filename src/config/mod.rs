@@ -27,6 +27,7 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub channels: ChannelsConfig,
     pub skills: SkillsConfig,
+    pub memory: MemoryConfig,
     pub heartbeat: HeartbeatConfig,
     pub cron: CronConfig,
     pub webhook: WebhookConfig,
@@ -338,6 +339,41 @@ pub struct SkillsConfig {
     pub prompt_chars: usize,
     /// Reload skills when a SKILL.md changes.
     pub watch: bool,
+}
+
+/// Memory search (`memory_search`, `/memory`, `egirl memory search`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Share of a hybrid score from vector similarity.
+    pub vector_weight: f64,
+    /// Share from full-text relevance (BM25).
+    pub text_weight: f64,
+    /// Hits returned when the caller does not say.
+    pub max_results: usize,
+    /// Hits scoring below this (0 to 1) are left out.
+    pub min_score: f64,
+    /// Each side (text, vectors) proposes max_results × this many candidates.
+    pub candidate_multiplier: usize,
+    /// Daily logs lose half their score per this age ("0": no decay);
+    /// MEMORY.md never decays.
+    pub recency_half_life: ConfigDuration,
+    /// Re-index when memory files change on disk.
+    pub watch: bool,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            vector_weight: 0.7,
+            text_weight: 0.3,
+            max_results: 6,
+            min_score: 0.2,
+            candidate_multiplier: 4,
+            recency_half_life: ConfigDuration::from_secs(0),
+            watch: true,
+        }
+    }
 }
 
 impl Default for SkillsConfig {

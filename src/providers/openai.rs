@@ -131,6 +131,19 @@ impl OpenAi {
         }
     }
 
+    /// The embeddings model (Azure: the embeddings deployment), if any.
+    pub fn embedding_model(&self) -> Option<&str> {
+        match &self.flavor {
+            Flavor::OpenAi {
+                embedding_model, ..
+            } => embedding_model.as_deref(),
+            Flavor::Azure {
+                embedding_deployment,
+                ..
+            } => embedding_deployment.as_deref(),
+        }
+    }
+
     /// The chat completions URL.
     pub fn chat_url(&self) -> String {
         match &self.flavor {

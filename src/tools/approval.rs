@@ -444,6 +444,7 @@ pub(crate) fn test_context(workspace: &Path, approval: ExecApproval) -> ToolCont
             &crate::config::SkillsConfig::default(),
             workspace,
         )),
+        memory: None,
     }
 }
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ExecConfig;
+use crate::memory::Memory;
 use crate::protocol::{Origin, SessionId};
 use crate::providers::ToolSpec;
 use approval::Approver;
@@ -62,6 +63,8 @@ pub struct ToolContext {
     pub approver: Arc<Approver>,
     /// Cancelled on `Op::Interrupt`: tools stop promptly, exec kills its process group.
     pub cancel: CancellationToken,
+    /// The memory index (none: the memory_search tool says it is unavailable).
+    pub memory: Option<Arc<Memory>>,
     /// The loaded skills: `read_file` may read their directories,
     /// `create_skill` and `list_skills` work on them.
     pub skills: Arc<crate::skills::Registry>,
@@ -86,6 +89,9 @@ pub fn specs() -> Vec<ToolSpec> {
         builtin::edit_file::spec(),
         builtin::glob::spec(),
         builtin::exec::spec(),
+        builtin::memory_search::spec(),
+        builtin::memory_get::spec(),
+        builtin::memory_save::spec(),
         builtin::create_skill::spec(),
         builtin::list_skills::spec(),
         builtin::cron_add::spec(),
@@ -102,6 +108,9 @@ pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> Too
         "edit_file" => builtin::edit_file::run(args, ctx).await,
         "glob" => builtin::glob::run(args, ctx).await,
         "exec" => builtin::exec::run(args, ctx).await,
+        "memory_search" => builtin::memory_search::run(args, ctx).await,
+        "memory_get" => builtin::memory_get::run(args, ctx).await,
+        "memory_save" => builtin::memory_save::run(args, ctx).await,
         "create_skill" => builtin::create_skill::run(args, ctx).await,
         "list_skills" => builtin::list_skills::run(args, ctx).await,
         "cron_add" => builtin::cron_add::run(args, ctx).await,
@@ -141,5 +150,27 @@ pub fn arg_u64(args: &serde_json::Value, key: &str) -> Result<Option<u64>, ToolO
         Some(_) => Err(ToolOutput::fail(format!(
             "`{key}` must be a non-negative integer"
         ))),
+    }
+}
+
+/// Reads an optional number argument (numbers in strings accepted).
+pub fn arg_f64(args: &serde_json::Value, key: &str) -> Result<Option<f64>, ToolOutput> {
+    let bad = || ToolOutput::fail(format!("`{key}` must be a number"));
+    match args.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Number(n)) => n.as_f64().map(Some).ok_or_else(bad),
+        Some(serde_json::Value::String(s)) => s.trim().parse().map(Some).map_err(|_| bad()),
+        Some(_) => Err(bad()),
+    }
+}
+
+/// Reads an optional boolean argument ("true"/"false" strings accepted).
+pub fn arg_bool(args: &serde_json::Value, key: &str) -> Result<Option<bool>, ToolOutput> {
+    match args.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Bool(b)) => Ok(Some(*b)),
+        Some(serde_json::Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(Some(true)),
+        Some(serde_json::Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(Some(false)),
+        Some(_) => Err(ToolOutput::fail(format!("`{key}` must be true or false"))),
     }
 }

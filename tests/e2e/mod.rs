@@ -1,3 +1,4 @@
+mod memory;
 mod serve;
 mod server;
 mod suite;

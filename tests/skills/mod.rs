@@ -79,6 +79,7 @@ pub fn tool_context(workspace: &Path, skills: Arc<Registry>) -> ToolContext {
         origin: Origin::Cli,
         approver: Arc::new(approver),
         cancel: tokio_util::sync::CancellationToken::new(),
+        memory: None,
         skills,
     }
 }

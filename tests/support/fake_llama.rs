@@ -69,6 +69,9 @@ struct FakeState {
     token_endpoints: bool,
     health: Health,
     embedding_dims: usize,
+    /// Words embedded as another word (a synonym the vectors know and
+    /// full-text search does not).
+    embedding_synonyms: HashMap<String, String>,
     next_call_id: u64,
     /// Per slot: the last prompt plus what was generated after it.
     cache: HashMap<u64, String>,
@@ -105,6 +108,7 @@ impl FakeLlama {
             token_endpoints: true,
             health: Health::Ok,
             embedding_dims: 64,
+            embedding_synonyms: HashMap::new(),
             next_call_id: 0,
             cache: HashMap::new(),
             slot_save: false,
@@ -207,6 +211,28 @@ impl FakeLlama {
 
     pub fn set_embedding_dims(&self, dims: usize) {
         self.lock().embedding_dims = dims.max(1);
+    }
+
+    /// Embeds `word` as `means` (e.g. "feline" as "cat").
+    pub fn set_embedding_synonym(&self, word: &str, means: &str) {
+        self.lock()
+            .embedding_synonyms
+            .insert(word.to_lowercase(), means.to_lowercase());
+    }
+
+    /// Texts embedded so far, over all `/v1/embeddings` requests.
+    pub fn embedded_texts(&self) -> Vec<String> {
+        self.requests_to("/v1/embeddings")
+            .iter()
+            .flat_map(|body| match &body["input"] {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(items) => items
+                    .iter()
+                    .map(|i| i.as_str().unwrap_or("").to_string())
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect()
     }
 
     fn lock(&self) -> MutexGuard<'_, FakeState> {
@@ -322,7 +348,10 @@ async fn apply_template(State(state): State<Shared>, bytes: Bytes) -> Response {
 async fn embeddings(State(state): State<Shared>, bytes: Bytes) -> Response {
     let body = parse_body(&bytes);
     record(&state, "/v1/embeddings", &body);
-    let dims = lock(&state).embedding_dims;
+    let (dims, synonyms) = {
+        let state = lock(&state);
+        (state.embedding_dims, state.embedding_synonyms.clone())
+    };
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
         Value::Array(items) => items
@@ -334,7 +363,10 @@ async fn embeddings(State(state): State<Shared>, bytes: Bytes) -> Response {
     let data: Vec<Value> = inputs
         .iter()
         .enumerate()
-        .map(|(index, text)| json!({ "object": "embedding", "index": index, "embedding": embed(text, dims) }))
+        .map(|(index, text)| {
+            let text = with_synonyms(text, &synonyms);
+            json!({ "object": "embedding", "index": index, "embedding": embed(&text, dims) })
+        })
         .collect();
     let tokens: u64 = inputs.iter().map(|t| count_tokens(t, false)).sum();
     Json(json!({
@@ -344,6 +376,20 @@ async fn embeddings(State(state): State<Shared>, bytes: Bytes) -> Response {
         "usage": { "prompt_tokens": tokens, "total_tokens": tokens },
     }))
     .into_response()
+}
+
+fn with_synonyms(text: &str, synonyms: &HashMap<String, String>) -> String {
+    if synonyms.is_empty() {
+        return text.to_string();
+    }
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let w = w.to_lowercase();
+            synonyms.get(&w).cloned().unwrap_or(w)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A deterministic embedding: hashed bag of lowercase words, L2-normalised,

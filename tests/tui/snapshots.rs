@@ -351,3 +351,51 @@ fn a_discord_turn_is_mirrored_with_its_badge() {
     assert!(s.contains("Discord #5001"), "{s}");
     assert_snapshot!(s);
 }
+
+/// `/memory Q` in the input box asks the core; its answer (`memory_hits`)
+/// fills the memory pane, shown zoomed.
+#[test]
+fn memory_search_from_the_input_box() {
+    let mut app = app();
+    type_text(&mut app, "/memory where is the spare key");
+    let sent = ops(press(&mut app, key(KeyCode::Enter)));
+    assert!(
+        matches!(
+            sent.as_slice(),
+            [egirl::protocol::Op::Command {
+                command: egirl::protocol::Command::MemorySearch { query },
+                ..
+            }] if query == "where is the spare key"
+        ),
+        "{sent:?}"
+    );
+    apply_all(
+        &mut app,
+        [ev(EventKind::MemoryHits {
+            query: "where is the spare key".into(),
+            hits: vec![
+                MemoryHit {
+                    path: "MEMORY.md".into(),
+                    start_line: 7,
+                    end_line: 9,
+                    score: 0.81,
+                    snippet: "The spare key is under the blue flowerpot by the back door.".into(),
+                },
+                MemoryHit {
+                    path: "memory/2025-06-14.md".into(),
+                    start_line: 12,
+                    end_line: 20,
+                    score: 0.42,
+                    snippet: "### 18:02 · user · tui\n\nGave Ana the spare key for the weekend."
+                        .into(),
+                },
+            ],
+        })],
+    );
+    press(&mut app, key(KeyCode::F(4)));
+    assert_snapshot!(screen(&app, 90, 20));
+
+    // Without a query: a hint, nothing sent.
+    type_text(&mut app, "/memory");
+    assert!(ops(press(&mut app, key(KeyCode::Enter))).is_empty());
+}

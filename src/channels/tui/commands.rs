@@ -33,7 +33,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
 ];
 
 /// Commands whose features have not landed yet.
-const NOT_YET: &[&str] = &["/model", "/memory", "/approvals"];
+const NOT_YET: &[&str] = &["/model", "/approvals"];
 
 /// What `/escalate` sends: plain words the remote model understands, with
 /// "escalate" for the router.
@@ -184,6 +184,16 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
                 session,
                 origin: crate::protocol::Origin::Tui,
                 text: ESCALATE_TEXT.into(),
+            })];
+        }
+        // The core answers with `memory_hits`, shown in the memory pane.
+        "/memory" if arg.is_empty() => app.notice(Level::Warning, "usage: /memory QUERY"),
+        "/memory" => {
+            return vec![Effect::Submit(Op::Command {
+                session,
+                command: Command::MemorySearch {
+                    query: arg.to_string(),
+                },
             })];
         }
         "/theme" => theme_command(app, arg),

@@ -8,5 +8,8 @@ pub mod edit_file;
 pub mod exec;
 pub mod glob;
 pub mod list_skills;
+pub mod memory_get;
+pub mod memory_save;
+pub mod memory_search;
 pub mod read_file;
 pub mod write_file;
