@@ -15,16 +15,16 @@ use crate::tools::{ToolContext, ToolOutput, arg_str};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "cron_add",
-        description: "Schedule a message to yourself: once (at: \"20m\" or \"2026-03-01 09:00\"), repeatedly (every: \"2h\"), or by a 5-field cron expression (cron: \"0 8 * * 1-5\", tz: \"Europe/Berlin\"). Give exactly one of at/every/cron. deliver: \"tui\", \"none\" or \"discord:<channel id>\".",
+        description: "Schedule a message to yourself, with one of: at (\"20m\", \"2026-03-01 09:00\"), every (\"2h\"), cron (5 fields; tz optional). deliver: tui, none or discord:<channel>.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
-                "message": {"type": "string", "description": "what you will be told when the job runs"},
+                "message": {"type": "string"},
                 "at": {"type": "string"},
                 "every": {"type": "string"},
                 "cron": {"type": "string"},
                 "tz": {"type": "string"},
-                "name": {"type": "string", "description": "job name (letters, digits, - and _)"},
+                "name": {"type": "string"},
                 "deliver": {"type": "string"}
             },
             "required": ["message"]

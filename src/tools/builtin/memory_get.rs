@@ -8,7 +8,7 @@ use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "memory_get",
-        description: "Read lines of a memory file (MEMORY.md or memory/*.md): from is the 1-based first line, lines the count.",
+        description: "Read lines of MEMORY.md or memory/*.md (from: first line, 1-based; lines: count).",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
