@@ -159,16 +159,8 @@ async fn the_bot_reconnects_after_the_gateway_closes_the_socket() {
 
 #[tokio::test]
 async fn a_rejected_token_shows_in_the_status_and_never_panics() {
-    let llama = crate::support::fake_llama::FakeLlama::start().await;
     let fake = FakeDiscord::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let (workspace, _) = egirl::workspace::ensure(&dir.path().join("ws")).unwrap();
-    let (agent, _core) = egirl::agent::spawn_with(
-        crate::agent::config_for(&llama),
-        workspace,
-        Vec::new(),
-        Default::default(),
-    );
+    let (agent, _llama, _dir) = bare_agent().await;
     let bot = discord::spawn(
         agent,
         DiscordOptions::new(
@@ -178,14 +170,7 @@ async fn a_rejected_token_shows_in_the_status_and_never_panics() {
         ),
     );
     let mut status = bot.status.clone();
-    let stopped = tokio::time::timeout(
-        Duration::from_secs(15),
-        status.wait_for(|s| matches!(s, BotStatus::Stopped(_))),
-    )
-    .await
-    .expect("stopped within 15 s")
-    .unwrap()
-    .clone();
+    let stopped = status_becomes(&mut status, 15, |s| matches!(s, BotStatus::Stopped(_))).await;
     let BotStatus::Stopped(reason) = stopped else {
         unreachable!()
     };
@@ -216,15 +201,7 @@ async fn an_answer_to_a_message_typed_in_the_tui_goes_to_the_channel() {
 
 #[tokio::test]
 async fn an_unreachable_gateway_shows_in_the_status_and_stops_cleanly() {
-    let llama = crate::support::fake_llama::FakeLlama::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let (workspace, _) = egirl::workspace::ensure(&dir.path().join("ws")).unwrap();
-    let (agent, _core) = egirl::agent::spawn_with(
-        crate::agent::config_for(&llama),
-        workspace,
-        Vec::new(),
-        Default::default(),
-    );
+    let (agent, _llama, _dir) = bare_agent().await;
     // Nothing listens on the proxy: no /gateway answer, no connection.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
@@ -236,14 +213,7 @@ async fn an_unreachable_gateway_shows_in_the_status_and_stops_cleanly() {
     options.connect_grace = Duration::from_millis(300);
     let bot = discord::spawn(agent, options);
     let mut status = bot.status.clone();
-    let shown = tokio::time::timeout(
-        Duration::from_secs(10),
-        status.wait_for(|s| matches!(s, BotStatus::Reconnecting(_))),
-    )
-    .await
-    .expect("the status says so within 10 s")
-    .unwrap()
-    .clone();
+    let shown = status_becomes(&mut status, 10, |s| matches!(s, BotStatus::Reconnecting(_))).await;
     assert_eq!(
         shown,
         BotStatus::Reconnecting("cannot reach the Discord gateway; retrying".into())
@@ -284,4 +254,35 @@ async fn heartbeat_news_reaches_the_dm_and_heartbeat_ok_does_not() {
         "Your flight leaves in 3 hours; check in is open now."
     );
     assert_eq!(sent[0].reply_to, None);
+}
+
+/// An agent on the fake llama-server, for bridge tests that never get as
+/// far as a turn.
+async fn bare_agent() -> (
+    egirl::agent::AgentHandle,
+    crate::support::fake_llama::FakeLlama,
+    tempfile::TempDir,
+) {
+    let llama = crate::support::fake_llama::FakeLlama::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (workspace, _) = egirl::workspace::ensure(&dir.path().join("ws")).unwrap();
+    let (agent, _core) = egirl::agent::spawn_with(
+        crate::agent::config_for(&llama),
+        workspace,
+        Vec::new(),
+        Default::default(),
+    );
+    (agent, llama, dir)
+}
+
+/// Waits (at most `secs`) until the bot's status satisfies `done`.
+async fn status_becomes(
+    status: &mut tokio::sync::watch::Receiver<BotStatus>,
+    secs: u64,
+    done: impl FnMut(&BotStatus) -> bool,
+) -> BotStatus {
+    let reached = tokio::time::timeout(Duration::from_secs(secs), status.wait_for(done))
+        .await
+        .map(|r| r.expect("status channel open").clone());
+    reached.unwrap_or_else(|_| panic!("status still {:?} after {secs} s", *status.borrow()))
 }
