@@ -195,3 +195,31 @@ async fn unreachable_server_exits_1_with_a_clear_line() {
     let err = stderr(&out);
     assert!(err.contains("cannot reach http://127.0.0.1:1"), "{err}");
 }
+
+#[tokio::test]
+async fn doctor_reports_skills_memory_and_who_runs_the_services() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    // Another process's hold on the services lock, as `egirl serve` takes it.
+    let ws = cli.dir.path().join("ws");
+    egirl::workspace::ensure(&ws).expect("workspace");
+    let lock_path = ws.join(".egirl/services.lock");
+    let mut lock = egirl::lockfile::FileLock::try_acquire(&lock_path)
+        .expect("lock file")
+        .expect("free");
+    lock.write_note("pid 4242").expect("note");
+
+    let out = cli.run(&["doctor"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("ok   skills: 0 available, 0 unavailable, 0 broken"),
+        "{text}"
+    );
+    assert!(text.contains("ok   memory index: not built yet"), "{text}");
+    assert!(text.contains("note services: run by pid 4242"), "{text}");
+
+    drop(lock);
+    let text = String::from_utf8_lossy(&cli.run(&["doctor"]).await.stdout).into_owned();
+    assert!(text.contains("note services: not running"), "{text}");
+}

@@ -116,6 +116,45 @@ pub async fn run(env: &Environment) -> u8 {
             ),
         }
     }
+    let skills = crate::skills::Registry::load(&env.config.skills, &env.workspace).snapshot();
+    let usable = skills.skills.iter().filter(|s| s.available()).count();
+    line(
+        if skills.broken.is_empty() {
+            Some(true)
+        } else {
+            None
+        },
+        "skills",
+        format!(
+            "{usable} available, {} unavailable, {} broken (details: egirl skills list)",
+            skills.skills.len() - usable,
+            skills.broken.len()
+        ),
+    );
+    let remote =
+        crate::providers::remote::RemoteProviders::from_config(&env.config.remote, &env.secrets);
+    let memory = crate::memory::Memory::new(&env.workspace, &env.config, &remote);
+    match memory.counts().await {
+        Ok((files, chunks, vectors)) => {
+            let search = if memory.has_embedder() {
+                ""
+            } else {
+                " (no embeddings configured: full-text search)"
+            };
+            let state = if files == 0 {
+                "not built yet (egirl builds it at start; or egirl memory reindex)".to_string()
+            } else {
+                format!("{files} files, {chunks} chunks, {vectors} vectors")
+            };
+            line(Some(true), "memory index", format!("{state}{search}"));
+        }
+        Err(e) => line(
+            None,
+            "memory index",
+            format!("{e:#} (rebuilt from the files on next use)"),
+        ),
+    }
+    line(None, "services", services_owner(&env.workspace));
     for (var, present) in env.secrets.presence() {
         line(
             None,
@@ -131,5 +170,22 @@ pub async fn run(env: &Environment) -> u8 {
         super::EXIT_FAILURE
     } else {
         super::EXIT_OK
+    }
+}
+
+/// Who runs Discord, heartbeat, cron and the webhook for this workspace.
+fn services_owner(workspace: &std::path::Path) -> String {
+    let path = super::services::lock_path(workspace);
+    match crate::lockfile::FileLock::try_acquire(&path) {
+        Ok(Some(_free)) => "not running (the next egirl or egirl serve runs them)".into(),
+        Ok(None) => {
+            let holder = crate::lockfile::read_note(&path);
+            if holder.is_empty() {
+                "run by another egirl process".into()
+            } else {
+                format!("run by {holder}")
+            }
+        }
+        Err(e) => format!("{e:#}"),
     }
 }
