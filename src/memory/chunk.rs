@@ -67,11 +67,26 @@ pub fn chunk_with(text: &str, max_chars: usize, overlap_chars: usize) -> Vec<Chu
             let mut next: Vec<&Line> = current[carried..cut].to_vec();
             next.extend_from_slice(&current[cut..]);
             current = next;
-            size = current.iter().map(|l| l.text.chars().count() + 1).sum();
-            // The overlap must leave room for the line that did not fit.
-            while size + len > max_chars && !current.is_empty() {
+            size = chars(&current);
+            // The overlap (already written) gives way to the line that did
+            // not fit; the lines after the cut are not written yet and stay.
+            let mut overlap = cut - carried;
+            while size + len > max_chars && overlap > 0 {
                 size -= current[0].text.chars().count() + 1;
                 current.remove(0);
+                overlap -= 1;
+            }
+            if size + len > max_chars && !current.is_empty() {
+                // Those lines and the new one cannot share a chunk: the
+                // lines become a chunk of their own.
+                flush(&mut out, &current);
+                let carried = overlap_start(&current, overlap_chars);
+                current.drain(..carried);
+                size = chars(&current);
+                while size + len > max_chars && !current.is_empty() {
+                    size -= current[0].text.chars().count() + 1;
+                    current.remove(0);
+                }
             }
         }
         current.push(line);
@@ -79,6 +94,10 @@ pub fn chunk_with(text: &str, max_chars: usize, overlap_chars: usize) -> Vec<Chu
     }
     flush(&mut out, &current);
     out
+}
+
+fn chars(lines: &[&Line]) -> usize {
+    lines.iter().map(|l| l.text.chars().count() + 1).sum()
 }
 
 fn classify(text: &str) -> Vec<Line<'_>> {
@@ -183,6 +202,51 @@ mod tests {
             let expected = lines[c.start_line - 1..c.end_line].join("\n");
             assert_eq!(c.text, expected, "chunk {}-{}", c.start_line, c.end_line);
         }
+    }
+
+    /// Every non-blank line of the source is in some chunk.
+    fn assert_every_line_indexed(source: &str, chunks: &[Chunk]) {
+        for (i, line) in source.lines().enumerate() {
+            if line.trim().is_empty() || line.chars().count() + 1 > 16_000 {
+                continue;
+            }
+            let n = i + 1;
+            assert!(
+                chunks.iter().any(|c| c.start_line <= n && n <= c.end_line),
+                "line {n} is in no chunk: {line:.40}"
+            );
+        }
+    }
+
+    #[test]
+    fn lines_after_a_cut_are_never_dropped() {
+        let text = format!(
+            "{}\n{}\n\nUNIQUEFACT {}\n{}\n",
+            "a".repeat(54),
+            "b".repeat(54),
+            "c".repeat(69),
+            "d".repeat(150)
+        );
+        let chunks = chunk_with(&text, 200, 40);
+        assert_lines_match(&text, &chunks);
+        assert_every_line_indexed(&text, &chunks);
+        assert!(chunks.iter().any(|c| c.text.contains("UNIQUEFACT")));
+
+        // Paragraphs of mixed sizes, one line each, at the default sizes.
+        let mut seed = 7u64;
+        let paragraphs: Vec<String> = (0..200)
+            .map(|i| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let len = 100 + (seed >> 33) as usize % 1300;
+                format!("p{i} {}", "w".repeat(len))
+            })
+            .collect();
+        let text = paragraphs.join("\n\n");
+        let chunks = chunk_markdown(&text);
+        assert_lines_match(&text, &chunks);
+        assert_every_line_indexed(&text, &chunks);
     }
 
     #[test]

@@ -46,7 +46,9 @@ pub fn render(name: &str, description: &str, instructions: &str) -> Result<Strin
     }
     let quoted = serde_json::to_string(&description).map_err(|e| e.to_string())?;
     let body = instructions.trim();
-    let text = format!("---\nname: {name}\ndescription: {quoted}\n---\n\n{body}\n");
+    // Quoted: a slug such as `null`, `true` or `2048` is a string here.
+    let quoted_name = serde_json::to_string(name).map_err(|e| e.to_string())?;
+    let text = format!("---\nname: {quoted_name}\ndescription: {quoted}\n---\n\n{body}\n");
     // What is written must read back as written.
     let parsed = frontmatter::parse(&text).map_err(|e| e.message)?;
     let same = parsed.lenient.is_none()

@@ -10,6 +10,8 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::Marker;
 use yaml_rust2::{Yaml, YamlLoader};
 
 /// A SKILL.md split into its frontmatter keys and its body.
@@ -90,8 +92,45 @@ pub fn parse(text: &str) -> Result<Frontmatter, ParseError> {
     }
 }
 
+/// Frontmatter is a few keys; a bigger block is not a skill's.
+const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+
+/// Refuses what would make the loader blow up: a huge block, or aliases
+/// (`*name`), which the loader expands by copying: a few hundred bytes of
+/// nested aliases become gigabytes, and skills come from third parties.
+fn check_safe(block: &str) -> Result<(), ParseError> {
+    struct Aliases(Option<usize>);
+    impl MarkedEventReceiver for Aliases {
+        fn on_event(&mut self, ev: Event, mark: Marker) {
+            if matches!(ev, Event::Alias(_)) && self.0.is_none() {
+                self.0 = Some(mark.line());
+            }
+        }
+    }
+    if block.len() > MAX_FRONTMATTER_BYTES {
+        return Err(ParseError::new(
+            2,
+            format!(
+                "the frontmatter is over {} KiB",
+                MAX_FRONTMATTER_BYTES / 1024
+            ),
+        ));
+    }
+    let mut aliases = Aliases(None);
+    // A syntax error is reported by the loader itself, with its line.
+    let _ = Parser::new_from_str(block).load(&mut aliases, false);
+    match aliases.0 {
+        Some(line) => Err(ParseError::new(
+            line + 1,
+            "YAML aliases (`*name`) are not supported in skill frontmatter",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The block as YAML; an error's line is the file's (the block starts on line 2).
 fn read_yaml(block: &str) -> Result<Map<String, Value>, ParseError> {
+    check_safe(block)?;
     let docs = YamlLoader::load_from_str(block).map_err(|e| {
         ParseError::new(e.marker().line() + 1, format!("invalid YAML: {}", e.info()))
     })?;
@@ -252,5 +291,37 @@ mod tests {
         assert!(e.message.contains("never closed"), "{e:?}");
         assert!(has_frontmatter("\u{feff}---\r\nname: x"));
         assert!(!has_frontmatter("# Title\n---"));
+    }
+}
+
+#[cfg(test)]
+mod alias_tests {
+    use super::*;
+
+    #[test]
+    fn an_alias_bomb_is_refused_not_expanded() {
+        let mut fm =
+            String::from("---\nname: bomb\ndescription: boom\nl0: &l0 [x,x,x,x,x,x,x,x,x,x]\n");
+        for i in 1..12 {
+            let refs = vec![format!("*l{}", i - 1); 10].join(",");
+            fm.push_str(&format!("l{i}: &l{i} [{refs}]\n"));
+        }
+        fm.push_str("---\nbody\n");
+        let parsed = parse(&fm).expect("read key by key");
+        let error = parsed.lenient.expect("reported");
+        assert!(error.message.contains("aliases"), "{}", error.message);
+        assert_eq!(error.line, 5, "the first alias is on line 5");
+        assert_eq!(parsed.fields["name"], "bomb");
+        assert!(parsed.fields.get("l11").is_none_or(|v| v.is_null()));
+    }
+
+    #[test]
+    fn a_huge_block_is_refused() {
+        let fm = format!(
+            "---\nname: big\ndescription: \"{}\"\n---\n",
+            "x".repeat(70_000)
+        );
+        let parsed = parse(&fm).expect("read key by key");
+        assert!(parsed.lenient.is_some());
     }
 }

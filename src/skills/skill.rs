@@ -115,7 +115,8 @@ fn from_frontmatter(
     let name = fields
         .get("name")
         .and_then(text)
-        .map(|n| n.trim().to_string())
+        // One line: a block scalar's newlines would break the prompt list.
+        .map(|n| one_line(&n))
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| candidate.fallback_name.clone());
     let metadata = metadata(fields).map_err(|e| ParseError::new(line_of("metadata"), e))?;

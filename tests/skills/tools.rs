@@ -37,9 +37,20 @@ async fn create_skill_round_trip_and_slug_validation() {
     );
     let text = std::fs::read_to_string(ws.join("skills/check-weather/SKILL.md")).unwrap();
     assert!(
-        text.starts_with("---\nname: check-weather\ndescription: \""),
+        text.starts_with("---\nname: \"check-weather\"\ndescription: \""),
         "{text}"
     );
+    // A slug YAML would read as null or a number stays a name.
+    for slug in ["null", "true", "2048"] {
+        let made = tools::run(
+            "create_skill",
+            &json!({"name": slug, "description": "A test.", "instructions": "Do it."}),
+            &ctx,
+        )
+        .await;
+        assert!(made.success, "{slug}: {}", made.output);
+        assert!(registry.snapshot().get(slug).is_some(), "{slug}");
+    }
     let read = tools::run(
         "read_file",
         &json!({"path": "skills/check-weather/SKILL.md"}),
