@@ -73,6 +73,19 @@ impl CronScheduler {
                 }
             };
             let mut next_wake: Option<DateTime<Utc>> = None;
+            let due: Vec<String> = jobs
+                .iter()
+                .filter(|j| j.enabled && !running.contains(&j.id))
+                .filter(|j| j.next_run.is_some_and(|at| at <= now))
+                .map(|j| j.id.clone())
+                .collect();
+            // Moved past `now` on disk before the run starts: a restart (or
+            // a crash) during the run must not run it a second time.
+            if !due.is_empty()
+                && let Err(e) = self.store.update(|jobs| mark_started(jobs, &due, now))
+            {
+                tracing::warn!("cron: cannot mark jobs as started: {e:#}");
+            }
             for job in jobs {
                 if !job.enabled || running.contains(&job.id) {
                     continue;
@@ -107,11 +120,33 @@ impl CronScheduler {
     }
 }
 
+/// The status of a job whose run has started and not yet been recorded.
+pub const RUNNING: &str = "running";
+
+/// Before `ids` run: `last_run` is now, `next_run` the regular next time
+/// (none for a one-shot), the status says it is running. `record` then
+/// writes the outcome over this.
+pub fn mark_started(jobs: &mut [Job], ids: &[String], now: DateTime<Utc>) {
+    for job in jobs.iter_mut().filter(|j| ids.contains(&j.id)) {
+        job.last_run = Some(now);
+        job.last_status = Some(RUNNING.into());
+        job.next_run = job.schedule.next_after(now, Some(now)).ok().flatten();
+    }
+}
+
 /// At start: jobs due in the past run once now (catch-up) or move on to
 /// their next time; a missed one-shot without catch-up is disabled and
 /// says so rather than vanishing.
 pub fn settle_missed(jobs: &mut [Job], now: DateTime<Utc>, config: &CronConfig) {
     for job in jobs.iter_mut().filter(|j| j.enabled) {
+        // Stopped during its run: the run is not repeated (it may have done
+        // its work); a one-shot says so and is kept, disabled.
+        if job.last_status.as_deref() == Some(RUNNING) {
+            job.last_status = Some("interrupted: egirl stopped during the run".into());
+            if job.next_run.is_none() {
+                job.enabled = false;
+            }
+        }
         let Some(due) = job.next_run else { continue };
         if due > now {
             continue;

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use egirl::config::{CronConfig, Delivery};
 use egirl::protocol::{Op, Origin};
 use egirl::scheduler::TokioClock;
-use egirl::scheduler::cron::{CronScheduler, CronStore, Job, Schedule};
+use egirl::scheduler::cron::{self, CronScheduler, CronStore, Job, Schedule};
 use tokio_util::sync::CancellationToken;
 
 use super::CHAT;
@@ -74,7 +74,10 @@ async fn a_job_missed_while_down_runs_once_at_start() {
     let stop = scheduler(&h, now);
     let events = h.turn("cron-hourly").await;
     assert_eq!(final_text(&events).as_deref(), Some("backups look fine"));
-    let jobs = wait_store(&store, |j| j.is_some_and(|j| j.last_status.is_some())).await;
+    let jobs = wait_store(&store, |j| {
+        j.is_some_and(|j| j.last_status.as_deref().is_some_and(|s| s != cron::RUNNING))
+    })
+    .await;
     assert_eq!(jobs[0].last_status.as_deref(), Some("ok"));
     assert!(jobs[0].next_run.is_some_and(|n| n > now), "{jobs:?}");
     assert_eq!(fake.hits(CHAT), 1);
@@ -190,4 +193,52 @@ async fn discord_delivery_runs_in_the_channel_session() {
     assert_eq!(event.origin, Origin::Cron("standup".into()));
     stop.cancel();
     let _ = h.agent.submit(Op::Shutdown);
+}
+
+#[tokio::test]
+async fn a_run_cut_short_by_a_restart_is_not_run_again() {
+    let fake = FakeLlama::start().await;
+    let h = start(&fake, |_| {});
+    let store = CronStore::in_workspace(&h.workspace);
+    let now = Utc::now();
+    // As the store is left by a process that stopped during the runs: the
+    // recurring job already moved on, the one-shot has no next run.
+    let mut hourly = job("hourly", Schedule::every("1h").unwrap(), now);
+    let mut once = job("once", Schedule::at("2026-01-01 09:00", now).unwrap(), now);
+    cron::mark_started(
+        std::slice::from_mut(&mut hourly),
+        &["hourly".to_string()],
+        now - chrono::Duration::minutes(5),
+    );
+    cron::mark_started(
+        std::slice::from_mut(&mut once),
+        &["once".to_string()],
+        now - chrono::Duration::minutes(5),
+    );
+    assert!(hourly.next_run.is_some_and(|n| n > now));
+    assert_eq!(once.next_run, None);
+    store.add(hourly).unwrap();
+    store.add(once).unwrap();
+
+    let stop = scheduler(&h, now);
+    let jobs = wait_store(&store, |j| {
+        j.is_some_and(|j| j.last_status.as_deref() != Some(cron::RUNNING))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(fake.hits(CHAT), 0, "nothing runs a second time");
+    let jobs = if jobs.len() == 2 {
+        store.load().unwrap()
+    } else {
+        jobs
+    };
+    let once = jobs.iter().find(|j| j.id == "once").expect("kept");
+    assert!(!once.enabled);
+    assert!(
+        once.last_status
+            .as_deref()
+            .is_some_and(|s| s.starts_with("interrupted")),
+        "{once:?}"
+    );
+    stop.cancel();
 }

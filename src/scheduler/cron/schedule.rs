@@ -26,14 +26,29 @@ pub enum Schedule {
     },
 }
 
+/// How far ahead a job may be scheduled. Durations are parsed without a
+/// bound, and chrono panics on a time past its range.
+const MAX_AHEAD: std::time::Duration = std::time::Duration::from_secs(10 * 366 * 24 * 3600);
+
+/// `from + after`, for `after` up to [`MAX_AHEAD`]; an error, never a panic.
+fn add(from: DateTime<Utc>, after: std::time::Duration) -> Result<DateTime<Utc>> {
+    if after > MAX_AHEAD {
+        bail!("that is more than 10 years ahead");
+    }
+    let after = chrono::Duration::from_std(after).context("duration too long")?;
+    from.checked_add_signed(after)
+        .ok_or_else(|| anyhow!("that time is out of range"))
+}
+
 impl Schedule {
     /// `at`: an RFC 3339 time ("2026-03-01T09:00:00+01:00"), a local time
     /// without offset ("2026-03-01 09:00"), or a duration from now ("20m").
     pub fn at(text: &str, now: DateTime<Utc>) -> Result<Self> {
         let text = text.trim();
         if let Ok(after) = parse_duration(text) {
-            let after = chrono::Duration::from_std(after).context("duration too long")?;
-            return Ok(Schedule::At { at: now + after });
+            return Ok(Schedule::At {
+                at: add(now, after)?,
+            });
         }
         if let Ok(at) = DateTime::parse_from_rfc3339(text) {
             return Ok(Schedule::At {
@@ -66,6 +81,9 @@ impl Schedule {
         if interval < std::time::Duration::from_secs(1) {
             bail!("`every` must be at least 1s");
         }
+        if interval > MAX_AHEAD {
+            bail!("`every` must be at most 10 years");
+        }
         Ok(Schedule::Every {
             every: text.trim().to_string(),
         })
@@ -95,8 +113,7 @@ impl Schedule {
             Schedule::At { at } => Ok(last_run.is_none().then_some(*at)),
             Schedule::Every { every } => {
                 let interval = parse_duration(every).map_err(|e| anyhow!(e))?;
-                let interval = chrono::Duration::from_std(interval).context("interval too long")?;
-                Ok(Some(last_run.unwrap_or(now) + interval))
+                Ok(Some(add(last_run.unwrap_or(now), interval)?))
             }
             Schedule::Cron { expr, tz } => {
                 let fields = expr.split_whitespace().count();
@@ -143,6 +160,18 @@ impl Schedule {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn absurd_durations_are_errors_not_panics() {
+        let now = Utc::now();
+        assert!(Schedule::at("100000000d", now).is_err());
+        assert!(Schedule::every("100000000d").is_err());
+        let stored = Schedule::Every {
+            every: "100000000d".into(),
+        };
+        assert!(stored.next_after(now, None).is_err());
+        assert!(Schedule::at("3650d", now).is_ok());
+    }
+
     use super::*;
 
     fn utc(text: &str) -> DateTime<Utc> {
