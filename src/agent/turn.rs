@@ -177,7 +177,7 @@ async fn run_steps(
         .sum();
     let mut decision =
         route::decide(shared, typed, history_bytes, forced, &skills.router, cancel).await;
-    let remote = shared.remote.preferred();
+    let mut remote = shared.remote.preferred();
     // "use claude" in the message itself sends it remote from the start.
     let mut asked_for_remote = None;
     if let Some(asked) = escalation::user_asked(typed)
@@ -231,6 +231,9 @@ async fn run_steps(
                         });
                         target = Target::Local;
                         handoff = None;
+                        // Not again this turn: a weak local answer would
+                        // escalate into the same failure at every step.
+                        remote = None;
                         continue;
                     }
                     Ok(step) => step,
@@ -245,8 +248,13 @@ async fn run_steps(
         session.push_reply(&turn.origin, &provider, response.message.clone())?;
 
         if response.tool_calls.is_empty() {
-            // A weak local answer goes to the remote model, once.
+            // A weak local answer goes to the remote model, once. A bare
+            // HEARTBEAT_OK is the right answer to a quiet heartbeat, not a
+            // too-short one.
+            let heartbeat_ack = turn.origin == Origin::Heartbeat
+                && unattended::heartbeat_reply(&response.content).is_none();
             if target == Target::Local
+                && !heartbeat_ack
                 && let Some(r) = remote
             {
                 let reply = escalation::LocalReply {

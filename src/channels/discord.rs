@@ -118,6 +118,8 @@ struct Turn {
     /// The messages that started turns, oldest first: each answer replies
     /// to the next one.
     reply_to: std::collections::VecDeque<MessageId>,
+    /// The message the running turn answers.
+    answering: Option<MessageId>,
     /// Refreshed by serenity every 7 s until dropped.
     typing: Option<Typing>,
 }
@@ -150,12 +152,6 @@ impl Bridge {
         let turn = turns.entry(session.to_string()).or_default();
         if turn.typing.is_none() {
             turn.typing = Some(channel.start_typing(&http));
-        }
-    }
-
-    fn stop_typing(&self, session: &str) {
-        if let Some(turn) = lock(&self.turns).get_mut(session) {
-            turn.typing = None;
         }
     }
 }

@@ -362,3 +362,52 @@ async fn a_tool_that_suggests_it_moves_the_rest_of_the_turn_remote() {
     assert_eq!(result["tool_call_id"], call["tool_calls"][0]["id"]);
     assert_eq!(local.hits("/v1/chat/completions"), 1);
 }
+
+#[tokio::test]
+async fn a_quiet_heartbeat_is_never_escalated() {
+    let local = FakeLlama::start().await;
+    let cloud = FakeOpenAi::start().await;
+    // No classification request: the one scripted reply is the heartbeat's.
+    let mut h = start_with_remote(&local, remote(&cloud), |c| c.routing.classify = false);
+    local.push_reply(LocalReply::text("HEARTBEAT_OK"));
+    let prompt = egirl::scheduler::heartbeat::prompt(
+        "- check the calendar for anything in the next two hours\n- check the mail",
+    );
+    assert!(h.agent.submit(egirl::protocol::Op::UserMessage {
+        session: "heartbeat".into(),
+        origin: egirl::protocol::Origin::Heartbeat,
+        text: prompt,
+    }));
+    let events = h.turn("heartbeat").await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, EventKind::Escalation { .. })),
+        "{events:?}"
+    );
+    assert_eq!(cloud.hits(), 0);
+    assert!(!h.workspace.join(".egirl/escalation.jsonl").exists());
+}
+
+#[tokio::test]
+async fn a_failing_remote_is_tried_once_per_turn() {
+    let local = FakeLlama::start().await;
+    let cloud = FakeOpenAi::start().await;
+    let mut h = start_with_remote(&local, remote(&cloud), |c| c.routing.classify = false);
+    // Hedges every time; the remote side has nothing scripted (fails).
+    local.push_replies([
+        LocalReply::text("I'm not sure, maybe check the docs?"),
+        LocalReply::text("I'm not sure, maybe check the docs?"),
+    ]);
+    h.send("s", "what's the capital of Australia?");
+    let events = h.turn("s").await;
+    let escalations = events
+        .iter()
+        .filter(|e| matches!(e, EventKind::Escalation { .. }))
+        .count();
+    assert_eq!(escalations, 1, "{events:?}");
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("I'm not sure, maybe check the docs?")
+    );
+}

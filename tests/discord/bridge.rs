@@ -286,3 +286,31 @@ async fn status_becomes(
         .map(|r| r.expect("status channel open").clone());
     reached.unwrap_or_else(|_| panic!("status still {:?} after {secs} s", *status.borrow()))
 }
+
+#[tokio::test]
+async fn after_an_interrupted_turn_the_next_answer_replies_to_its_own_message() {
+    let mut rig = start(true, |_| {}, |_| {}).await;
+    let session = discord::session_for(DM);
+    rig.llama.push_reply(Reply::hang());
+    rig.discord.send(UserMessage::dm(DM, "a slow question"));
+    // Interrupted from the TUI once the turn is under way.
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(10), rig.events.recv())
+            .await
+            .expect("turn started")
+            .unwrap();
+        if e.session == session && matches!(e.kind, EventKind::TurnStarted { .. }) {
+            break;
+        }
+    }
+    rig.agent.submit(egirl::protocol::Op::Interrupt {
+        session: session.clone(),
+    });
+    rig.turn(&session).await;
+
+    rig.llama.push_reply(Reply::text("the second answer"));
+    let second = rig.discord.send(UserMessage::dm(DM, "a quick one"));
+    let sent = rig.discord.wait_sent(1).await;
+    assert_eq!(sent[0].content, "the second answer");
+    assert_eq!(sent[0].reply_to, Some(second));
+}

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use serenity::all::{ChannelId, CreateAllowedMentions, CreateMessage, Http, MessageId};
+use serenity::all::{
+    ChannelId, CreateAllowedMentions, CreateMessage, Http, MessageId, MessageReference,
+};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
@@ -36,18 +38,28 @@ async fn handle(bridge: &Bridge, event: Event) {
     };
     match &event.kind {
         // A heartbeat usually ends in silence (HEARTBEAT_OK): no typing for it.
-        EventKind::TurnStarted { .. } if event.origin != Origin::Heartbeat => {
-            bridge.start_typing(&event.session, channel)
+        EventKind::TurnStarted { .. } => {
+            begin_turn(bridge, &event);
+            // A heartbeat usually ends in silence (HEARTBEAT_OK): no typing.
+            if event.origin != Origin::Heartbeat {
+                bridge.start_typing(&event.session, channel);
+            }
         }
         EventKind::Final { text } => {
-            let reply_to = next_reply(bridge, &event);
+            let reply_to = answering(bridge, &event);
             send(bridge, channel, reply_to, text).await;
         }
         EventKind::Error { message } => {
-            let reply_to = next_reply(bridge, &event);
+            let reply_to = answering(bridge, &event);
             send(bridge, channel, reply_to, &format!("⚠️ {message}")).await;
         }
-        EventKind::TurnEnded { .. } => bridge.stop_typing(&event.session),
+        EventKind::TurnEnded { .. } => {
+            if let Some(turn) = lock(&bridge.turns).get_mut(&event.session) {
+                // An interrupted turn answers nothing: its message is done with.
+                turn.answering = None;
+                turn.typing = None;
+            }
+        }
         EventKind::ApprovalRequest { id, command, .. } => {
             approval_requested(bridge, channel, id, command).await;
         }
@@ -58,15 +70,24 @@ async fn handle(bridge: &Bridge, event: Event) {
     }
 }
 
-/// The message a Discord-started turn answers; a turn typed into this
-/// session from the TUI has none.
-fn next_reply(bridge: &Bridge, event: &Event) -> Option<MessageId> {
-    if !matches!(event.origin, Origin::Discord(_)) {
-        return None;
+/// A Discord-started turn takes the oldest waiting message as the one it
+/// answers (turns run in the order their messages came); a turn typed into
+/// this session from the TUI, or started by cron, answers none.
+fn begin_turn(bridge: &Bridge, event: &Event) {
+    if let Some(turn) = lock(&bridge.turns).get_mut(&event.session) {
+        turn.answering = match event.origin {
+            Origin::Discord(_) => turn.reply_to.pop_front(),
+            _ => None,
+        };
     }
+}
+
+/// The message the current turn answers (once: later chunks and errors
+/// are not replies).
+fn answering(bridge: &Bridge, event: &Event) -> Option<MessageId> {
     lock(&bridge.turns)
         .get_mut(&event.session)
-        .and_then(|turn| turn.reply_to.pop_front())
+        .and_then(|turn| turn.answering.take())
 }
 
 async fn approval_requested(bridge: &Bridge, channel: ChannelId, id: &str, command: &str) {
@@ -128,7 +149,9 @@ async fn send_one(
         .content(content)
         .allowed_mentions(CreateAllowedMentions::new().replied_user(false));
     if let Some(original) = reply_to {
-        message = message.reference_message((channel, original));
+        // Deleted meanwhile: still send the answer, just not as a reply.
+        let reference = MessageReference::from((channel, original)).fail_if_not_exists(false);
+        message = message.reference_message(reference);
     }
     Ok(channel.send_message(http, message).await?.id)
 }
