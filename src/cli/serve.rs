@@ -19,7 +19,7 @@ use crate::protocol::BotStatus;
 /// How long a turn in flight may take to finish after a stop signal.
 const FINISH_GRACE: Duration = Duration::from_secs(10);
 
-pub async fn run(notices: Vec<String>, services: Services, agent: &AgentHandle) -> u8 {
+pub async fn run(notices: Vec<String>, mut services: Services, agent: &AgentHandle) -> u8 {
     for notice in &notices {
         eprintln!("egirl: {notice}");
     }
@@ -45,8 +45,9 @@ pub async fn run(notices: Vec<String>, services: Services, agent: &AgentHandle) 
         }
     }
     eprintln!("egirl: stopping");
-    services.stop().await;
+    services.stop_intake().await;
     if agent.busy() {
+        // The bot is still up: an answer finished now reaches Discord.
         eprintln!("egirl: letting the turn in flight finish");
         if tokio::time::timeout(FINISH_GRACE, agent.idle())
             .await
@@ -55,6 +56,7 @@ pub async fn run(notices: Vec<String>, services: Services, agent: &AgentHandle) 
             eprintln!("egirl: cancelling the turn in flight");
         }
     }
+    services.stop().await;
     EXIT_OK
 }
 

@@ -31,16 +31,22 @@ pub struct Services {
 }
 
 impl Services {
-    /// Stops taking new work: the schedulers, the webhook and the bot end.
-    pub async fn stop(self) {
+    /// Stops the schedulers and the webhook. The bot keeps delivering, so
+    /// a turn still finishing reaches its channel.
+    pub async fn stop_intake(&mut self) {
         self.stop.cancel();
-        for task in self.tasks {
+        for task in self.tasks.drain(..) {
             let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
         }
-        if let Some(hook) = self.webhook {
+        if let Some(hook) = self.webhook.take() {
             hook.stop().await;
         }
-        if let Some(bot) = self.discord {
+    }
+
+    /// Stops everything: the schedulers, the webhook and the bot.
+    pub async fn stop(mut self) {
+        self.stop_intake().await;
+        if let Some(bot) = self.discord.take() {
             bot.stop().await;
         }
     }
