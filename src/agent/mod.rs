@@ -51,12 +51,23 @@ pub struct AgentHandle {
     pub skills: Arc<skills::Registry>,
     /// Messages accepted whose turn has not ended, across all sessions.
     outstanding: watch::Receiver<usize>,
+    /// Counts a message in as it is sent (the core counts it out), so
+    /// `busy()` is true from the moment `submit` returns.
+    counter: Arc<watch::Sender<usize>>,
 }
 
 impl AgentHandle {
     /// Sends an op; false when the core has stopped.
     pub fn submit(&self, op: Op) -> bool {
-        self.ops.send(op).is_ok()
+        let message = matches!(op, Op::UserMessage { .. });
+        if message {
+            self.counter.send_modify(|n| *n += 1);
+        }
+        let sent = self.ops.send(op).is_ok();
+        if message && !sent {
+            self.counter.send_modify(|n| *n = n.saturating_sub(1));
+        }
+        sent
     }
 
     /// Whether any session has a turn running or queued (the scheduler
@@ -253,13 +264,15 @@ pub fn spawn_with(
     });
     let (tx, rx) = mpsc::unbounded_channel();
     let (busy, outstanding) = watch::channel(0usize);
-    let task = tokio::spawn(run_core(shared, pending, rx, Arc::new(busy)));
+    let counter = Arc::new(busy);
+    let task = tokio::spawn(run_core(shared, pending, rx, counter.clone()));
     (
         AgentHandle {
             ops: tx,
             bus,
             skills,
             outstanding,
+            counter,
         },
         task,
     )
@@ -337,6 +350,8 @@ async fn run_core(
     busy: Arc<watch::Sender<usize>>,
 ) {
     let mut sessions: HashMap<SessionId, SessionHandle> = HashMap::new();
+    // Cancelled at shutdown: the running turns stop and queued ones never start.
+    let shutdown = CancellationToken::new();
     while let Some(op) = ops.recv().await {
         match op {
             Op::UserMessage {
@@ -346,8 +361,7 @@ async fn run_core(
             } => {
                 let handle = sessions
                     .entry(session.clone())
-                    .or_insert_with(|| start_session(&shared, session.clone(), &busy));
-                busy.send_modify(|n| *n += 1);
+                    .or_insert_with(|| start_session(&shared, session.clone(), &busy, &shutdown));
                 // Turns ahead of this one (the running one included).
                 let ahead = handle.outstanding.fetch_add(1, Ordering::SeqCst);
                 if ahead > 0 {
@@ -380,14 +394,20 @@ async fn run_core(
             Op::Command { session, command } => {
                 let handle = sessions
                     .entry(session.clone())
-                    .or_insert_with(|| start_session(&shared, session.clone(), &busy));
+                    .or_insert_with(|| start_session(&shared, session.clone(), &busy, &shutdown));
                 let _ = handle.work.send(Work::Command(command));
             }
             Op::Shutdown => break,
         }
     }
-    for handle in sessions.values() {
-        lock(&handle.cancel).cancel();
+    shutdown.cancel();
+    // Messages sent after the shutdown never run: count them out, so
+    // `idle()` resolves. Closed first: later sends fail (and say so).
+    ops.close();
+    while let Ok(op) = ops.try_recv() {
+        if matches!(op, Op::UserMessage { .. }) {
+            busy.send_modify(|n| *n = n.saturating_sub(1));
+        }
     }
     for (_, handle) in sessions.drain() {
         drop(handle.work);
@@ -405,6 +425,7 @@ fn start_session(
     shared: &Arc<Shared>,
     id: SessionId,
     busy: &Arc<watch::Sender<usize>>,
+    shutdown: &CancellationToken,
 ) -> SessionHandle {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let outstanding = Arc::new(AtomicUsize::new(0));
@@ -412,6 +433,7 @@ fn start_session(
     let task = {
         let (shared, outstanding, cancel) = (shared.clone(), outstanding.clone(), cancel.clone());
         let busy = busy.clone();
+        let shutdown = shutdown.clone();
         let turn_over = move || {
             outstanding.fetch_sub(1, Ordering::SeqCst);
             busy.send_modify(|n| *n = n.saturating_sub(1));
@@ -421,7 +443,17 @@ fn start_session(
             while let Some(work) = rx.recv().await {
                 match work {
                     Work::Message { origin, text } => {
-                        let token = CancellationToken::new();
+                        if shutdown.is_cancelled() {
+                            // Queued when egirl stopped: never started.
+                            shared.bus.emit(
+                                &id,
+                                &origin,
+                                EventKind::TurnEnded { interrupted: true },
+                            );
+                            turn_over();
+                            continue;
+                        }
+                        let token = shutdown.child_token();
                         *lock(&cancel) = token.clone();
                         if session.is_none() {
                             match turn::Session::open(&shared, &id).await {

@@ -426,3 +426,34 @@ async fn sessions_share_the_local_server_up_to_max_concurrent() {
         );
     }
 }
+
+#[tokio::test]
+async fn shutdown_cancels_the_running_turn_and_never_starts_queued_ones() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::hang(), Reply::text("must never be asked for")]);
+    let mut h = start(&fake, |_| {});
+    h.send("s", "first, slow");
+    h.send("s", "second, queued");
+    // Both accepted (the second queued) before the shutdown.
+    loop {
+        if matches!(h.next().await.kind, EventKind::Queued { .. }) {
+            break;
+        }
+    }
+    // The first turn is waiting on the model.
+    let start = std::time::Instant::now();
+    while fake.hits("/v1/chat/completions") == 0 {
+        assert!(start.elapsed().as_secs() < 15, "the first turn never asked");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(h.agent.submit(egirl::protocol::Op::Shutdown));
+    let mut ended = Vec::new();
+    while ended.len() < 2 {
+        if let EventKind::TurnEnded { interrupted } = h.next().await.kind {
+            ended.push(interrupted);
+        }
+    }
+    assert_eq!(ended, [true, true]);
+    assert_eq!(fake.hits("/v1/chat/completions"), 1, "the queued turn ran");
+    assert!(!h.agent.busy());
+}

@@ -93,18 +93,29 @@ fn answering(bridge: &Bridge, event: &Event) -> Option<MessageId> {
 async fn approval_requested(bridge: &Bridge, channel: ChannelId, id: &str, command: &str) {
     if bridge.config.approve_in_discord {
         bridge.approvals.insert(id, channel);
-        if let Some(prompt) = send(bridge, channel, None, &approvals::prompt_text(command)).await {
-            bridge.approvals.set_prompt(id, prompt);
+        match send(bridge, channel, None, &approvals::prompt_text(command)).await {
+            Some(prompt) => bridge.approvals.set_prompt(id, prompt),
+            // Nobody could see the question, and no TUI can answer it:
+            // deny rather than wait forever.
+            None if !bridge.attended => {
+                bridge.approvals.remove(id);
+                deny(bridge, channel, id);
+            }
+            None => {}
         }
     } else if !bridge.attended {
         // Nobody can answer: the policy's fallback is deny (allow rules were
         // checked before the request was raised).
-        bridge.agent.submit(Op::ApprovalDecision {
-            id: id.to_string(),
-            decision: ReviewDecision::Denied,
-            by: Origin::Discord(channel.get().to_string()),
-        });
+        deny(bridge, channel, id);
     }
+}
+
+fn deny(bridge: &Bridge, channel: ChannelId, id: &str) {
+    bridge.agent.submit(Op::ApprovalDecision {
+        id: id.to_string(),
+        decision: ReviewDecision::Denied,
+        by: Origin::Discord(channel.get().to_string()),
+    });
 }
 
 /// Sends `text` in chunks; returns the id of the first message sent.
