@@ -20,6 +20,10 @@ use search::SearchOptions;
 /// vector candidates (chunk id, cosine).
 type Candidates = (Vec<(i64, f64)>, Option<Vec<(i64, f32)>>);
 
+/// How long a search waits for a sync already under way before it
+/// searches the index as it is.
+const SEARCH_WAITS_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Memory {
     /// Searches with the configured `max_results` and `min_score` unless
     /// given. Brings the index up to date first (cheap when nothing
@@ -115,6 +119,19 @@ impl Memory {
     /// A sync whose trouble becomes notices: a search still answers from
     /// what the index holds when it cannot be updated (locked, read-only).
     async fn sync_before_search(self: &Arc<Self>, notices: &mut Vec<String>) {
+        // Another sync (start-up, the watcher) may be embedding thousands
+        // of chunks: wait a moment for it, then search what is there.
+        let busy = self.sync_lock.try_lock().is_err();
+        if busy
+            && tokio::time::timeout(SEARCH_WAITS_FOR_SYNC, self.sync_lock.lock())
+                .await
+                .is_err()
+        {
+            notices.push(
+                "the memory index is still being updated; results may miss recent changes".into(),
+            );
+            return;
+        }
         match self.sync(None).await {
             Ok(report) => {
                 notices.extend(report.notices);

@@ -205,3 +205,62 @@ async fn old_daily_logs_decay_but_memory_md_does_not() {
         Some(old_log.as_str())
     );
 }
+
+/// An embeddings server that takes its time over the index's chunks (a
+/// big first index on a CPU) and answers the query at once.
+async fn slow_embeddings() -> String {
+    let app = axum::Router::new().route(
+        "/v1/embeddings",
+        axum::routing::post(
+            |axum::Json(body): axum::Json<serde_json::Value>| async move {
+                // The test's query is answered at once; the index's chunks are not.
+                let query = serde_json::json!(["spare key"]);
+                if body["input"] != query && body["input"] != "spare key" {
+                    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                }
+                axum::Json(serde_json::json!({
+                    "model": "slow",
+                    "data": [{"index": 0, "embedding": vec![0.5f32; 8]}]
+                }))
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_search_does_not_wait_out_a_long_sync() {
+    let ws = Workspace::with(&[("MEMORY.md", "The spare key is under the blue pot.\n")]);
+    let memory = ws.memory_with(
+        Some(Embedder::local(&slow_embeddings().await, "slow")),
+        MemoryConfig::default(),
+    );
+    // The start-up sync, stuck embedding.
+    let syncing = memory.clone();
+    tokio::spawn(async move {
+        let _ = syncing.sync(None).await;
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    let result = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        memory.search("spare key", None, None),
+    )
+    .await
+    .expect("the search answers before the sync ends")
+    .expect("no error");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        result
+            .notices
+            .iter()
+            .any(|n| n.contains("still being updated")),
+        "{:?}",
+        result.notices
+    );
+}
