@@ -234,9 +234,10 @@ async fn supervise(
                             }
                         }
                         _ = stop.cancelled() => {
+                            // Last answers out first (REST), then the gateway.
+                            let _ = delivery.await;
                             shards.shutdown_all().await;
                             bridge.set_status(BotStatus::Off);
-                            let _ = delivery.await;
                             return;
                         }
                     }

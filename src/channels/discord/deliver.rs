@@ -21,12 +21,18 @@ pub async fn run(
 ) {
     loop {
         tokio::select! {
+            biased;
             event = events.recv() => match event {
                 Some(event) => handle(&bridge, event).await,
                 None => break,
             },
             _ = stop.cancelled() => break,
         }
+    }
+    // What the core said before the stop is still delivered: an answer
+    // that finished during `egirl serve`'s grace period is in here.
+    while let Ok(event) = events.try_recv() {
+        handle(&bridge, event).await;
     }
     // Typing stops with the bridge.
     lock(&bridge.turns).clear();
