@@ -3,10 +3,12 @@
 //! the next one runs.
 
 use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use anyhow::Result;
 use chrono::{Local, Utc};
+use futures_util::FutureExt;
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
@@ -417,7 +419,19 @@ async fn run_tools(
                     call.name
                 ))
             } else {
-                tools::run(&call.name, &call.arguments, ctx).await
+                // A bug in one tool fails that call, not the session's worker.
+                AssertUnwindSafe(tools::run(&call.name, &call.arguments, ctx))
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| {
+                        let why = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "unknown cause".into());
+                        tracing::error!(tool = %call.name, "tool panicked: {why}");
+                        tools::ToolOutput::fail(format!("`{}` crashed ({why}); this is a bug in egirl", call.name))
+                    })
             };
             turn.emit(EventKind::ToolResult {
                 id: call.id.clone(),

@@ -292,15 +292,23 @@ fn restore() {
     let _ = disable_raw_mode();
 }
 
-/// A panic restores the terminal before the message prints, so it is
-/// readable and the shell is usable.
+/// A panic of the TUI's own thread restores the terminal before the
+/// message prints, so it is readable and the shell is usable. A panic on
+/// another thread is a task's (a tool's, a session's), which tokio or the
+/// core catches while the TUI goes on: it goes to the log, not over the
+/// screen.
 fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        let tui_thread = std::thread::current().id();
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            restore();
-            previous(info);
+            if std::thread::current().id() == tui_thread {
+                restore();
+                previous(info);
+            } else {
+                tracing::error!("panic in a background task: {info}");
+            }
         }));
     });
 }
