@@ -292,17 +292,31 @@ pub fn apply(conn: &mut Connection, plan: &Plan, vectors_wanted: bool) -> Result
         )?;
     }
     if vectors_wanted && (content_changed || !plan.to_embed.is_empty()) {
-        let missing: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM chunks c
-             WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash))",
-            [],
-            |r| r.get(0),
-        )?;
-        store::set_meta(&tx, "missing_vectors", if missing { "1" } else { "0" })?;
+        note_missing_vectors(&tx)?;
     }
     if content_changed {
         store::bump_generation(&tx)?;
     }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Records whether any chunk still lacks its vector (the next sync then
+/// looks for them).
+fn note_missing_vectors(conn: &Connection) -> Result<()> {
+    let missing: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM chunks c
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash))",
+        [],
+        |r| r.get(0),
+    )?;
+    store::set_meta(conn, "missing_vectors", if missing { "1" } else { "0" })
+}
+
+/// After the vectors of a sync are stored: whether some are still missing.
+pub fn finish_vectors(conn: &mut Connection) -> Result<()> {
+    let tx = write(conn)?;
+    note_missing_vectors(&tx)?;
     tx.commit()?;
     Ok(())
 }

@@ -225,11 +225,16 @@ impl Memory {
                 to_embed: plan.to_embed.len(),
             });
         }
+        // Chunks and full text first: the index is searchable (full text)
+        // while a big first embedding runs.
+        let vectors_wanted = self.embedder.is_some();
+        let to_embed = plan.to_embed.clone();
+        let db = self.db.clone();
+        blocking(move || index::apply(&mut store::open(&db)?, &plan, vectors_wanted)).await?;
         if let Some(embedder) = &self.embedder
-            && !plan.to_embed.is_empty()
+            && !to_embed.is_empty()
             && !self.embedder_resting()
         {
-            let to_embed = std::mem::take(&mut plan.to_embed);
             let total = to_embed.len();
             for batch in to_embed.chunks(embed::BATCH_SIZE) {
                 let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
@@ -255,13 +260,10 @@ impl Memory {
                     }
                 }
             }
-            // Non-empty: `apply` re-checks which chunks still lack vectors.
-            plan.to_embed = to_embed;
+            let db = self.db.clone();
+            blocking(move || index::finish_vectors(&mut store::open(&db)?)).await?;
         }
-        let vectors_wanted = self.embedder.is_some();
-        let db = self.db.clone();
         let complete = !resting && report.embed_error.is_none();
-        blocking(move || index::apply(&mut store::open(&db)?, &plan, vectors_wanted)).await?;
         if complete {
             self.record_synced(stamps);
         }

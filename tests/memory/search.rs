@@ -255,6 +255,12 @@ async fn a_search_does_not_wait_out_a_long_sync() {
     .expect("the search answers before the sync ends")
     .expect("no error");
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // The chunks were written before the embedding began: full text finds it.
+    assert_eq!(
+        result.hits.first().map(|h| h.path.as_str()),
+        Some("MEMORY.md"),
+        "{result:?}"
+    );
     assert!(
         result
             .notices
