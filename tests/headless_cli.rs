@@ -1,55 +1,7 @@
 //! The `egirl` binary headless (`-m`, `--json`) against the fake server.
 
-use std::path::PathBuf;
-use std::process::Output;
-
-use serde_json::Value;
-
+use crate::support::cli::{Cli, events, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply};
-
-struct Cli {
-    dir: tempfile::TempDir,
-}
-
-impl Cli {
-    fn new(fake: &FakeLlama, extra: &str) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let config = format!(
-            "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n{extra}",
-            dir.path().join("logs").display(),
-            fake.url()
-        );
-        std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
-        Self { dir }
-    }
-
-    fn config(&self) -> PathBuf {
-        self.dir.path().join("egirl.toml")
-    }
-
-    async fn run(&self, args: &[&str]) -> Output {
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"))
-            .arg("--config")
-            .arg(self.config())
-            .args(args)
-            .env("HOME", self.dir.path())
-            .env_remove("EGIRL_CONFIG")
-            .output()
-            .await
-            .expect("run egirl")
-    }
-}
-
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 #[tokio::test]
 async fn answer_on_stdout_and_json_events() {

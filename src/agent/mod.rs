@@ -36,6 +36,7 @@ use crate::providers::remote::RemoteProviders;
 use crate::routing::Router;
 use crate::skills;
 use crate::tools::approval::{Approver, PendingApprovals};
+use crate::tools::sandbox::ProtectedPaths;
 
 /// How long an approval raised by an unattended origin (webhook, cron,
 /// heartbeat) waits before it counts as denied, unless `[tools.exec]
@@ -99,6 +100,8 @@ pub(crate) struct Shared {
     pub config: Config,
     pub workspace: PathBuf,
     pub allowed_paths: Vec<PathBuf>,
+    /// Paths the model may never change or read.
+    pub protected: Arc<ProtectedPaths>,
     pub local: LlamaCpp,
     local_tools_in_prompt: LlamaCpp,
     /// The remote providers with keys, in preference order (may be none).
@@ -198,6 +201,19 @@ pub fn spawn_with(
     allowed_paths: Vec<PathBuf>,
     remote: RemoteProviders,
 ) -> (AgentHandle, JoinHandle<()>) {
+    let protected = ProtectedPaths::new(&workspace, None, &[]);
+    spawn_guarded(config, workspace, allowed_paths, remote, protected)
+}
+
+/// `spawn_with`, protecting what start-up read: the config file and the
+/// `.env` files (see `tools::sandbox::protected`).
+pub fn spawn_guarded(
+    config: Config,
+    workspace: PathBuf,
+    allowed_paths: Vec<PathBuf>,
+    remote: RemoteProviders,
+    protected: ProtectedPaths,
+) -> (AgentHandle, JoinHandle<()>) {
     // Start-up checks the rules and exits 2 on a bad one; a caller that
     // skipped that check gets the rules left out rather than a crash.
     let router = Router::new(&config.routing).unwrap_or_else(|e| {
@@ -253,6 +269,7 @@ pub fn spawn_with(
         config,
         workspace,
         allowed_paths,
+        protected: Arc::new(protected),
         bus: bus.clone(),
         approver,
         memory,

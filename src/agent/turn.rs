@@ -389,6 +389,7 @@ async fn run_tools(
         cancel: cancel.clone(),
         skills: shared.skills.clone(),
         memory: Some(shared.memory.clone()),
+        protected: shared.protected.clone(),
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {

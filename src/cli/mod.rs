@@ -252,12 +252,14 @@ pub struct Environment {
     pub secrets: Secrets,
     pub workspace: PathBuf,
     pub allowed_paths: Vec<PathBuf>,
+    /// The `.env` files read at start-up (protected from the model).
+    pub env_files: Vec<PathBuf>,
 }
 
 impl Environment {
     pub fn load(cli: &Cli) -> Result<Self, Exit> {
         let loaded = config::load(cli.config.as_deref()).map_err(Exit::usage)?;
-        load_dotenv(loaded.path.as_deref());
+        let env_files = load_dotenv(loaded.path.as_deref());
         let mut config = loaded.config;
         // Bad routing rules are a config error like any other (exit 2).
         if let Err(e) = crate::routing::Router::new(&config.routing) {
@@ -306,6 +308,7 @@ impl Environment {
             secrets: Secrets::from_env(),
             workspace,
             allowed_paths,
+            env_files,
         })
     }
 
@@ -317,11 +320,17 @@ impl Environment {
         for notice in &notices {
             tracing::warn!("{notice}");
         }
-        let (agent, core) = agent::spawn_with(
+        let protected = crate::tools::sandbox::ProtectedPaths::new(
+            &self.workspace,
+            self.config_path.as_deref(),
+            &self.env_files,
+        );
+        let (agent, core) = agent::spawn_guarded(
             self.config.clone(),
             self.workspace.clone(),
             self.allowed_paths.clone(),
             remote,
+            protected,
         );
         let mut notices = notices;
         let broken = agent.skills.snapshot().broken.len();
@@ -335,19 +344,23 @@ impl Environment {
 }
 
 /// `.env` next to the config file, then in the working directory, then
-/// `~/.egirl/.env`; variables already set win.
-fn load_dotenv(config_path: Option<&Path>) {
+/// `~/.egirl/.env`; variables already set win. Returns the files read.
+fn load_dotenv(config_path: Option<&Path>) -> Vec<PathBuf> {
     let mut candidates = Vec::new();
     if let Some(dir) = config_path.and_then(Path::parent) {
         candidates.push(dir.join(".env"));
     }
     candidates.push(PathBuf::from(".env"));
     candidates.push(config::expand_home("~/.egirl/.env"));
+    let mut read = Vec::new();
     for path in candidates {
-        if path.is_file()
-            && let Err(e) = dotenvy::from_path(&path)
-        {
-            eprintln!("egirl: ignoring {}: {e}", path.display());
+        if !path.is_file() {
+            continue;
+        }
+        match dotenvy::from_path(&path) {
+            Ok(()) => read.push(path),
+            Err(e) => eprintln!("egirl: ignoring {}: {e}", path.display()),
         }
     }
+    read
 }

@@ -445,6 +445,11 @@ pub(crate) fn test_context(workspace: &Path, approval: ExecApproval) -> ToolCont
             workspace,
         )),
         memory: None,
+        protected: Arc::new(crate::tools::sandbox::ProtectedPaths::new(
+            &std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf()),
+            None,
+            &[],
+        )),
     }
 }
 

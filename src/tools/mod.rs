@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod builtin;
 pub mod paths;
+pub mod sandbox;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,6 +69,8 @@ pub struct ToolContext {
     /// The loaded skills: `read_file` may read their directories,
     /// `create_skill` and `list_skills` work on them.
     pub skills: Arc<crate::skills::Registry>,
+    /// What the model may never change or read (see `sandbox::protected`).
+    pub protected: Arc<sandbox::ProtectedPaths>,
 }
 
 impl ToolContext {
@@ -77,6 +80,25 @@ impl ToolContext {
         let mut roots = self.allowed_paths.clone();
         roots.extend(self.skills.snapshot().roots.iter().cloned());
         roots
+    }
+
+    /// `paths::resolve` against the roots the access allows, then the
+    /// protected paths: the one check every file tool makes.
+    pub fn resolve(&self, requested: &str, access: paths::Access) -> Result<PathBuf, String> {
+        let roots = match access {
+            paths::Access::Read => self.readable_roots(),
+            paths::Access::Write => self.allowed_paths.clone(),
+        };
+        let path = paths::resolve(&self.workspace, &roots, requested, access)?;
+        let shown = paths::display(&self.workspace, &path);
+        let refusal = match access {
+            paths::Access::Read => self.protected.read_refusal(&path, &shown),
+            paths::Access::Write => self.protected.write_refusal(&path, &shown),
+        };
+        match refusal {
+            Some(why) => Err(why),
+            None => Ok(path),
+        }
     }
 }
 

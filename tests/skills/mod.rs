@@ -80,6 +80,11 @@ pub fn tool_context(workspace: &Path, skills: Arc<Registry>) -> ToolContext {
         approver: Arc::new(approver),
         cancel: tokio_util::sync::CancellationToken::new(),
         memory: None,
+        protected: Arc::new(egirl::tools::sandbox::ProtectedPaths::new(
+            &std::fs::canonicalize(workspace).expect("canonical workspace"),
+            None,
+            &[],
+        )),
         skills,
     }
 }

@@ -1,5 +1,7 @@
 //! Fakes and helpers shared by the integration suites.
 
+#[allow(dead_code)]
+pub mod cli;
 pub mod fake_anthropic;
 pub mod fake_discord;
 pub mod fake_llama;

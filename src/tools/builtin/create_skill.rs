@@ -49,6 +49,9 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => p,
         Err(e) => return ToolOutput::fail(e),
     };
+    if let Some(why) = ctx.protected.write_refusal(&path, &relative) {
+        return ToolOutput::fail(why);
+    }
     let before = ctx.skills.snapshot();
     let existing = before
         .get(name)

@@ -44,7 +44,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     if old_text == new_text {
         return ToolOutput::fail("old_text and new_text are the same; nothing to change");
     }
-    let path = match paths::resolve(&ctx.workspace, &ctx.allowed_paths, requested, Access::Write) {
+    let path = match ctx.resolve(requested, Access::Write) {
         Ok(p) => p,
         Err(e) => return ToolOutput::fail(e),
     };

@@ -48,12 +48,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     // 0 is what small models send for "from the start" / "default".
     let first = offset.filter(|&o| o > 0).unwrap_or(1);
     let limit = limit.filter(|&l| l > 0).unwrap_or(DEFAULT_LIMIT);
-    let path = match paths::resolve(
-        &ctx.workspace,
-        &ctx.readable_roots(),
-        requested,
-        Access::Read,
-    ) {
+    let path = match ctx.resolve(requested, Access::Read) {
         Ok(p) => p,
         Err(e) => return ToolOutput::fail(e),
     };

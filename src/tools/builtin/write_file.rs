@@ -31,7 +31,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Ok(c) => c.to_string(),
         Err(e) => return e,
     };
-    let path = match paths::resolve(&ctx.workspace, &ctx.allowed_paths, requested, Access::Write) {
+    let path = match ctx.resolve(requested, Access::Write) {
         Ok(p) => p,
         Err(e) => return ToolOutput::fail(e),
     };

@@ -1,0 +1,185 @@
+//! Paths the model must not change, and files it must not read.
+//!
+//! A model that can rewrite what egirl or an allowed program reads can widen
+//! what it may run: `.git/config` (`core.fsmonitor`, hooks) runs code on the
+//! next rule-allowed `git status`, the config file can set
+//! `approval = "full"`, a `.env` can plant `BASH_ENV`, a forged transcript is
+//! sent back as history. So these are read-only for the file tools,
+//! `create_skill` and sandboxed commands:
+//!
+//! - `.git/` anywhere under a root (a nested repository is as dangerous),
+//! - `<workspace>/.egirl/` (approvals, cron jobs, the memory index),
+//! - `<workspace>/sessions/` (transcripts),
+//! - the config file in use and every `.env` egirl read at start-up,
+//! - any file named `.env` or `.env.<something>`.
+//!
+//! `.env` files hold secrets: the file tools may not read them either.
+//! Commands may (the sandbox is about writes); what they print is redacted.
+
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Clone, Debug, Default)]
+pub struct ProtectedPaths {
+    /// Absolute, canonical where they exist: never written by the model.
+    read_only: Vec<PathBuf>,
+    /// The `.env` files egirl loaded (canonical): never read by file tools.
+    env_files: Vec<PathBuf>,
+}
+
+impl ProtectedPaths {
+    /// `workspace` canonical; `config_file` the config in use (if any);
+    /// `env_files` the `.env` files loaded at start-up.
+    pub fn new(workspace: &Path, config_file: Option<&Path>, env_files: &[PathBuf]) -> Self {
+        let mut read_only: Vec<PathBuf> = [".git", ".egirl", "sessions"]
+            .iter()
+            .map(|name| canonical(&workspace.join(name)))
+            .collect();
+        read_only.extend(config_file.map(canonical));
+        let env_files: Vec<PathBuf> = env_files.iter().map(|p| canonical(p)).collect();
+        read_only.extend(env_files.iter().cloned());
+        read_only.dedup();
+        Self {
+            read_only,
+            env_files,
+        }
+    }
+
+    /// The fixed read-only paths (they may not exist yet); the sandbox
+    /// mounts the existing ones read-only for commands.
+    pub fn read_only(&self) -> &[PathBuf] {
+        &self.read_only
+    }
+
+    /// Why a write to `path` (canonical, from `paths::resolve`) is refused,
+    /// as one line for the model; None when it may be written.
+    pub fn write_refusal(&self, path: &Path, shown: &str) -> Option<String> {
+        if let Some(root) = self.read_only.iter().find(|p| path.starts_with(p)) {
+            let what = describe(root);
+            return Some(format!(
+                "`{shown}` is protected ({what}); the model may not change it"
+            ));
+        }
+        if has_git_component(path) {
+            return Some(format!(
+                "`{shown}` is inside a .git directory, which is protected (git runs what its config and hooks say); the model may not change it"
+            ));
+        }
+        if is_env_file(path) {
+            return Some(format!(
+                "`{shown}` is a .env file (secrets and start-up environment); the model may not change it"
+            ));
+        }
+        None
+    }
+
+    /// Why reading `path` is refused; None when it may be read.
+    pub fn read_refusal(&self, path: &Path, shown: &str) -> Option<String> {
+        if is_env_file(path) || self.env_files.iter().any(|p| p == path) {
+            return Some(format!(
+                "`{shown}` is a .env file; it holds secrets and file tools may not read it"
+            ));
+        }
+        None
+    }
+}
+
+/// `.env`, `.env.local`, `.env.production`...: the dotenv family.
+pub fn is_env_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(OsStr::to_str)
+        .is_some_and(|name| name == ".env" || name.starts_with(".env."))
+}
+
+fn has_git_component(path: &Path) -> bool {
+    path.components()
+        .any(|c| matches!(c, Component::Normal(name) if name == ".git"))
+}
+
+fn describe(root: &Path) -> &'static str {
+    match root.file_name().and_then(OsStr::to_str) {
+        Some(".git") => "git's config and hooks run code",
+        Some(".egirl") => "egirl's own state: approvals, cron jobs, the memory index",
+        Some("sessions") => "session transcripts, sent back to the model as history",
+        _ if is_env_file(root) => "a .env file egirl reads at start-up",
+        _ => "egirl's config file",
+    }
+}
+
+/// Canonical when it exists; else its canonical parent joined with the name,
+/// so a protected path created later still compares equal.
+fn canonical(path: &Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(path) {
+        return c;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+            .map(|p| p.join(name))
+            .unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        (dir, std::fs::canonicalize(ws).unwrap())
+    }
+
+    #[test]
+    fn state_git_transcripts_config_and_env_are_read_only() {
+        let (_dir, ws) = setup();
+        let config = ws.join("egirl.toml");
+        std::fs::write(&config, "").unwrap();
+        let env = ws.join("conf/.env");
+        let p = ProtectedPaths::new(&ws, Some(&config), std::slice::from_ref(&env));
+        for blocked in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".egirl/approvals.toml",
+            "sessions/tui.jsonl",
+            "egirl.toml",
+            "conf/.env",
+            "sub/.env.local",
+            "vendor/lib/.git/config",
+        ] {
+            assert!(
+                p.write_refusal(&ws.join(blocked), blocked).is_some(),
+                "{blocked}"
+            );
+        }
+        for fine in [
+            "notes.md",
+            "src/git.rs",
+            ".gitignore",
+            "session.md",
+            "env.md",
+        ] {
+            assert!(p.write_refusal(&ws.join(fine), fine).is_none(), "{fine}");
+        }
+        let why = p
+            .write_refusal(&ws.join(".git/config"), ".git/config")
+            .unwrap();
+        assert!(why.contains("`.git/config` is protected"), "{why}");
+    }
+
+    #[test]
+    fn env_files_are_unreadable_and_the_rest_readable() {
+        let (dir, ws) = setup();
+        let outside = dir.path().join("secrets.env");
+        let p = ProtectedPaths::new(&ws, None, std::slice::from_ref(&outside));
+        assert!(p.read_refusal(&ws.join(".env"), ".env").is_some());
+        assert!(
+            p.read_refusal(&ws.join("a/.env.prod"), "a/.env.prod")
+                .is_some()
+        );
+        assert!(p.read_refusal(&outside, "x").is_some());
+        assert!(p.read_refusal(&ws.join(".git/config"), "x").is_none());
+        assert!(p.read_refusal(&ws.join("environment.md"), "x").is_none());
+    }
+}

@@ -1,0 +1,65 @@
+//! The real `egirl` binary in a temp dir of its own: a config pointing at a
+//! fake server, `HOME` there too, so nothing of the user's is read.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::fake_llama::FakeLlama;
+
+pub struct Cli {
+    pub dir: tempfile::TempDir,
+}
+
+impl Cli {
+    /// `extra` is appended to the config (after `[local]`).
+    pub fn new(fake: &FakeLlama, extra: &str) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = format!(
+            "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n{extra}",
+            dir.path().join("logs").display(),
+            fake.url()
+        );
+        std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+        Self { dir }
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.dir.path().join("egirl.toml")
+    }
+
+    /// The workspace (created by the first run).
+    pub fn workspace(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    pub async fn run(&self, args: &[&str]) -> Output {
+        self.run_with_env(args, &[]).await
+    }
+
+    pub async fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"));
+        cmd.arg("--config")
+            .arg(self.config())
+            .args(args)
+            .env("HOME", self.dir.path())
+            .env_remove("EGIRL_CONFIG");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().await.expect("run egirl")
+    }
+}
+
+/// The `--json` event lines of a run.
+pub fn events(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
