@@ -94,6 +94,10 @@ impl ReviewDecision {
     }
 }
 
+/// The tool result the model gets when the user denies a request; a
+/// restored transcript shows such a result as a refusal.
+pub const DENIED_BY_USER: &str = "denied by user";
+
 /// Which side the next turn is forced to (`/local`, `/remote`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -202,6 +206,10 @@ pub enum EventKind {
         tool: String,
         command: String,
         cwd: String,
+        /// The rule "approve for the session"/"always" would remember
+        /// (exec only); absent when the command can never become a rule.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<String>,
     },
     ApprovalDecision {
         id: String,

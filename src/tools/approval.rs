@@ -7,6 +7,12 @@
 //! redirects, subshells, substitutions, backgrounding) is never covered by a
 //! rule: it is asked about every time (`ask`) or denied (`allowlist`).
 //!
+//! A rule never widens past options that make a program run or write
+//! something else (`find -exec`, `git -c`, `sed -i`, wrappers such as
+//! `sudo` or `env`, interpreters with `-c`/`-e`; the list is in
+//! [`narrow`]): a command with one is remembered as its exact argv, and a
+//! prefix rule covers it only when the rule is exactly its argv.
+//!
 //! Rules come from three places: `[tools.exec] allow` in the config, the
 //! approvals file (`.egirl/approvals.toml`, written by "approve always"), and
 //! per-session approvals kept in memory.
@@ -23,8 +29,11 @@ use crate::config::{ExecApproval, ExecConfig};
 use crate::protocol::{EventBus, EventKind, Origin, ReviewDecision, SessionId};
 use crate::tools::ToolContext;
 
-/// What the model is told when the user says no.
-pub const DENIED_BY_USER: &str = "denied by user";
+mod narrow;
+
+/// What the model is told when the user says no (defined in the protocol,
+/// where surfaces read it).
+pub use crate::protocol::DENIED_BY_USER;
 
 type Answer = (ReviewDecision, Origin);
 
@@ -188,6 +197,7 @@ impl Approver {
                 tool: "exec".into(),
                 command: command.into(),
                 cwd: ctx.workspace.display().to_string(),
+                rule: approval_prefix(command),
             },
         );
 
@@ -370,10 +380,16 @@ pub fn auto_approvable(command: &str) -> Option<Vec<String>> {
     (!argv.is_empty()).then_some(argv)
 }
 
-/// Whether `rule` (shell words) is an argv prefix of `argv`.
+/// Whether `rule` (shell words) covers `argv`: it is exactly `argv`, or an
+/// argv prefix of a command with no option that runs or writes something
+/// else ([`narrow::widens`]).
 pub fn rule_matches(rule: &str, argv: &[String]) -> bool {
     match shell_words::split(rule) {
-        Ok(words) => !words.is_empty() && argv.starts_with(&words),
+        Ok(words) => {
+            !words.is_empty()
+                && argv.starts_with(&words)
+                && (words.len() == argv.len() || !narrow::widens(argv))
+        }
         Err(_) => false,
     }
 }
@@ -383,9 +399,14 @@ pub fn rule_matches(rule: &str, argv: &[String]) -> bool {
 /// word (`git status -s` → `git status`, `cargo test --lib` → `cargo test`,
 /// `ls` → `ls`, `rm -rf build` → `rm -rf build`). Stopping at the first
 /// plain word keeps subcommands together without widening `rm -rf build`
-/// into `rm`. None when the command cannot be covered by a rule at all.
+/// into `rm`. A command that runs or writes something else
+/// ([`narrow::widens`]: `find . -exec ...`, `sudo ...`) is remembered as
+/// its exact argv. None when the command cannot be covered by a rule at all.
 pub fn approval_prefix(command: &str) -> Option<String> {
     let argv = auto_approvable(command)?;
+    if narrow::widens(&argv) {
+        return Some(shell_words::join(&argv));
+    }
     let end = argv
         .iter()
         .skip(1)

@@ -22,9 +22,11 @@ async fn exec_waits_for_a_decision_and_runs_when_approved() {
             command,
             cwd,
             tool,
+            rule,
         } = e.kind
         {
             assert_eq!(command, "echo approved-run");
+            assert_eq!(rule.as_deref(), Some("echo approved-run"));
             assert_eq!(tool, "exec");
             assert_eq!(cwd, h.workspace.display().to_string());
             break id;

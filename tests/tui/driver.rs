@@ -150,6 +150,7 @@ async fn an_approval_rings_the_bell() {
             tool: "exec".into(),
             command: "make".into(),
             cwd: "/ws".into(),
+            rule: Some("make".into()),
         }))
         .expect("send");
     let mut host = Recorder::default();

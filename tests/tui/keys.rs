@@ -22,6 +22,7 @@ fn approval(id: &str, command: &str) -> EventKind {
         tool: "exec".into(),
         command: command.into(),
         cwd: "/home/me/ws".into(),
+        rule: egirl::tools::approval::approval_prefix(command),
     }
 }
 

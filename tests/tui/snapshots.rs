@@ -99,6 +99,7 @@ fn busy_app() -> App {
                 tool: "exec".into(),
                 command: "rm -rf target".into(),
                 cwd: "/home/me/ws".into(),
+                rule: Some("rm -rf target".into()),
             }),
             ev(EventKind::ApprovalDecision {
                 id: "ap-1".into(),
@@ -183,6 +184,23 @@ fn approval_modal_single() {
         tool: "exec".into(),
         command: "find . -name '*.orig' -mtime +7 -print0 | xargs -0 rm -f && git status --short && echo done cleaning the repository".into(),
         cwd: "/home/me/.egirl/workspace".into(),
+        rule: None,
+    }));
+    assert_snapshot!(screen(&app, 100, 30));
+}
+
+/// The modal shows the rule the core derived: a command whose options run
+/// something else is remembered as its exact argv, not as `find .`.
+#[test]
+fn approval_modal_shows_the_exact_rule_for_a_widening_command() {
+    let mut app = conversation();
+    let command = "find . -name '*.md' -exec touch X {} +";
+    app.apply(ev(EventKind::ApprovalRequest {
+        id: "ap-1".into(),
+        tool: "exec".into(),
+        command: command.into(),
+        cwd: "/home/me/ws".into(),
+        rule: egirl::tools::approval::approval_prefix(command),
     }));
     assert_snapshot!(screen(&app, 100, 30));
 }
@@ -195,6 +213,7 @@ fn approval_modal_queued() {
         tool: "exec".into(),
         command: "cargo test".into(),
         cwd: "/home/me/ws".into(),
+        rule: Some("cargo test".into()),
     }));
     for (i, channel) in ["general", "ops"].iter().enumerate() {
         app.apply(ev_from(
@@ -205,6 +224,7 @@ fn approval_modal_queued() {
                 tool: "exec".into(),
                 command: "systemctl restart llama".into(),
                 cwd: "/srv".into(),
+                rule: Some("systemctl restart".into()),
             },
         ));
     }
@@ -272,6 +292,7 @@ fn any_terminal_size_renders_without_panicking() {
         tool: "exec".into(),
         command: "echo a long command that has to wrap somewhere".into(),
         cwd: "/ws".into(),
+        rule: Some("echo a".into()),
     }));
     let mut help = app();
     press(&mut help, key(KeyCode::Char('?')));

@@ -361,6 +361,7 @@ impl App {
                 tool,
                 command,
                 cwd,
+                rule,
             } => {
                 self.tools.awaiting(&session, &tool, &command, &id);
                 let before = self.approvals.len();
@@ -371,6 +372,7 @@ impl App {
                     tool,
                     command,
                     cwd,
+                    rule,
                 });
                 // Ring for every new request: a queued one is news too.
                 if self.approvals.len() > before {

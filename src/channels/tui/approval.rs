@@ -15,6 +15,8 @@ pub struct Request {
     pub tool: String,
     pub command: String,
     pub cwd: String,
+    /// What `a`/`p` would remember, as the core derived it.
+    pub rule: Option<String>,
 }
 
 #[derive(Debug, Default)]

@@ -208,7 +208,7 @@ impl App {
                     let id = m.tool_call_id.as_deref().unwrap_or_default();
                     // The transcript keeps what the model was told, not
                     // whether the tool succeeded: say so only for refusals.
-                    let denied = m.content == crate::tools::approval::DENIED_BY_USER;
+                    let denied = m.content == crate::protocol::DENIED_BY_USER;
                     self.tools.restored(session, id, &m.content, denied);
                 }
                 Role::System => {}

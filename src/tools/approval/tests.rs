@@ -70,6 +70,77 @@ fn recorded_prefixes() {
     assert_eq!(approval_prefix("ls | wc"), None);
 }
 
+/// Finding 4: `p` on `find . -name '*.md'` saved `find .`, which then
+/// covered `find . -exec touch X {} +`.
+#[test]
+fn prefix_rules_never_cover_options_that_run_or_write_something_else() {
+    let table = [
+        ("find .", "find . -name *.md", true),
+        ("find .", "find . -exec touch X {} +", false),
+        ("find .", "find . -name x -delete", false),
+        ("find .", "find . -fprint out", false),
+        ("git", "git log", true),
+        ("git", "git -c core.pager=sh log", false),
+        ("git log", "git log --exec-path=/tmp", false),
+        ("git", "git config core.fsmonitor x", false),
+        ("sed", "sed -n p f", true),
+        ("sed", "sed -i s/a/b/ f", false),
+        ("python3", "python3 script.py", true),
+        ("python3", "python3 -c print(1)", false),
+        ("bash", "bash -c ls", false),
+        ("xargs", "xargs", true),
+        ("xargs", "xargs rm", false),
+        ("env", "env ls", false),
+        ("sudo", "sudo ls", false),
+        ("timeout 5", "timeout 5 rm x", false),
+        ("tar", "tar -xf a.tar --to-command=sh", false),
+        ("rsync", "rsync -e ssh a b", false),
+        // A rule that is exactly the argv covers it, and nothing longer.
+        (
+            "find . -exec touch X {} +",
+            "find . -exec touch X {} +",
+            true,
+        ),
+        ("find . -exec touch X", "find . -exec touch X {} +", false),
+        ("sudo ls", "sudo ls", true),
+        ("sudo ls", "sudo ls /root", false),
+    ];
+    for (rule, command, expected) in table {
+        assert_eq!(
+            argv_ok(rule, command),
+            expected,
+            "rule `{rule}` vs `{command}`"
+        );
+    }
+}
+
+#[test]
+fn widening_commands_are_remembered_as_their_exact_argv() {
+    for command in [
+        "find . -name '*.md' -exec touch X {} +",
+        "git -c core.pager=cat log",
+        "sed -i s/a/b/ notes.md",
+        "xargs rm",
+        "env FOO=1 make",
+        "sudo apt update",
+        "python3 -c 'import this'",
+        "perl -e 1",
+        "tar xf a.tar --to-command=cat",
+    ] {
+        let rule = approval_prefix(command).expect(command);
+        assert_eq!(
+            shell_words::split(&rule).unwrap(),
+            shell_words::split(command).unwrap(),
+            "{command}"
+        );
+        assert!(argv_ok(&rule, command), "{command}");
+    }
+    assert_eq!(
+        approval_prefix("find . -name '*.md'").as_deref(),
+        Some("find .")
+    );
+}
+
 #[test]
 fn first_answer_wins() {
     let pending = PendingApprovals::new();
@@ -214,6 +285,44 @@ async fn session_scope_is_remembered_for_that_session_only() {
     assert!(h.ctx.approver.rules("other").is_empty());
     // Nothing was written to disk.
     assert!(!h.ctx.workspace.join(".egirl/approvals.toml").exists());
+}
+
+#[tokio::test]
+async fn the_request_names_the_rule_and_a_widening_command_is_remembered_exactly() {
+    let mut h = harness(ExecApproval::Ask, &[], Origin::Tui);
+    let ctx = h.ctx.clone();
+    let check = tokio::spawn(async move {
+        ctx.approver
+            .check_exec("find . -name x -delete", &ctx)
+            .await
+    });
+    let Some(Event {
+        kind: EventKind::ApprovalRequest { id, rule, .. },
+        ..
+    }) = h.events.recv().await
+    else {
+        panic!("expected an approval request");
+    };
+    assert_eq!(rule.as_deref(), Some("find . -name x -delete"));
+    assert!(
+        h.pending
+            .resolve(&id, ReviewDecision::ApprovedForSession, Origin::Tui)
+    );
+    assert!(check.await.unwrap().is_ok());
+    assert_eq!(
+        h.ctx.approver.rules("test"),
+        vec![("find . -name x -delete".to_string(), "session")]
+    );
+    // `find . -name x` is not covered by that rule: it is asked about.
+    let ctx = h.ctx.clone();
+    let asked = tokio::spawn(async move { ctx.approver.check_exec("find . -name x", &ctx).await });
+    let _decision = h.events.recv().await;
+    let request = h.events.recv().await.map(|e| e.kind);
+    assert!(
+        matches!(request, Some(EventKind::ApprovalRequest { ref rule, .. }) if rule.as_deref() == Some("find .")),
+        "{request:?}"
+    );
+    asked.abort();
 }
 
 #[tokio::test]

@@ -69,13 +69,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Style::default().fg(t.focus).add_modifier(Modifier::BOLD),
         )
     };
-    // Say exactly what `a` and `p` would allow from now on; a command with
-    // shell syntax never becomes a rule, so they approve it once.
-    let prefix = (request.tool == "exec")
-        .then(|| crate::tools::approval::approval_prefix(&request.command))
-        .flatten();
+    // Say exactly what `a` and `p` would allow from now on (the core sends
+    // the rule with the request); a command with shell syntax never becomes
+    // a rule, so they approve it once.
+    let prefix = request.rule.as_ref().filter(|_| request.tool == "exec");
     let mut keys = vec![key("y"), Span::raw(" once · ")];
-    match &prefix {
+    match prefix {
         Some(prefix) => {
             let rule = Span::styled(format!("`{prefix}`"), Style::default().fg(t.tool));
             keys.extend([
