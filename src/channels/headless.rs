@@ -3,9 +3,8 @@
 //! Exec is denied (the model hears "denied by user") unless
 //! `--approve-exec` or the approval policy allows it.
 
-use std::io::Write;
-
 use crate::agent::AgentHandle;
+use crate::print;
 use crate::protocol::{EventKind, Op, Origin, ReviewDecision};
 
 pub struct HeadlessOptions {
@@ -31,13 +30,16 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
     });
     let mut outcome = Outcome::Failed;
     let mut stdout = std::io::stdout().lock();
+    let mut stop = StopSignals::new();
     loop {
         let event = tokio::select! {
             e = events.recv() => match e {
                 Some(e) => e,
                 None => return Outcome::Failed,
             },
-            _ = tokio::signal::ctrl_c() => {
+            // Ctrl+C, SIGTERM and SIGHUP interrupt the turn, which kills a
+            // running command's process group, and the turn then ends.
+            () = stop.next() => {
                 agent.submit(Op::Interrupt { session: opts.session.clone() });
                 continue;
             }
@@ -45,11 +47,12 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
         if event.session != opts.session {
             continue;
         }
+        // JSON is escaped, C1 controls included; the answer is cleaned of
+        // escape sequences; a closed stdout just ends the output.
         if opts.json
             && let Ok(line) = serde_json::to_string(&event)
         {
-            let _ = writeln!(stdout, "{line}");
-            let _ = stdout.flush();
+            let _ = print::write_clean(&mut stdout, &format!("{}\n", print::json_line(&line)));
         }
         match event.kind {
             EventKind::ApprovalRequest { id, command, .. } => {
@@ -57,9 +60,9 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
                     ReviewDecision::ApprovedOnce
                 } else {
                     if !opts.json {
-                        eprintln!(
+                        print::err(format_args!(
                             "egirl: denied `{command}` (pass --approve-exec to allow commands)"
-                        );
+                        ));
                     }
                     ReviewDecision::Denied
                 };
@@ -71,12 +74,12 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
             }
             EventKind::Final { text } => {
                 if !opts.json {
-                    let _ = writeln!(stdout, "{text}");
+                    let _ = print::write_clean(&mut stdout, &format!("{text}\n"));
                 }
                 outcome = Outcome::Answered;
             }
             EventKind::Error { message } => {
-                eprintln!("egirl: {message}");
+                print::err(format_args!("egirl: {message}"));
                 outcome = Outcome::Failed;
             }
             EventKind::TurnEnded { interrupted } => {
@@ -86,6 +89,44 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
                 return outcome;
             }
             _ => {}
+        }
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP. Without a handler SIGTERM and SIGHUP would
+/// end the process at once and leave an approved command running.
+struct StopSignals {
+    term: Option<tokio::signal::unix::Signal>,
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    fn new() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        let watch = |kind: SignalKind, name: &str| {
+            signal(kind)
+                .map_err(|e| tracing::warn!("cannot watch {name}: {e}"))
+                .ok()
+        };
+        Self {
+            term: watch(SignalKind::terminate(), "SIGTERM"),
+            hup: watch(SignalKind::hangup(), "SIGHUP"),
+        }
+    }
+
+    async fn next(&mut self) {
+        async fn recv(signal: &mut Option<tokio::signal::unix::Signal>) {
+            match signal {
+                Some(signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = recv(&mut self.term) => {}
+            () = recv(&mut self.hup) => {}
         }
     }
 }

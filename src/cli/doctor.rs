@@ -2,6 +2,7 @@
 
 use super::Environment;
 use crate::config::expand_home;
+use crate::print;
 use crate::providers::llamacpp::LlamaCpp;
 
 pub async fn run(env: &Environment) -> u8 {
@@ -15,7 +16,8 @@ pub async fn run(env: &Environment) -> u8 {
         if ok == Some(false) {
             failed = true;
         }
-        println!("{mark} {what}: {detail}");
+        // A closed stdout only ends the report; the exit code still says.
+        let _ = print::out(&format!("{mark} {what}: {detail}\n"));
     };
 
     line(

@@ -15,7 +15,6 @@
 //! files: those change over time (and hold private memory) and would be
 //! repeated in every example.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -23,6 +22,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::print;
 use crate::providers::qwen3;
 use crate::providers::{ChatMessage, Role};
 use crate::sessions::{self, Record};
@@ -55,15 +55,12 @@ pub fn run(workspace: &Path, args: &ExportArgs) -> Result<()> {
     match &args.out {
         Some(path) => std::fs::write(path, text)
             .with_context(|| format!("cannot write {}", path.display()))?,
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
-                .and_then(|_| stdout.flush())
-                .context("cannot write to stdout")?;
-        }
+        None => print::out(&print::json_line(&text)).context("cannot write to stdout")?,
     }
-    eprintln!("egirl: exported {} conversation(s)", lines.len());
+    print::err(format_args!(
+        "egirl: exported {} conversation(s)",
+        lines.len()
+    ));
     Ok(())
 }
 
@@ -136,11 +133,11 @@ fn read_escalations(workspace: &Path) -> Result<Vec<EscalationLine>> {
         }
         match serde_json::from_str(line) {
             Ok(l) => out.push(l),
-            Err(e) => eprintln!(
+            Err(e) => print::err(format_args!(
                 "egirl: skipping {}:{}: bad escalation line: {e}",
                 path.display(),
                 n + 1
-            ),
+            )),
         }
     }
     Ok(out)

@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{EXIT_OK, Environment, Exit};
 use crate::memory::{Memory, Progress, SearchResult};
+use crate::print;
 use crate::providers::remote::RemoteProviders;
 
 #[derive(Debug, clap::Args)]
@@ -57,15 +58,16 @@ pub async fn run(env: &Environment, args: &MemoryArgs) -> Result<u8, Exit> {
                 .await
                 .map_err(|e| Exit::failure(format!("memory search failed: {e:#}")))?;
             for notice in &result.notices {
-                eprintln!("egirl: {notice}");
+                print::err(format_args!("egirl: {notice}"));
             }
-            if *json {
+            let written = if *json {
                 let line = serde_json::to_string(&result)
                     .map_err(|e| Exit::failure(format!("cannot encode the result: {e}")))?;
-                println!("{line}");
+                print::out_json(&line)
             } else {
-                print!("{}", human(&result, memory.has_embedder()));
-            }
+                print::out(&human(&result, memory.has_embedder()))
+            };
+            written.map_err(|e| Exit::failure(format!("cannot write to stdout: {e}")))?;
             Ok(EXIT_OK)
         }
         MemoryCommand::Reindex => reindex(&memory).await,
@@ -135,7 +137,7 @@ async fn reindex(memory: &Arc<Memory>) -> Result<u8, Exit> {
                     bar.println(line);
                     bar.set_length(to_embed as u64);
                 }
-                None => eprintln!("{line}"),
+                None => print::err(line),
             }
         }
         (Progress::Embedded { done, .. }, Some(bar)) => bar.set_position(done as u64),
@@ -143,7 +145,7 @@ async fn reindex(memory: &Arc<Memory>) -> Result<u8, Exit> {
             let mut last = last_printed.lock().unwrap_or_else(|e| e.into_inner());
             if done == total || done - *last >= total.div_ceil(10) {
                 *last = done;
-                eprintln!("memory: embedded {done}/{total}");
+                print::err(format_args!("memory: embedded {done}/{total}"));
             }
         }
     };
@@ -153,20 +155,21 @@ async fn reindex(memory: &Arc<Memory>) -> Result<u8, Exit> {
     }
     let report = report.map_err(|e| Exit::failure(format!("memory reindex failed: {e:#}")))?;
     for notice in &report.notices {
-        eprintln!("egirl: {notice}");
+        print::err(format_args!("egirl: {notice}"));
     }
     if let Some(e) = &report.embed_error {
-        eprintln!(
+        print::err(format_args!(
             "egirl: embeddings failed ({e}); full-text search works, the next reindex adds the vectors"
-        );
+        ));
     }
     let (files, chunks, vectors) = memory
         .counts()
         .await
         .map_err(|e| Exit::failure(format!("memory index: {e:#}")))?;
-    println!(
-        "memory index: {files} files, {chunks} chunks, {vectors} vectors ({} re-indexed, {} removed, {} embedded)",
+    print::out(&format!(
+        "memory index: {files} files, {chunks} chunks, {vectors} vectors ({} re-indexed, {} removed, {} embedded)\n",
         report.indexed, report.removed, report.embedded
-    );
+    ))
+    .map_err(|e| Exit::failure(format!("cannot write to stdout: {e}")))?;
     Ok(EXIT_OK)
 }

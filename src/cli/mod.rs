@@ -19,6 +19,7 @@ use crate::channels::discord::{self, Discord, DiscordOptions};
 use crate::channels::headless::{self, HeadlessOptions, Outcome};
 use crate::channels::tui;
 use crate::config::{self, Config, Secrets};
+use crate::print;
 use crate::protocol::Op;
 use crate::providers::remote::RemoteProviders;
 
@@ -96,7 +97,7 @@ pub async fn run(cli: Cli) -> u8 {
     match dispatch(cli).await {
         Ok(code) => code,
         Err(exit) => {
-            eprintln!("egirl: {}", exit.message);
+            print::err(format_args!("egirl: {}", exit.message));
             exit.code
         }
     }
@@ -141,7 +142,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     let slot_dir = crate::providers::managed::slot_dir(&env.workspace);
     let managed =
         crate::providers::managed::ensure_running(&env.config.local, &log_dir, &slot_dir, |line| {
-            eprintln!("egirl: {line}")
+            print::err(format_args!("egirl: {line}"))
         })
         .await
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
@@ -155,7 +156,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             };
             if !cli.json {
                 for notice in &notices {
-                    eprintln!("egirl: {notice}");
+                    print::err(format_args!("egirl: {notice}"));
                 }
             }
             match headless::run_once(&agent, text, &opts).await {
@@ -168,7 +169,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             match services::start(&env, &agent, false, &mut notices).await {
                 Ok(services) => serve::run(notices, services, &agent).await,
                 Err(why) => {
-                    eprintln!("egirl: {why}");
+                    print::err(format_args!("egirl: {why}"));
                     EXIT_FAILURE
                 }
             }
@@ -285,21 +286,21 @@ impl Environment {
             crate::workspace::ensure(&config::expand_home(&config.workspace.path))
                 .map_err(|e| Exit::failure(format!("{e:#}")))?;
         if !created.is_empty() {
-            eprintln!(
+            print::err(format_args!(
                 "egirl: created workspace {} ({})",
                 workspace.display(),
                 created.join(", ")
-            );
+            ));
         }
         let mut allowed_paths = Vec::new();
         for p in &config.tools.allowed_paths {
             let path = config::expand_home(p);
             match path.canonicalize() {
                 Ok(c) => allowed_paths.push(c),
-                Err(e) => eprintln!(
+                Err(e) => print::err(format_args!(
                     "egirl: ignoring [tools] allowed_paths entry {}: {e}",
                     path.display()
-                ),
+                )),
             }
         }
         Ok(Self {
@@ -359,7 +360,7 @@ fn load_dotenv(config_path: Option<&Path>) -> Vec<PathBuf> {
         }
         match dotenvy::from_path(&path) {
             Ok(()) => read.push(path),
-            Err(e) => eprintln!("egirl: ignoring {}: {e}", path.display()),
+            Err(e) => print::err(format_args!("egirl: ignoring {}: {e}", path.display())),
         }
     }
     read

@@ -1,5 +1,5 @@
-//! `egirl serve`: the background services without a TUI, until SIGTERM or
-//! Ctrl+C. Approvals nobody can answer here fall back to the policy (deny
+//! `egirl serve`: the background services without a TUI, until SIGTERM,
+//! SIGHUP or Ctrl+C. Approvals nobody can answer here fall back to the policy (deny
 //! unless a rule allows, or the owner answers in Discord when allowed);
 //! unattended origins' approvals time out as denied.
 //!
@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use super::services::Services;
 use super::{EXIT_FAILURE, EXIT_OK};
 use crate::agent::AgentHandle;
+use crate::print;
 use crate::protocol::BotStatus;
 
 /// How long a turn in flight may take to finish after a stop signal.
@@ -21,17 +22,20 @@ const FINISH_GRACE: Duration = Duration::from_secs(10);
 
 pub async fn run(notices: Vec<String>, mut services: Services, agent: &AgentHandle) -> u8 {
     for notice in &notices {
-        eprintln!("egirl: {notice}");
+        print::err(format_args!("egirl: {notice}"));
     }
     if services.running.is_empty() {
-        eprintln!(
+        print::err(format_args!(
             "egirl: nothing to serve: enable [channels.discord], [heartbeat] every, [cron] or set EGIRL_WEBHOOK_SECRET"
-        );
+        ));
         services.stop().await;
         return EXIT_FAILURE;
     }
-    eprintln!("egirl: serving {}", services.running.join(", "));
-    eprintln!("egirl: stop with Ctrl+C or SIGTERM");
+    print::err(format_args!(
+        "egirl: serving {}",
+        services.running.join(", ")
+    ));
+    print::err("egirl: stop with Ctrl+C or SIGTERM");
     let mut status = services.discord.as_ref().map(|d| d.status.clone());
     let stop = wait_for_signal();
     tokio::pin!(stop);
@@ -39,21 +43,21 @@ pub async fn run(notices: Vec<String>, mut services: Services, agent: &AgentHand
         tokio::select! {
             _ = &mut stop => break,
             line = next_status(&mut status) => match line {
-                Some(line) => eprintln!("egirl: {line}"),
+                Some(line) => print::err(format_args!("egirl: {line}")),
                 None => status = None,
             },
         }
     }
-    eprintln!("egirl: stopping");
+    print::err("egirl: stopping");
     services.stop_intake().await;
     if agent.busy() {
         // The bot is still up: an answer finished now reaches Discord.
-        eprintln!("egirl: letting the turn in flight finish");
+        print::err("egirl: letting the turn in flight finish");
         if tokio::time::timeout(FINISH_GRACE, agent.idle())
             .await
             .is_err()
         {
-            eprintln!("egirl: cancelling the turn in flight");
+            print::err("egirl: cancelling the turn in flight");
         }
     }
     services.stop().await;
@@ -76,19 +80,24 @@ async fn next_status(status: &mut Option<watch::Receiver<BotStatus>>) -> Option<
     Some(line)
 }
 
-/// Resolves on SIGINT or SIGTERM.
+/// Resolves on SIGINT, SIGTERM or SIGHUP (a closed terminal must not
+/// kill the process with a command still running).
 async fn wait_for_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!("cannot watch SIGTERM ({e}); Ctrl+C still stops");
+    let (mut term, mut hup) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) {
+        (Ok(term), Ok(hup)) => (term, hup),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!("cannot watch SIGTERM/SIGHUP ({e}); Ctrl+C still stops");
             let _ = tokio::signal::ctrl_c().await;
             return;
         }
     };
     tokio::select! {
         _ = term.recv() => {}
+        _ = hup.recv() => {}
         _ = tokio::signal::ctrl_c() => {}
     }
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::config::SkillsConfig;
+use crate::print;
 use crate::skills::{Registry, Snapshot};
 
 #[derive(Debug, clap::Args)]
@@ -62,9 +63,9 @@ pub fn run(config: &SkillsConfig, workspace: &Path, args: &SkillsArgs) -> anyhow
     let snapshot = registry.snapshot();
     if json {
         let out = serde_json::json!({ "skills": rows(&snapshot) });
-        println!("{}", serde_json::to_string(&out)?);
+        print::out_json(&serde_json::to_string(&out)?)?;
     } else {
-        print!("{}", render(&snapshot, &registry));
+        print::out(&render(&snapshot, &registry))?;
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use chrono::{Local, NaiveDate};
 use serde::Serialize;
 
+use crate::print;
 use crate::tracking::usage_log::{self, UsageLine};
 
 #[derive(Debug, clap::Args)]
@@ -140,20 +141,20 @@ pub fn run(workspace: &Path, args: &StatsArgs) -> anyhow::Result<()> {
     let today = Local::now().date_naive();
     let Some(lines) = usage_log::read(workspace)? else {
         if args.json {
-            println!("{}", serde_json::to_string(&report(&[], today, args.days))?);
+            print::out_json(&serde_json::to_string(&report(&[], today, args.days))?)?;
         } else {
-            println!(
-                "no usage recorded yet ({} does not exist)",
+            print::out(&format!(
+                "no usage recorded yet ({} does not exist)\n",
                 usage_log::path(workspace).display()
-            );
+            ))?;
         }
         return Ok(());
     };
     let report = report(&lines, today, args.days);
     if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+        print::out_json(&serde_json::to_string(&report)?)?;
     } else {
-        print!("{}", render(&report));
+        print::out(&render(&report))?;
     }
     Ok(())
 }

@@ -42,15 +42,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             .unwrap_or(rest.len());
         let unit = &rest[..unit_len];
         rest = &rest[unit_len..];
+        // Checked: a huge count must be an error, never a wrap (which
+        // turned "307445734561825861m" into 44 s) nor a panic.
+        let too_long = || format!("duration `{text}` is too long");
         let part = match unit {
             "ms" => Duration::from_millis(n),
             "s" => Duration::from_secs(n),
-            "m" => Duration::from_secs(n * 60),
-            "h" => Duration::from_secs(n * 3600),
-            "d" => Duration::from_secs(n * 86400),
+            "m" => Duration::from_secs(n.checked_mul(60).ok_or_else(too_long)?),
+            "h" => Duration::from_secs(n.checked_mul(3600).ok_or_else(too_long)?),
+            "d" => Duration::from_secs(n.checked_mul(86400).ok_or_else(too_long)?),
             _ => return Err(bad()),
         };
-        total += part;
+        total = total.checked_add(part).ok_or_else(too_long)?;
     }
     Ok(total)
 }
@@ -107,5 +110,23 @@ mod tests {
         for bad in ["", "5", "m", "5x", "1h30", "-1s"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn overflowing_durations_are_errors() {
+        for huge in [
+            "18446744073709551615s1s",
+            "307445734561825861m",
+            "18446744073709551615h",
+            "213503982334602d",
+            "99999999999999999999s",
+        ] {
+            let err = parse_duration(huge).unwrap_err();
+            assert!(err.contains(huge), "{err}");
+        }
+        assert_eq!(
+            parse_duration("18446744073709551615s").unwrap(),
+            Duration::from_secs(u64::MAX)
+        );
     }
 }

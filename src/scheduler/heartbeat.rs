@@ -187,7 +187,7 @@ impl Heartbeat {
     }
 
     fn read_checklist(&self) -> Option<String> {
-        let text = std::fs::read_to_string(self.workspace.join(FILE)).ok()?;
+        let text = crate::regular_file::read_to_string(&self.workspace.join(FILE)).ok()?;
         checklist(&text).map(str::to_string)
     }
 }

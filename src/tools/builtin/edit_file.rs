@@ -129,7 +129,8 @@ fn load(path: &Path, shown: &str) -> Result<String, String> {
             meta.len() / (1024 * 1024)
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let bytes =
+        crate::regular_file::read(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
     if bytes.contains(&0) {
         return Err(format!(
             "`{shown}` looks binary (it contains NUL bytes); edit_file edits text only"

@@ -87,7 +87,8 @@ fn read(path: &Path, shown: &str, first: u64, limit: u64) -> Result<String, Stri
     if !meta.is_file() {
         return Err(format!("`{shown}` is not a regular file"));
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let file =
+        crate::regular_file::open(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let io_err = |e: std::io::Error| format!("cannot read `{shown}`: {e}");
 

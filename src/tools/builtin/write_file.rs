@@ -48,6 +48,10 @@ fn write(path: &Path, content: &str, shown: &str) -> Result<String, String> {
     if path.is_dir() {
         return Err(format!("`{shown}` is a directory; give a file path"));
     }
+    // A FIFO, socket or device is refused, not replaced.
+    if let Ok(meta) = std::fs::metadata(path) {
+        crate::regular_file::check(&meta).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
+    }
     let existed = path.exists();
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
