@@ -6,6 +6,9 @@
 //! constant time. Everything is checked before the agent hears of it:
 //! 401 bad secret, 413 over 1 MiB, 400 not JSON; then `202
 //! {"status":"dispatched"}` at once, without waiting for the turn.
+//!
+//! Connections are bounded (`limits`): a capped number at once, and a
+//! request head or body that does not arrive in time closes the connection.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,6 +28,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentHandle;
 use crate::protocol::{Op, Origin};
+
+mod limits;
+
+pub use limits::Limits;
 
 /// Bodies larger than this are refused (413).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -55,8 +62,18 @@ struct Ingest {
     secret: SecretString,
 }
 
-/// Binds `listen` and serves until stopped.
+/// Binds `listen` and serves until stopped, with the default [`Limits`].
 pub async fn start(agent: AgentHandle, listen: &str, secret: SecretString) -> Result<Webhook> {
+    start_bounded(agent, listen, secret, Limits::default()).await
+}
+
+/// Binds `listen` and serves until stopped, within `limits`.
+pub async fn start_bounded(
+    agent: AgentHandle,
+    listen: &str,
+    secret: SecretString,
+    limits: Limits,
+) -> Result<Webhook> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("[webhook] cannot listen on {listen}"))?;
@@ -69,7 +86,7 @@ pub async fn start(agent: AgentHandle, listen: &str, secret: SecretString) -> Re
     let stop = CancellationToken::new();
     let shutdown = stop.clone();
     let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app)
+        let served = axum::serve(limits::BoundedListener::new(listener, limits), app)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await;
         if let Err(e) = served {

@@ -135,7 +135,19 @@ pub async fn start(
     let webhook = match &env.secrets.webhook_secret {
         None => None,
         Some(secret) => {
-            match webhook::start(agent.clone(), &config.webhook.listen, secret.clone()).await {
+            let limits = webhook::Limits {
+                header_timeout: config.webhook.header_timeout.0,
+                body_timeout: config.webhook.body_timeout.0,
+                max_connections: config.webhook.max_connections,
+            };
+            match webhook::start_bounded(
+                agent.clone(),
+                &config.webhook.listen,
+                secret.clone(),
+                limits,
+            )
+            .await
+            {
                 Ok(hook) => {
                     running.push(format!(
                         "webhook on http://{}/api/webhook/default",

@@ -126,6 +126,13 @@ pub struct WebhookConfig {
     /// Tools a webhook-started turn may use beyond the read-only ones
     /// (a webhook body is untrusted text), e.g. ["exec", "write_file"].
     pub tools: Vec<String>,
+    /// How long a connection may take to send a request's head (from
+    /// connecting, or from the previous response); then it is closed.
+    pub header_timeout: ConfigDuration,
+    /// How long a request's body may take after its head.
+    pub body_timeout: ConfigDuration,
+    /// Connections served at once; more are answered 503 and closed.
+    pub max_connections: usize,
 }
 
 impl Default for WebhookConfig {
@@ -133,6 +140,9 @@ impl Default for WebhookConfig {
         Self {
             listen: "127.0.0.1:8787".into(),
             tools: Vec::new(),
+            header_timeout: ConfigDuration::from_secs(10),
+            body_timeout: ConfigDuration::from_secs(30),
+            max_connections: 64,
         }
     }
 }

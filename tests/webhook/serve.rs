@@ -166,3 +166,116 @@ async fn without_a_secret_there_is_no_webhook() {
     assert!(stderr.contains("nothing to serve"), "{stderr}");
     assert!(!stderr.contains("webhook on"), "{stderr}");
 }
+
+/// The address `egirl serve` says its webhook listens on.
+async fn webhook_addr(lines: &Mutex<Vec<String>>) -> String {
+    let line = wait_line(lines, "webhook on http://").await;
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .trim_end_matches(',');
+    url.trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// Reads until the server closes the connection; what it sent.
+async fn read_until_closed(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut buf = [0u8; 1024];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the server kept the connection open");
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// Issue 14, finding 13: a client sending its headers slowly (no secret
+/// needed) held a connection for as long as it liked.
+#[tokio::test]
+async fn a_slow_request_head_is_closed() {
+    use tokio::io::AsyncWriteExt;
+    let llama = FakeLlama::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llama, "header_timeout = \"1s\"\n");
+    let mut child = serve(dir.path(), &config, Some(SECRET));
+    let lines = collect_stderr(&mut child);
+    let addr = webhook_addr(&lines).await;
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    slow.write_all(b"POST /api/webhook/default HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let answer = read_until_closed(&mut slow).await;
+    assert!(!answer.contains("202"), "{answer}");
+    // A whole request is still served.
+    llama.push_reply(Reply::text("ok"));
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/api/webhook/default"))
+        .bearer_auth(SECRET)
+        .json(&serde_json::json!({"ping": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 202);
+}
+
+/// Issue 14, finding 13: connections beyond `max_connections` are answered
+/// 503 and closed; a freed slot serves again.
+#[tokio::test]
+async fn connections_beyond_the_cap_are_refused() {
+    use tokio::io::AsyncWriteExt;
+    let llama = FakeLlama::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        &llama,
+        "header_timeout = \"5m\"\nmax_connections = 2\n",
+    );
+    let mut child = serve(dir.path(), &config, Some(SECRET));
+    let lines = collect_stderr(&mut child);
+    let addr = webhook_addr(&lines).await;
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        slow.write_all(b"POST /api/webhook/default HTTP/1.1\r\n")
+            .await
+            .unwrap();
+        held.push(slow);
+    }
+    let mut third = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    third
+        .write_all(b"POST /api/webhook/default HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+        .await
+        .unwrap();
+    let answer = read_until_closed(&mut third).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    drop(held);
+    // The slots come free as the server sees the closes.
+    llama.push_reply(Reply::text("ok"));
+    let client = reqwest::Client::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = client
+            .post(format!("http://{addr}/api/webhook/default"))
+            .bearer_auth(SECRET)
+            .json(&serde_json::json!({"ping": 1}))
+            .send()
+            .await
+            .map(|r| r.status().as_u16());
+        if matches!(status, Ok(202)) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{status:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
