@@ -116,8 +116,9 @@ const TABLE: &[(&str, Widening)] = &[
     ),
     ("deno", Words(&[Exact("eval")])),
     ("bun", Words(&[Short('e'), Exact("--eval")])),
-    // awk runs `system()` and pipes from its program; the program on the
-    // command line is part of the rule, one from a file or extension is not.
+    // awk runs `system()` and pipes from its program. One on the command
+    // line is part of the rule, and `system(...)` or `|` in it is shell
+    // syntax, never covered; a program from a file or extension is not.
     ("*awk", Words(AWK)),
     // find runs, deletes or writes to files named in its expression.
     (
