@@ -199,6 +199,18 @@ impl MemoryHit {
     }
 }
 
+/// Who said a message of a conversation (a transcript's records carry it;
+/// a resumed session is shown by it). The providers speak it too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    #[default]
+    User,
+    Assistant,
+    Tool,
+}
+
 /// What happened, serialized as one JSON object per line in `--json` mode
 /// with `"type"` first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
