@@ -27,8 +27,6 @@ pub struct Frontmatter {
     /// Set when the block was not valid YAML and was read key by key: the
     /// YAML error, with its file line.
     pub lenient: Option<ParseError>,
-    /// False for a file without frontmatter: no fields, all of it body.
-    pub fenced: bool,
 }
 
 /// What is wrong with a SKILL.md and on which line of the file.
@@ -71,7 +69,6 @@ pub fn parse(text: &str) -> Result<Frontmatter, ParseError> {
             key_lines: HashMap::new(),
             body: text.clone(),
             lenient: None,
-            fenced: false,
         });
     }
     let opened = skipped + 1;
@@ -103,14 +100,12 @@ pub fn parse(text: &str) -> Result<Frontmatter, ParseError> {
             key_lines,
             body,
             lenient: None,
-            fenced: true,
         }),
         Err(error) => Ok(Frontmatter {
             fields: read_key_by_key(block),
             key_lines,
             body,
             lenient: Some(to_file_line(error)),
-            fenced: true,
         }),
     }
 }
@@ -310,7 +305,7 @@ mod tests {
     #[test]
     fn no_frontmatter_is_all_body_and_an_unclosed_one_is_an_error() {
         let plain = parse("# Just markdown\n\nA page.").unwrap();
-        assert!(!plain.fenced && plain.fields.is_empty());
+        assert!(plain.fields.is_empty() && plain.key_lines.is_empty());
         assert_eq!(plain.body, "# Just markdown\n\nA page.");
         let e = parse("---\nname: x\n").unwrap_err();
         assert!(e.message.contains("never closed"), "{e:?}");
@@ -323,7 +318,7 @@ mod tests {
     #[test]
     fn blank_lines_before_the_fence_keep_file_line_numbers() {
         let fm = parse("\u{feff}\n\n---\nname: a\ndescription: b\n---\nbody").unwrap();
-        assert!(fm.fenced && fm.lenient.is_none());
+        assert!(fm.lenient.is_none());
         assert_eq!(text(&fm, "description"), "b");
         assert_eq!(fm.key_lines["name"], 4);
         assert_eq!(fm.body, "body");
