@@ -123,6 +123,11 @@ async fn planted_fact_is_shown(extra: &str, fake: &FakeLlama, fallback: Value) {
     let (hit, cli_fallback) = cli_search(&cli, "favorite text editor").await;
     assert_eq!(cli_fallback, fallback);
     assert_answers(&hit);
+
+    // The plain listing names the line that matched under the hit.
+    let out = cli.run(&["memory", "search", "favorite text editor"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("       43: {FACT}\n")), "{text}");
 }
 
 #[tokio::test]
