@@ -397,28 +397,6 @@ impl EventBus {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_hit_shows_its_best_line_or_its_first_content() {
-        let mut hit = MemoryHit {
-            path: "MEMORY.md".into(),
-            start_line: 23,
-            end_line: 43,
-            score: 1.0,
-            snippet: "## Tools\nMy favorite shell is fish.\nMy favorite text editor is Helix."
-                .into(),
-            snippet_start_line: 41,
-            snippet_end_line: 43,
-            best_line: 43,
-        };
-        assert_eq!(hit.matched_line(), "My favorite text editor is Helix.");
-        hit.best_line = 0;
-        assert_eq!(hit.matched_line(), "My favorite shell is fish.");
-        hit.snippet = "### 18:02 · user · tui\n\nGave Ana the key.".into();
-        assert_eq!(hit.matched_line(), "Gave Ana the key.");
-        hit.snippet = "# Only a heading".into();
-        assert_eq!(hit.matched_line(), "# Only a heading");
-    }
-
     use super::*;
 
     #[test]
@@ -471,5 +449,27 @@ mod tests {
             assert!(a.recv().await.is_some());
             assert!(b.recv().await.is_some());
         }
+    }
+
+    #[test]
+    fn a_hit_shows_its_best_line_or_its_first_content() {
+        let mut hit = MemoryHit {
+            path: "MEMORY.md".into(),
+            start_line: 23,
+            end_line: 43,
+            score: 1.0,
+            snippet: "## Tools\nMy favorite shell is fish.\nMy favorite text editor is Helix."
+                .into(),
+            snippet_start_line: 41,
+            snippet_end_line: 43,
+            best_line: 43,
+        };
+        assert_eq!(hit.matched_line(), "My favorite text editor is Helix.");
+        hit.best_line = 0;
+        assert_eq!(hit.matched_line(), "My favorite shell is fish.");
+        hit.snippet = "### 18:02 · user · tui\n\nGave Ana the key.".into();
+        assert_eq!(hit.matched_line(), "Gave Ana the key.");
+        hit.snippet = "# Only a heading".into();
+        assert_eq!(hit.matched_line(), "# Only a heading");
     }
 }
