@@ -161,13 +161,58 @@ pub enum BotStatus {
     Stopped(String),
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryHit {
     pub path: String,
     pub start_line: usize,
     pub end_line: usize,
     pub score: f64,
+    /// The chunk's best-matching lines (and their neighbours), not its start.
     pub snippet: String,
+    /// The file lines `snippet` spans, within `start_line..=end_line`.
+    #[serde(default)]
+    pub snippet_start_line: usize,
+    #[serde(default)]
+    pub snippet_end_line: usize,
+    /// The file line that matched best.
+    #[serde(default)]
+    pub best_line: usize,
+}
+
+impl MemoryHit {
+    /// The snippet's line that matched best: what a one-line view shows.
+    /// Without line numbers (an older event), the first line with content
+    /// that is not a heading.
+    pub fn matched_line(&self) -> &str {
+        let lines = || self.snippet.split('\n');
+        if self.best_line >= self.snippet_start_line && self.best_line > 0 {
+            let found = lines()
+                .nth(self.best_line - self.snippet_start_line)
+                .filter(|l| !l.trim().is_empty());
+            if let Some(line) = found {
+                return line.trim();
+            }
+        }
+        let content = |l: &&str| !l.trim().is_empty();
+        lines()
+            .filter(content)
+            .find(|l| !l.trim_start().starts_with('#'))
+            .or_else(|| lines().find(content))
+            .unwrap_or("")
+            .trim()
+    }
+}
+
+/// Who said a message of a conversation (a transcript's records carry it;
+/// a resumed session is shown by it). The providers speak it too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    #[default]
+    User,
+    Assistant,
+    Tool,
 }
 
 /// What happened, serialized as one JSON object per line in `--json` mode
@@ -412,5 +457,27 @@ mod tests {
             assert!(a.recv().await.is_some());
             assert!(b.recv().await.is_some());
         }
+    }
+
+    #[test]
+    fn a_hit_shows_its_best_line_or_its_first_content() {
+        let mut hit = MemoryHit {
+            path: "MEMORY.md".into(),
+            start_line: 23,
+            end_line: 43,
+            score: 1.0,
+            snippet: "## Tools\nMy favorite shell is fish.\nMy favorite text editor is Helix."
+                .into(),
+            snippet_start_line: 41,
+            snippet_end_line: 43,
+            best_line: 43,
+        };
+        assert_eq!(hit.matched_line(), "My favorite text editor is Helix.");
+        hit.best_line = 0;
+        assert_eq!(hit.matched_line(), "My favorite shell is fish.");
+        hit.snippet = "### 18:02 · user · tui\n\nGave Ana the key.".into();
+        assert_eq!(hit.matched_line(), "Gave Ana the key.");
+        hit.snippet = "# Only a heading".into();
+        assert_eq!(hit.matched_line(), "# Only a heading");
     }
 }

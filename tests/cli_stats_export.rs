@@ -214,6 +214,46 @@ async fn a_headless_turn_is_logged_to_usage_jsonl() {
     assert_eq!(lines[0]["cost_usd"], 0.0);
 }
 
+/// llama-server names the path of its GGUF in every reply; usage, the
+/// usage log and `egirl stats` name the model as configured, as the status
+/// line does (issue 15), and `[pricing]` still finds it by either name.
+#[tokio::test]
+async fn usage_names_the_configured_model_not_the_served_path() {
+    let fake = FakeLlama::start().await;
+    let served = "/models/llamacpp/SmolLM2-135M-Instruct.Q4_1.gguf";
+    fake.set_served_model(served);
+    fake.push_replies([Reply::text("hello")]);
+    let cli = Cli::new(&fake.url());
+    let config = cli.dir.path().join("egirl.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[pricing.\"{served}\"]\ninput_per_mtok = 1000000.0\noutput_per_mtok = 0.0\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+
+    let out = ok(&cli.run(&["-m", "hi", "--json"]).await);
+    let events: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |kind: &str| events.iter().find(|e| e["type"] == kind).cloned();
+    assert_eq!(of("routing").unwrap()["model"], "fake");
+    let usage = of("usage").expect("usage");
+    assert_eq!(usage["model"], "fake", "{usage}");
+    assert!(
+        usage["cost_usd"].as_f64().unwrap_or(0.0) > 0.0,
+        "priced by the served id: {usage}"
+    );
+
+    let log = std::fs::read_to_string(cli.ws().join(".egirl/usage.jsonl")).expect("usage log");
+    let line: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(line["model"], "fake", "{line}");
+    assert!(!log.contains("gguf"), "{log}");
+
+    let report: Value = serde_json::from_str(&ok(&cli.run(&["stats", "--json"]).await)).unwrap();
+    assert_eq!(report["models"][0]["model"], "fake", "{report}");
+}
+
 // ---- export ----
 
 fn at(secs: i64) -> DateTime<Utc> {

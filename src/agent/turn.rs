@@ -246,7 +246,11 @@ async fn run_steps(
         let Some((response, provider)) = step else {
             return Ok(true);
         };
-        emit_usage(turn, &provider, &response);
+        let configured = match remote.filter(|r| r.name() == provider) {
+            Some(r) => r.model(),
+            None => shared.config.local.model.as_str(),
+        };
+        emit_usage(turn, &provider, configured, &response);
         session.push_reply(&turn.origin, &provider, response.message.clone())?;
 
         if response.tool_calls.is_empty() {
@@ -337,23 +341,31 @@ fn deliver_final(turn: &Turn<'_>, answer: String) {
     turn.emit(EventKind::Final { text });
 }
 
-fn emit_usage(turn: &Turn<'_>, provider: &str, response: &ChatResponse) {
+/// Usage under the configured model name, the one the status line shows
+/// (llama-server names the path of its GGUF file instead); the server's own
+/// id still finds a price, and goes to the debug log.
+fn emit_usage(turn: &Turn<'_>, provider: &str, configured: &str, response: &ChatResponse) {
     let config = &turn.shared.config;
-    let model = if response.model.is_empty() {
-        config.local.model.clone()
+    let served = response.model.as_str();
+    let model = if configured.is_empty() {
+        served.to_string()
     } else {
-        response.model.clone()
+        configured.to_string()
     };
+    if served != model {
+        tracing::debug!(provider, model, served, "usage");
+    }
     // Local models cost nothing unless `[pricing]` says so; remote ones
-    // have built-in prices (overridable).
+    // have built-in prices (overridable); a dated id is the more exact.
     let pricing = if provider == "llamacpp" {
         config
             .pricing
             .get(&model)
-            .or_else(|| config.pricing.get(&config.local.model))
+            .or_else(|| config.pricing.get(served))
             .cloned()
     } else {
-        crate::tracking::price_for(&config.pricing, &model)
+        crate::tracking::price_for(&config.pricing, served)
+            .or_else(|| crate::tracking::price_for(&config.pricing, &model))
     };
     turn.emit(EventKind::Usage {
         provider: provider.to_string(),

@@ -74,7 +74,7 @@ pub async fn run(env: &Environment, args: &MemoryArgs) -> Result<u8, Exit> {
     }
 }
 
-/// Hits as `score  path:start-end` with the snippet's first line under it.
+/// Hits as `score  path:start-end` with the line that matched under it.
 fn human(result: &SearchResult, has_embedder: bool) -> String {
     let mut out = String::new();
     if result.fallback.is_some() {
@@ -92,16 +92,13 @@ fn human(result: &SearchResult, has_embedder: bool) -> String {
             "{:.3}  {}:{}-{}\n",
             hit.score, hit.path, hit.start_line, hit.end_line
         ));
-        // The first line with content, not a log entry's heading.
-        let mut lines = hit.snippet.lines().filter(|l| !l.trim().is_empty());
-        let first: String = lines
-            .clone()
-            .find(|l| !l.trim_start().starts_with('#'))
-            .or_else(|| lines.next())
-            .unwrap_or("")
-            .chars()
-            .take(100)
-            .collect();
+        // The line that matched, with its number.
+        let first: String = hit.matched_line().chars().take(100).collect();
+        let first = if hit.best_line > 0 {
+            format!("{}: {first}", hit.best_line)
+        } else {
+            first
+        };
         out.push_str(&format!("       {first}\n"));
     }
     out

@@ -15,6 +15,7 @@ pub mod files;
 mod index;
 mod query;
 mod search;
+mod snippet;
 mod store;
 mod vectors;
 pub mod watch;

@@ -11,7 +11,8 @@ use chrono::Local;
 
 use super::vectors::LoadedVectors;
 use super::{
-    IDLE_DROP, Loaded, Memory, SearchResult, Synced, blocking, index, lock, search, store,
+    IDLE_DROP, Loaded, Memory, SearchResult, Synced, blocking, embed, index, lock, search, snippet,
+    store, vectors,
 };
 use crate::protocol::MemoryHit;
 use search::SearchOptions;
@@ -23,6 +24,9 @@ type Candidates = (Vec<(i64, f64)>, Option<Vec<(i64, f32)>>);
 /// How long a search waits for a sync already under way before it
 /// searches the index as it is.
 const SEARCH_WAITS_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Lines of one chunk scored by vector when no query term matched it.
+const LINES_EMBEDDED_PER_HIT: usize = 48;
 
 impl Memory {
     /// Searches with the configured `max_results` and `min_score` unless
@@ -198,7 +202,8 @@ impl Memory {
         let this = self.clone();
         let query = query.to_string();
         let pool = search::pool_size(&self.settings, opts);
-        let hits = blocking(move || {
+        let line_query = query_vector.clone();
+        let (ranked, hybrid) = blocking(move || {
             this.read(|conn| {
                 let (text, vector_hits) = match early {
                     Some(early) => early,
@@ -219,6 +224,7 @@ impl Memory {
                 let hybrid = vector_hits.is_some();
                 let hits = search::rank(
                     conn,
+                    &query,
                     text,
                     vector_hits,
                     &this.settings,
@@ -230,7 +236,76 @@ impl Memory {
         })
         .await?;
         self.schedule_idle_drop();
-        Ok(hits)
+        let hits = match line_query {
+            Some(q) => self.lines_by_vector(&q, ranked).await,
+            None => ranked.into_iter().map(|r| r.hit).collect(),
+        };
+        Ok((hits, hybrid))
+    }
+
+    /// Hits found by meaning alone show the line of their chunk nearest
+    /// the query's vector: the lines of those chunks too long to show
+    /// whole are embedded (one request per [`embed::BATCH_SIZE`] lines). If
+    /// that fails they keep their first lines.
+    async fn lines_by_vector(
+        &self,
+        query_vector: &[f32],
+        ranked: Vec<search::Ranked>,
+    ) -> Vec<MemoryHit> {
+        let Some(embedder) = self.embedder.as_ref().filter(|_| !self.embedder_resting()) else {
+            return ranked.into_iter().map(|r| r.hit).collect();
+        };
+        // (hit index, line index in its chunk, line text)
+        let mut lines: Vec<(usize, usize, &str)> = Vec::new();
+        for (i, r) in ranked.iter().enumerate() {
+            // A chunk that fits whole in a snippet is shown whole already.
+            if let Some(text) = r
+                .unmatched_text
+                .as_ref()
+                .filter(|t| t.chars().count() > snippet::SNIPPET_CHARS)
+            {
+                let content = snippet::content_lines(text);
+                lines.extend(
+                    content
+                        .into_iter()
+                        .take(LINES_EMBEDDED_PER_HIT)
+                        .map(|(n, l)| (i, n, l)),
+                );
+            }
+        }
+        if lines.is_empty() {
+            return ranked.into_iter().map(|r| r.hit).collect();
+        }
+        let mut line_vectors = Vec::with_capacity(lines.len());
+        for batch in lines.chunks(embed::BATCH_SIZE) {
+            let texts: Vec<&str> = batch.iter().map(|(_, _, l)| *l).collect();
+            match embedder.embed(&texts).await {
+                Ok(v) => line_vectors.extend(v),
+                Err(e) => {
+                    tracing::debug!("embedding a hit's lines failed: {e:#}");
+                    return ranked.into_iter().map(|r| r.hit).collect();
+                }
+            }
+        }
+        // The best line of each hit: (cosine, line index).
+        let mut best: Vec<Option<(f32, usize)>> = vec![None; ranked.len()];
+        for ((hit, line, _), vector) in lines.iter().zip(&line_vectors) {
+            let cosine = vectors::dot(vector, query_vector);
+            if best[*hit].is_none_or(|(b, _)| cosine > b) {
+                best[*hit] = Some((cosine, *line));
+            }
+        }
+        ranked
+            .into_iter()
+            .zip(best)
+            .map(|(r, best)| {
+                let mut hit = r.hit;
+                if let (Some(text), Some((_, line))) = (&r.unmatched_text, best) {
+                    snippet::around_line(text, hit.start_line, hit.end_line, line).apply(&mut hit);
+                }
+                hit
+            })
+            .collect()
     }
 
     /// Runs `f` on an idle search connection, or a new one; connections

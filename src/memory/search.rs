@@ -7,18 +7,17 @@
 //! vector (no embedder, or it is down) the text score alone ranks. Daily
 //! logs may decay with age (`recency_half_life`); MEMORY.md never does.
 //! Chunks that overlap an already chosen one in the same file are dropped.
+//! Each chosen hit's snippet is its best-matching lines (see `snippet`).
 
 use std::collections::HashMap;
 
 use anyhow::Result;
 use chrono::NaiveDate;
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
+use super::snippet;
 use crate::config::MemoryConfig;
 use crate::protocol::MemoryHit;
-
-/// Characters of chunk text in a hit.
-pub const SNIPPET_CHARS: usize = 500;
 /// Query words sent to FTS5; a pasted paragraph is not a useful query.
 const MAX_QUERY_TERMS: usize = 24;
 
@@ -91,16 +90,25 @@ pub fn pool_size(settings: &MemoryConfig, opts: SearchOptions) -> usize {
     opts.max_results.max(1) * settings.candidate_multiplier.max(1)
 }
 
+/// A chosen hit, and its chunk's text when no query term matched it (a
+/// hit by meaning alone): the caller may pick its lines by vector.
+#[derive(Debug)]
+pub struct Ranked {
+    pub hit: MemoryHit,
+    pub unmatched_text: Option<String>,
+}
+
 /// Merges the two sides' candidates (`vector_hits` None: text alone ranks)
 /// into at most `max_results` hits, best first.
 pub fn rank(
     conn: &Connection,
+    query: &str,
     text: Vec<(i64, f64)>,
     vector_hits: Option<Vec<(i64, f32)>>,
     settings: &MemoryConfig,
     opts: SearchOptions,
     today: NaiveDate,
-) -> Result<Vec<MemoryHit>> {
+) -> Result<Vec<Ranked>> {
     let want = opts.max_results.max(1);
     let mut candidates: HashMap<i64, Candidate> = HashMap::new();
     let best_text = text.first().map_or(0.0, |(_, s)| *s);
@@ -137,17 +145,16 @@ pub fn rank(
         (0.0, 1.0)
     };
 
-    let mut scored: Vec<(MemoryHit, f64)> = Vec::with_capacity(candidates.len());
+    let mut scored: Vec<(MemoryHit, i64, f64)> = Vec::with_capacity(candidates.len());
     let mut details =
-        conn.prepare_cached("SELECT path, start_line, end_line, text FROM chunks WHERE id = ?1")?;
+        conn.prepare_cached("SELECT path, start_line, end_line FROM chunks WHERE id = ?1")?;
     for (id, c) in candidates {
-        let Some((path, start, end, text)) = details
+        let Some((path, start, end)) = details
             .query_row([id], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, i64>(1)?,
                     r.get::<_, i64>(2)?,
-                    r.get::<_, String>(3)?,
                 ))
             })
             .map(Some)
@@ -167,29 +174,74 @@ pub fn rank(
                 start_line: start as usize,
                 end_line: end as usize,
                 score: (score * 10_000.0).round() / 10_000.0,
-                snippet: snippet(&text),
+                snippet: String::new(),
+                snippet_start_line: start as usize,
+                snippet_end_line: end as usize,
+                best_line: start as usize,
             },
+            id,
             score,
         ));
     }
     scored.sort_by(|a, b| {
-        b.1.total_cmp(&a.1)
+        b.2.total_cmp(&a.2)
             .then_with(|| a.0.path.cmp(&b.0.path))
             .then_with(|| a.0.start_line.cmp(&b.0.start_line))
     });
-    let mut hits: Vec<MemoryHit> = Vec::new();
-    for (hit, score) in scored {
+    let mut hits: Vec<(MemoryHit, i64)> = Vec::new();
+    for (hit, id, score) in scored {
         if hits.len() == want || score < opts.min_score {
             break;
         }
-        let overlaps = hits.iter().any(|h| {
+        let overlaps = hits.iter().any(|(h, _)| {
             h.path == hit.path && h.start_line <= hit.end_line && hit.start_line <= h.end_line
         });
         if !overlaps {
-            hits.push(hit);
+            hits.push((hit, id));
         }
     }
-    Ok(hits)
+    let fts = fts_query(query);
+    hits.into_iter()
+        .map(|(hit, id)| with_snippet(conn, fts.as_deref(), hit, id))
+        .collect()
+}
+
+/// The hit with its matched lines, from FTS5's `highlight()` of its chunk;
+/// a chunk no query term matched gets its first lines, and its text back.
+fn with_snippet(
+    conn: &Connection,
+    fts: Option<&str>,
+    mut hit: MemoryHit,
+    id: i64,
+) -> Result<Ranked> {
+    let (start, end) = (hit.start_line, hit.end_line);
+    let marked = match fts {
+        Some(fts) => conn
+            .prepare_cached(
+                "SELECT highlight(chunks_fts, 0, char(2), char(3)) FROM chunks_fts
+                 WHERE chunks_fts MATCH ?1 AND rowid = ?2",
+            )?
+            .query_row(rusqlite::params![fts, id], |r| r.get::<_, String>(0))
+            .optional()?,
+        None => None,
+    };
+    if let Some(marked) = marked {
+        snippet::from_highlight(&marked, start, end).apply(&mut hit);
+        return Ok(Ranked {
+            hit,
+            unmatched_text: None,
+        });
+    }
+    let text: String = conn
+        .prepare_cached("SELECT text FROM chunks WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?
+        .unwrap_or_default();
+    snippet::head(&text, start, end).apply(&mut hit);
+    Ok(Ranked {
+        hit,
+        unmatched_text: Some(text),
+    })
 }
 
 /// `0.5^(age / half_life)` for `memory/…/YYYY-MM-DD.md`; 1 for anything
@@ -207,14 +259,6 @@ pub fn recency_factor(path: &str, today: NaiveDate, half_life_secs: f64) -> f64 
     };
     let age_days = (today - date).num_days().max(0) as f64;
     0.5f64.powf(age_days * 86_400.0 / half_life_secs)
-}
-
-fn snippet(text: &str) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(SNIPPET_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -250,14 +294,5 @@ mod tests {
         assert!((month_old - 0.5).abs() < 1e-9, "{month_old}");
         assert_eq!(recency_factor("memory/notes.md", today, 30.0 * day), 1.0);
         assert_eq!(recency_factor("memory/2020-01-01.md", today, 0.0), 1.0);
-    }
-
-    #[test]
-    fn snippets_are_cut_on_a_char_boundary() {
-        let long = "é".repeat(SNIPPET_CHARS + 10);
-        let s = snippet(&long);
-        assert_eq!(s.chars().count(), SNIPPET_CHARS + 1);
-        assert!(s.ends_with('…'));
-        assert_eq!(snippet("  short \n"), "short");
     }
 }

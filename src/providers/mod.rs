@@ -14,15 +14,8 @@ pub mod sse;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    System,
-    #[default]
-    User,
-    Assistant,
-    Tool,
-}
+/// Who said a message; defined with the protocol, where surfaces read it.
+pub use crate::protocol::Role;
 
 /// One message of a conversation, in the shape the agent keeps and persists.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -115,10 +115,11 @@ fn markdown_stem(file_name: &str) -> Option<&str> {
     (ext.eq_ignore_ascii_case("md") && !stem.is_empty()).then_some(stem)
 }
 
-/// A loose `.md` (a README, notes) is a skill only when it has frontmatter.
+/// A loose `.md` (a README, notes) is a skill only when it has frontmatter
+/// (after a byte-order mark and blank lines). A folder's SKILL.md needs none.
 fn starts_with_frontmatter(path: &Path) -> bool {
     use std::io::Read;
-    let mut head = [0u8; 8];
+    let mut head = [0u8; 256];
     let n = crate::regular_file::open(path)
         .and_then(|mut f| f.read(&mut head))
         .unwrap_or(0);

@@ -2,10 +2,12 @@
 //! the top, read into JSON values (the metadata may be nested YAML or a JSON
 //! object, and JSON is what the rest of egirl speaks).
 //!
-//! Real files carry a byte-order mark, CRLF line endings, quoted and
-//! folded/literal scalars, unicode, and sometimes YAML that is not YAML at
-//! all (an unquoted `: ` inside a description). That last kind is read again
-//! key by key, so one bad value costs that value, not the whole skill.
+//! Real files carry a byte-order mark, blank lines before the opening
+//! `---`, CRLF line endings, quoted and folded/literal scalars, unicode,
+//! sometimes no frontmatter at all (a plain markdown page, which Claude Code
+//! loads too), and sometimes YAML that is not YAML at all (an unquoted `: `
+//! inside a description). That last kind is read again key by key, so one
+//! bad value costs that value, not the whole skill.
 
 use std::collections::HashMap;
 
@@ -43,22 +45,33 @@ impl ParseError {
     }
 }
 
-/// Whether `text` opens with a frontmatter fence (after a byte-order mark).
+/// Whether `text` opens with a frontmatter fence (after a byte-order mark
+/// and blank lines).
 pub fn has_frontmatter(text: &str) -> bool {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    text.lines().next().is_some_and(|l| l.trim_end() == "---")
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.trim_end() == "---")
 }
 
+/// The frontmatter and body of a SKILL.md. A file whose first line with
+/// text is not `---` has no frontmatter: all of it is the body.
 pub fn parse(text: &str) -> Result<Frontmatter, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    let lines: Vec<&str> = text.split('\n').collect();
+    let all: Vec<&str> = text.split('\n').collect();
+    // Blank lines before the fence are skipped; line numbers stay the file's.
+    let skipped = all.iter().take_while(|l| l.trim().is_empty()).count();
+    let lines = &all[skipped.min(all.len())..];
     if lines.first().is_none_or(|l| l.trim_end() != "---") {
-        return Err(ParseError::new(
-            1,
-            "no frontmatter: a SKILL.md starts with a `---` line, then `name:` and `description:`",
-        ));
+        return Ok(Frontmatter {
+            fields: Map::new(),
+            key_lines: HashMap::new(),
+            body: text.clone(),
+            lenient: None,
+        });
     }
+    let opened = skipped + 1;
     let Some(close) = lines
         .iter()
         .skip(1)
@@ -66,16 +79,21 @@ pub fn parse(text: &str) -> Result<Frontmatter, ParseError> {
         .map(|i| i + 1)
     else {
         return Err(ParseError::new(
-            1,
-            "the frontmatter opened on line 1 is never closed with `---`",
+            opened,
+            format!("the frontmatter opened on line {opened} is never closed with `---`"),
         ));
     };
     let block = &lines[1..close];
     let body = lines[close + 1..].join("\n");
+    // The block's first line is the file's line `opened + 1`.
     let key_lines = top_level_keys(block)
         .into_iter()
-        .map(|(key, index)| (key, index + 2))
+        .map(|(key, index)| (key, index + opened + 1))
         .collect();
+    let to_file_line = |mut e: ParseError| {
+        e.line += skipped;
+        e
+    };
     match read_yaml(&block.join("\n")) {
         Ok(fields) => Ok(Frontmatter {
             fields,
@@ -87,7 +105,7 @@ pub fn parse(text: &str) -> Result<Frontmatter, ParseError> {
             fields: read_key_by_key(block),
             key_lines,
             body,
-            lenient: Some(error),
+            lenient: Some(to_file_line(error)),
         }),
     }
 }
@@ -285,12 +303,32 @@ mod tests {
     }
 
     #[test]
-    fn missing_or_unclosed_fences_name_line_one() {
-        assert_eq!(parse("# Just markdown").unwrap_err().line, 1);
+    fn no_frontmatter_is_all_body_and_an_unclosed_one_is_an_error() {
+        let plain = parse("# Just markdown\n\nA page.").unwrap();
+        assert!(plain.fields.is_empty() && plain.key_lines.is_empty());
+        assert_eq!(plain.body, "# Just markdown\n\nA page.");
         let e = parse("---\nname: x\n").unwrap_err();
         assert!(e.message.contains("never closed"), "{e:?}");
+        assert_eq!(e.line, 1);
         assert!(has_frontmatter("\u{feff}---\r\nname: x"));
+        assert!(has_frontmatter("\n  \n---\nname: x"));
         assert!(!has_frontmatter("# Title\n---"));
+    }
+
+    #[test]
+    fn blank_lines_before_the_fence_keep_file_line_numbers() {
+        let fm = parse("\u{feff}\n\n---\nname: a\ndescription: b\n---\nbody").unwrap();
+        assert!(fm.lenient.is_none());
+        assert_eq!(text(&fm, "description"), "b");
+        assert_eq!(fm.key_lines["name"], 4);
+        assert_eq!(fm.body, "body");
+        let block = "---\nname: a\nmetadata:\n  x: [open\n   y: 1\n---\n";
+        let at_top = parse(block).unwrap().lenient.expect("not YAML").line;
+        let lower = parse(&format!("\n\n{block}"))
+            .unwrap()
+            .lenient
+            .map(|e| e.line);
+        assert_eq!(lower, Some(at_top + 2));
     }
 }
 

@@ -3,11 +3,16 @@
 //! `homepage`, `metadata.openclaw` or its legacy names `clawdbot`, `clawdis`,
 //! `moltbot`), egirl's own `metadata.egirl.complexity`, and LocalBot's
 //! `triggers`.
+//!
+//! What other agents load loads here too (Claude Code's rules): without
+//! frontmatter, or without `description`, the description is `summary`
+//! or else the body's first paragraph, and the name is the folder's.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::author::MAX_DESCRIPTION;
 use super::frontmatter::{self, Frontmatter, ParseError};
 use super::gating::{self, Host, Requirements};
 use crate::routing::SkillComplexity;
@@ -105,20 +110,30 @@ fn from_frontmatter(
                 "`description` is empty",
             ));
         }
-        // The YAML error is the cause when the key-by-key reading lost it.
-        None => {
-            return Err(parsed.lenient.clone().unwrap_or_else(|| {
-                ParseError::new(1, "missing `description` (OpenClaw requires it)")
-            }));
-        }
+        None => match fields.get("summary").and_then(text) {
+            Some(summary) if !summary.trim().is_empty() => one_line(&summary),
+            // The YAML error is the cause when the key-by-key reading lost it.
+            _ => match (&parsed.lenient, first_paragraph(&parsed.body)) {
+                (Some(error), _) => return Err(error.clone()),
+                (None, Some(paragraph)) => paragraph,
+                (None, None) => {
+                    // Nor a `summary` or a paragraph to stand in.
+                    return Err(ParseError::new(
+                        1,
+                        "missing `description` (OpenClaw requires it)",
+                    ));
+                }
+            },
+        },
     };
-    let name = fields
-        .get("name")
-        .and_then(text)
+    let name = match fields.get("name").and_then(text) {
         // One line: a block scalar's newlines would break the prompt list.
-        .map(|n| one_line(&n))
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| candidate.fallback_name.clone());
+        Some(n) if n.trim().contains('\n') => {
+            return Err(ParseError::new(line_of("name"), "`name` must be one line"));
+        }
+        Some(n) if !n.trim().is_empty() => one_line(&n),
+        _ => candidate.fallback_name.clone(),
+    };
     let metadata = metadata(fields).map_err(|e| ParseError::new(line_of("metadata"), e))?;
     let openclaw = METADATA_KEYS
         .iter()
@@ -197,6 +212,48 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The body's first paragraph of prose, on one line: headings, rules,
+/// HTML comments and code fences before it are passed over. None: the body
+/// has none.
+fn first_paragraph(body: &str) -> Option<String> {
+    let mut paragraph: Vec<&str> = Vec::new();
+    let mut in_fence = false;
+    let mut in_comment = false;
+    for line in body.lines() {
+        let t = line.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            if !paragraph.is_empty() {
+                break;
+            }
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        if in_comment || t.starts_with("<!--") {
+            in_comment = !t.contains("-->");
+            continue;
+        }
+        let passed_over = t.starts_with('#') || matches!(t, "---" | "***" | "___");
+        if t.is_empty() || passed_over {
+            if !paragraph.is_empty() {
+                break;
+            }
+            continue;
+        }
+        paragraph.push(t);
+    }
+    let text = one_line(&paragraph.join(" "));
+    if text.is_empty() {
+        return None;
+    }
+    Some(match text.char_indices().nth(MAX_DESCRIPTION) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    })
+}
+
 /// The file as the model reads it: `{baseDir}` replaced by the folder.
 pub fn expand_base_dir(text: &str, base_dir: &Path) -> String {
     text.replace("{baseDir}", &base_dir.display().to_string())
@@ -255,6 +312,34 @@ mod tests {
         assert!(b.error.contains("description"), "{b:?}");
         assert_eq!(b.name, "folder-name");
         assert!(b.message().starts_with("skills/folder-name/SKILL.md:1: "));
+    }
+
+    #[test]
+    fn peers_shapes_load() {
+        let plain = load_text("# Deploy\n\nShips the site\nto production.\n\nMore.").unwrap();
+        assert_eq!(
+            (plain.name.as_str(), plain.description.as_str()),
+            ("folder-name", "Ships the site to production.")
+        );
+        let summary = load_text("---\nname: s\nsummary: Short one.\n---\n").unwrap();
+        assert_eq!(summary.description, "Short one.");
+        let body =
+            load_text("---\nname: b\n---\n<!-- note -->\n```\ncode\n```\nFrom the body.").unwrap();
+        assert_eq!(body.description, "From the body.");
+        let blank = load_text("\n\n---\nname: blank\ndescription: d\n---\n").unwrap();
+        assert_eq!(blank.name, "blank");
+    }
+
+    #[test]
+    fn a_name_on_two_lines_is_broken() {
+        let b = load_text("---\ndescription: d\nname: |\n  two\n  lines\n---\n").unwrap_err();
+        assert_eq!(b.line, 3, "{b:?}");
+        assert!(b.error.contains("one line"), "{b:?}");
+        let empty = load_text("").unwrap_err();
+        assert!(
+            empty.error.starts_with("missing `description`"),
+            "{empty:?}"
+        );
     }
 
     #[test]

@@ -93,7 +93,16 @@ async fn reindex_then_search_json_with_embeddings() {
     let hit_keys: Vec<&String> = hit.as_object().unwrap().keys().collect();
     assert_eq!(
         hit_keys,
-        ["path", "start_line", "end_line", "score", "snippet"]
+        [
+            "path",
+            "start_line",
+            "end_line",
+            "score",
+            "snippet",
+            "snippet_start_line",
+            "snippet_end_line",
+            "best_line"
+        ]
     );
     assert_eq!(hit["path"], "memory/2025-05-05.md");
     assert_eq!(

@@ -6,6 +6,7 @@ mod agent;
 mod cli;
 mod index;
 mod search;
+mod snippets;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

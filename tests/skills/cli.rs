@@ -97,7 +97,7 @@ async fn text_groups_available_unavailable_and_broken() {
     let text = String::from_utf8_lossy(&out.stdout);
     let available = text.find("available (").expect("available section");
     let unavailable = text.find("unavailable (").expect("unavailable section");
-    let broken = text.find("broken (2)").expect("broken section");
+    let broken = text.find("broken (3)").expect("broken section");
     assert!(available < unavailable && unavailable < broken, "{text}");
     assert!(
         text.contains("missing on PATH: egirl-test-no-such-binary"),
@@ -109,6 +109,10 @@ async fn text_groups_available_unavailable_and_broken() {
     );
     assert!(
         text.contains("edge/no-description/SKILL.md:1: missing `description`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("edge/multi-line-name/SKILL.md:3: `name` must be one line"),
         "{text}"
     );
 }

@@ -132,16 +132,20 @@ fn edge_cases_load_or_are_listed_with_file_and_line() {
         [
             "always",
             "base-dir",
+            "bom-blank-line",
             "bom-crlf",
             "colon-description",
             "küche",
+            "leading-blank-line",
             "legacy-clawdis",
             "mac-only",
             "missing-bin",
             "missing-env",
+            "no-frontmatter",
             "no-name",
             "quick-note",
             "scalars",
+            "summary",
         ]
     );
     let get = |name: &str| snap.get(name).unwrap();
@@ -217,7 +221,7 @@ fn edge_cases_load_or_are_listed_with_file_and_line() {
         .iter()
         .map(|b| (b.name.clone(), b.line, b.error.clone()))
         .collect();
-    assert_eq!(broken.len(), 2, "{broken:?}");
+    assert_eq!(broken.len(), 3, "{broken:?}");
     let (name, line, error) = &broken[0];
     assert_eq!(name, "bad-yaml");
     assert!(error.starts_with("invalid YAML"), "{error}");
@@ -228,8 +232,68 @@ fn edge_cases_load_or_are_listed_with_file_and_line() {
         snap.broken[0].message()
     );
     let (name, line, error) = &broken[1];
+    assert_eq!((name.as_str(), *line), ("multi-line-name", 3));
+    assert_eq!(error, "`name` must be one line");
+    let (name, line, error) = &broken[2];
     assert_eq!((name.as_str(), *line), ("no-description", 1));
     assert!(error.contains("missing `description`"), "{error}");
+}
+
+/// Files other agents load (issue 15): no frontmatter, a byte-order mark
+/// and a blank line before it, blank lines before it, `summary` for
+/// `description`. Named by their folder or their `name`, described by
+/// their first paragraph or their `summary`, gated and listed like any.
+#[test]
+fn what_peers_load_loads_with_its_name_and_description() {
+    let snap = load_dir(&fixtures().join("edge"), &["sh"], &[]);
+    let get = |name: &str| {
+        snap.get(name)
+            .unwrap_or_else(|| panic!("{name} loads: {:?}", snap.broken))
+    };
+
+    let plain = get("no-frontmatter");
+    assert_eq!(
+        plain.description,
+        "Drafts release notes from the merged pull requests since the last tag, grouped by area."
+    );
+    assert!(plain.available() && plain.model_invocable && plain.user_invocable);
+    assert!(plain.warning.is_none());
+    let dir = std::fs::canonicalize(fixtures().join("edge/no-frontmatter")).unwrap();
+    assert_eq!(plain.base_dir, dir);
+
+    assert_eq!(
+        get("bom-blank-line").description,
+        "A byte-order mark, then a blank line, then the frontmatter."
+    );
+    let leading = get("leading-blank-line");
+    assert_eq!(
+        leading.description,
+        "Two blank lines before the opening fence."
+    );
+    // Its frontmatter counts: the gate in it holds.
+    assert_eq!(
+        leading.unavailable.as_deref(),
+        Some("environment variable not set: EGIRL_TEST_NO_SUCH_VARIABLE")
+    );
+    assert_eq!(
+        get("summary").description,
+        "Says what it does under `summary:`, as some collections write it."
+    );
+
+    // The prompt listing has them, with those descriptions.
+    let block = &snap.prompt;
+    for line in [
+        "- no-frontmatter: Drafts release notes from the merged pull requests",
+        "- bom-blank-line: A byte-order mark",
+        "- summary: Says what it does",
+    ] {
+        assert!(block.contains(line), "{line} in {block}");
+    }
+    assert!(
+        !block.contains("leading-blank-line"),
+        "unavailable: not listed"
+    );
+    assert!(!block.contains("multi-line-name"), "broken: not listed");
 }
 
 #[test]

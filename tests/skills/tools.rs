@@ -194,3 +194,26 @@ async fn read_file_resolves_base_dir_in_a_skill() {
     let read = tools::run("read_file", &json!({"path": "plain.md"}), &ctx).await;
     assert!(read.output.contains("{baseDir}/x"), "{}", read.output);
 }
+
+/// A SKILL.md without frontmatter is a skill like any: `{baseDir}` in it
+/// is its folder when the model reads it.
+#[tokio::test]
+async fn read_file_resolves_base_dir_in_a_skill_without_frontmatter() {
+    let (_tmp, ws) = workspace();
+    let registry = Arc::new(Registry::load(&config(&[&fixtures().join("edge")]), &ws));
+    let ctx = tool_context(&ws, registry.clone());
+    let skill = registry.snapshot().get("no-frontmatter").unwrap().clone();
+    let read = tools::run(
+        "read_file",
+        &json!({"path": skill.path.display().to_string()}),
+        &ctx,
+    )
+    .await;
+    assert!(read.success, "{}", read.output);
+    let dir = skill.base_dir.display().to_string();
+    assert!(
+        read.output.contains(&format!("Read `{dir}/template.md`")),
+        "{}",
+        read.output
+    );
+}

@@ -79,6 +79,8 @@ struct FakeState {
     slot_save: bool,
     /// Saved slot files: name to the slot's cached text.
     slot_files: HashMap<String, String>,
+    /// The model a reply names; None: the one asked for.
+    served_model: Option<String>,
 }
 
 type Shared = Arc<Mutex<FakeState>>;
@@ -113,6 +115,7 @@ impl FakeLlama {
             cache: HashMap::new(),
             slot_save: false,
             slot_files: HashMap::new(),
+            served_model: None,
         }));
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -185,6 +188,12 @@ impl FakeLlama {
             .iter()
             .filter(|r| r.path == path)
             .count()
+    }
+
+    /// Replies name this model whatever was asked for, as llama-server
+    /// names the path of the GGUF it loaded.
+    pub fn set_served_model(&self, model: &str) {
+        self.lock().served_model = Some(model.to_string());
     }
 
     pub fn set_n_ctx(&self, n_ctx: u64) {
@@ -465,7 +474,9 @@ async fn chat(State(state): State<Shared>, bytes: Bytes) -> Response {
         };
         (reply, counts)
     };
-    let model = body["model"].as_str().unwrap_or("fake-model").to_string();
+    let served = lock(&state).served_model.clone();
+    let model =
+        served.unwrap_or_else(|| body["model"].as_str().unwrap_or("fake-model").to_string());
     match &reply.body {
         ReplyBody::Hang => std::future::pending().await,
         ReplyBody::Status { status, body } => {

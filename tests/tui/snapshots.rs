@@ -128,6 +128,7 @@ fn busy_app() -> App {
                         end_line: 16,
                         score: 0.91,
                         snippet: "We keep target/ on the big disk.".into(),
+                        ..Default::default()
                     },
                     MemoryHit {
                         path: "MEMORY.md".into(),
@@ -135,6 +136,7 @@ fn busy_app() -> App {
                         end_line: 3,
                         score: 0.47,
                         snippet: "Prefers `make` over raw cargo.".into(),
+                        ..Default::default()
                     },
                 ],
             }),
@@ -401,6 +403,7 @@ fn memory_search_from_the_input_box() {
                     end_line: 9,
                     score: 0.81,
                     snippet: "The spare key is under the blue flowerpot by the back door.".into(),
+                    ..Default::default()
                 },
                 MemoryHit {
                     path: "memory/2025-06-14.md".into(),
@@ -409,6 +412,7 @@ fn memory_search_from_the_input_box() {
                     score: 0.42,
                     snippet: "### 18:02 · user · tui\n\nGave Ana the spare key for the weekend."
                         .into(),
+                    ..Default::default()
                 },
             ],
         })],
@@ -419,4 +423,41 @@ fn memory_search_from_the_input_box() {
     // Without a query: a hint, nothing sent.
     type_text(&mut app, "/memory");
     assert!(ops(press(&mut app, key(KeyCode::Enter))).is_empty());
+}
+
+/// A hit names the line that matched and shows it, not the chunk's first
+/// line: the planted fact at line 43 of a chunk that starts at line 23.
+#[test]
+fn memory_pane_shows_the_line_that_matched() {
+    let mut app = app();
+    apply_all(
+        &mut app,
+        [ev(EventKind::MemoryHits {
+            query: "favorite text editor".into(),
+            hits: vec![
+                MemoryHit {
+                    path: "MEMORY.md".into(),
+                    start_line: 23,
+                    end_line: 43,
+                    score: 1.0,
+                    snippet: "- Fact 39: the favorite color of the cat is grey.\n- Fact 40: the favorite tea is oolong.\n\nMy favorite text editor is Helix.".into(),
+                    snippet_start_line: 40,
+                    snippet_end_line: 43,
+                    best_line: 43,
+                },
+                MemoryHit {
+                    path: "memory/2025-06-14.md".into(),
+                    start_line: 1,
+                    end_line: 9,
+                    score: 0.33,
+                    snippet: "### 18:02 · user · tui\n\nTried Zed as a text editor for a day.\nBack to the old one.".into(),
+                    snippet_start_line: 1,
+                    snippet_end_line: 4,
+                    best_line: 3,
+                },
+            ],
+        })],
+    );
+    press(&mut app, key(KeyCode::F(4)));
+    assert_snapshot!(screen(&app, 90, 14));
 }

@@ -9,8 +9,7 @@ use std::time::SystemTime;
 use super::app::{App, Overlay};
 use super::feeds::{ToolRecord, ToolState};
 use super::transcript::{Kind, Level};
-use crate::protocol::{Origin, SessionId, Target};
-use crate::providers::Role;
+use crate::protocol::{Origin, Role, SessionId, Target};
 use crate::sessions::Record;
 
 /// Transcripts on disk the picker lists besides the live sessions.

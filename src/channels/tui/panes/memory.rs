@@ -1,4 +1,5 @@
-//! Memory: the last search, its query and hits with score and path:line.
+//! Memory: the last search, its query and hits with score, path:line and
+//! the line that matched.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -34,7 +35,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
             ),
             Span::styled(
                 wrap::truncate(
-                    &format!("{}:{}", hit.path, hit.start_line),
+                    &format!("{}:{}", hit.path, hit.best_line.max(hit.start_line)),
                     width.saturating_sub(5),
                 ),
                 Style::default()
@@ -42,7 +43,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
                     .add_modifier(Modifier::UNDERLINED),
             ),
         ]));
-        let snippet = wrap::one_line(without_headings(&hit.snippet), width.saturating_sub(2));
+        let snippet = wrap::one_line(hit.matched_line(), width.saturating_sub(2));
         if !snippet.is_empty() {
             out.push(Line::from(vec![
                 Span::raw("  "),
@@ -51,36 +52,4 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         }
     }
     out
-}
-
-/// The snippet from its first line of content: a daily log chunk starts
-/// with the entry's `### HH:MM · who · origin` heading, which says little.
-fn without_headings(snippet: &str) -> &str {
-    let mut rest = snippet;
-    loop {
-        let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
-        let trimmed = line.trim();
-        if after.trim().is_empty() || !(trimmed.is_empty() || trimmed.starts_with('#')) {
-            return rest;
-        }
-        rest = after;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::without_headings;
-
-    #[test]
-    fn headings_before_content_are_skipped() {
-        assert_eq!(
-            without_headings("### 18:02 · user · tui\n\nGave Ana the key."),
-            "Gave Ana the key."
-        );
-        assert_eq!(without_headings("# Only a heading"), "# Only a heading");
-        assert_eq!(
-            without_headings("Plain text\n# later"),
-            "Plain text\n# later"
-        );
-    }
 }
