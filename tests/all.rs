@@ -11,6 +11,7 @@ mod provider_openai;
 mod provider_remote;
 mod routing;
 mod scheduler;
+mod seam;
 mod skills;
 mod support;
 mod tui;
