@@ -11,6 +11,7 @@ pub mod skills;
 pub mod stats;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
@@ -18,7 +19,7 @@ use crate::agent::{self, AgentHandle};
 use crate::channels::discord::{self, Discord, DiscordOptions};
 use crate::channels::headless::{self, HeadlessOptions, Outcome};
 use crate::channels::tui;
-use crate::config::{self, Config, Secrets};
+use crate::config::{self, Config, Redactor, Secrets};
 use crate::protocol::Op;
 use crate::providers::remote::RemoteProviders;
 
@@ -127,7 +128,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     }
     let log_dir = config::expand_home(&env.config.log.dir);
     let serving = matches!(cli.command, Some(CliCommand::Serve));
-    let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.secrets, serving)
+    let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.redactor, serving)
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
     tracing::info!(config = ?env.config_path, workspace = %env.workspace.display(), "starting");
 
@@ -254,6 +255,8 @@ pub struct Environment {
     pub allowed_paths: Vec<PathBuf>,
     /// The `.env` files read at start-up (protected from the model).
     pub env_files: Vec<PathBuf>,
+    /// The secret values found at start-up, redacted wherever they show.
+    pub redactor: Arc<Redactor>,
 }
 
 impl Environment {
@@ -302,7 +305,9 @@ impl Environment {
                 ),
             }
         }
+        let redactor = Arc::new(Redactor::from_environment(&env_files));
         Ok(Self {
+            redactor,
             config,
             config_path: loaded.path,
             secrets: Secrets::from_env(),
@@ -331,6 +336,7 @@ impl Environment {
             self.allowed_paths.clone(),
             remote,
             protected,
+            self.redactor.clone(),
         );
         let mut notices = notices;
         let broken = agent.skills.snapshot().broken.len();

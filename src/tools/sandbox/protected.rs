@@ -51,6 +51,11 @@ impl ProtectedPaths {
         &self.read_only
     }
 
+    /// The `.env` files egirl loaded (commands lose their variables).
+    pub fn env_files(&self) -> &[PathBuf] {
+        &self.env_files
+    }
+
     /// Why a write to `path` (canonical, from `paths::resolve`) is refused,
     /// as one line for the model; None when it may be written.
     pub fn write_refusal(&self, path: &Path, shown: &str) -> Option<String> {
