@@ -272,3 +272,24 @@ async fn transcripts_are_not_writable_and_the_session_resumes_intact() {
         "{said_by_user:?}"
     );
 }
+
+/// Finding 2, as `egirl doctor` reports it: a workspace that holds the
+/// config and the `.env` says so, and what that means.
+#[tokio::test]
+async fn doctor_names_a_config_and_env_inside_the_workspace() {
+    let fake = FakeLlama::start().await;
+    let cli = workspace_holding_the_config(&fake, "");
+    let out = cli.run(&["doctor"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("note workspace: holds the config file")
+            && text.contains("an approved command can"),
+        "{text}"
+    );
+    assert!(text.contains(".env, loaded at start-up"), "{text}");
+
+    let elsewhere = Cli::new(&fake, "");
+    let out = elsewhere.run(&["doctor"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("holds the config file"), "{text}");
+}
