@@ -263,7 +263,7 @@ pub fn spawn_guarded(
     } else {
         None
     };
-    let memory = start_memory(&config, &workspace, &remote, &bus);
+    let memory = start_memory(&config, &workspace, &remote, &bus, &redactor);
     let memory_watcher = config
         .memory
         .watch
@@ -320,8 +320,13 @@ fn start_memory(
     workspace: &std::path::Path,
     remote: &RemoteProviders,
     bus: &EventBus,
+    redactor: &Arc<Redactor>,
 ) -> Arc<Memory> {
-    let memory = Arc::new(Memory::new(workspace, config, remote).with_events(bus.clone()));
+    let memory = Arc::new(
+        Memory::new(workspace, config, remote)
+            .with_events(bus.clone())
+            .with_redactor(redactor.clone()),
+    );
     let first = memory.clone();
     tokio::spawn(async move {
         match first.sync(None).await {

@@ -18,22 +18,27 @@ pub(crate) fn event(r: &Redactor, kind: &mut EventKind) {
     if r.is_empty() {
         return;
     }
+    // The frequent events directly. Their fields are all named (no `..`),
+    // so a text field added later fails to compile here until handled.
     match kind {
         EventKind::Delta { text }
         | EventKind::Reasoning { text }
         | EventKind::Final { text }
         | EventKind::TurnStarted { text }
-        | EventKind::Queued { text, .. } => r.redact_string(text),
+        | EventKind::Queued { text, position: _ } => r.redact_string(text),
         EventKind::Notice { message } | EventKind::Error { message } => r.redact_string(message),
-        EventKind::ToolResult { output, .. } => r.redact_string(output),
-        EventKind::ToolCall { arguments, .. } => r.redact_json(arguments),
-        EventKind::ApprovalRequest { command, cwd, .. } => {
-            r.redact_string(command);
-            r.redact_string(cwd);
-        }
-        EventKind::Usage { .. }
-        | EventKind::ContextTrimmed { .. }
-        | EventKind::TurnEnded { .. } => {}
+        EventKind::ToolResult {
+            id: _,
+            name: _,
+            success: _,
+            output,
+            duration_ms: _,
+        } => r.redact_string(output),
+        EventKind::ToolCall {
+            id: _,
+            name: _,
+            arguments,
+        } => r.redact_json(arguments),
         // Everything else (and any variant added later) through its JSON
         // form: slower, but no text field is ever missed.
         other => {
@@ -108,6 +113,12 @@ mod tests {
                     score: 0.5,
                     snippet: format!("token {secret}"),
                 }],
+            },
+            EventKind::ApprovalRequest {
+                id: "1".into(),
+                tool: "exec".into(),
+                command: format!("echo {secret}"),
+                cwd: "/w".into(),
             },
             EventKind::Escalation {
                 from: "local".into(),

@@ -3,7 +3,7 @@
 //! `printenv` and `cat .env`: no value reaches any output egirl writes,
 //! and `[redacted:NAME]` stands where one was.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -27,9 +27,9 @@ fn plant_dotenv(cli: &Cli) {
 
 const PLANTED_ENV: [(&str, &str); 2] = [("DISCORD_TOKEN", DISCORD), ("FOO_TOKEN", FOO)];
 
-/// Every file under `dir` (the `.env` planted there excepted) with a
-/// planted value in its bytes, as `path: value`.
-fn files_with_values(dir: &Path, values: &[&str]) -> Vec<String> {
+/// Every file under `dir` (but those in `except`) with a planted value in
+/// its bytes, as `path: value`.
+fn files_with_values(dir: &Path, except: &[PathBuf], values: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -39,7 +39,7 @@ fn files_with_values(dir: &Path, values: &[&str]) -> Vec<String> {
                 stack.push(path);
                 continue;
             }
-            if path == dir.join(".env") {
+            if except.contains(&path) {
                 continue;
             }
             let bytes = std::fs::read(&path).unwrap_or_default();
@@ -76,6 +76,8 @@ async fn no_secret_value_reaches_any_output_after_env_printenv_and_cat() {
             ("exec", r#"{"command":"env"}"#),
             ("exec", r#"{"command":"printenv"}"#),
             ("exec", r#"{"command":"cat ../.env"}"#),
+            // A command's own file holds what it wrote; the index must not.
+            ("exec", r#"{"command":"cat ../.env > memory/copied.md"}"#),
             (
                 "memory_save",
                 &format!(r#"{{"text":"the foo token is {FOO}","long_term":true}}"#),
@@ -159,10 +161,14 @@ async fn no_secret_value_reaches_any_output_after_env_printenv_and_cat() {
     let reindex = cli.run_with_env(&["memory", "reindex"], &PLANTED_ENV).await;
     assert!(reindex.status.success(), "{}", stderr(&reindex));
     let index = std::fs::read(cli.workspace().join(".egirl/index.sqlite")).unwrap();
-    let marker = b"the foo token is [redacted:FOO_TOKEN]";
+    let holds = |marker: &[u8]| index.windows(marker.len()).any(|w| w == marker);
     assert!(
-        index.windows(marker.len()).any(|w| w == marker),
+        holds(b"the foo token is [redacted:FOO_TOKEN]"),
         "the index holds MEMORY.md as saved"
+    );
+    assert!(
+        holds(b"MY_SERVICE_URL=\"[redacted:MY_SERVICE_URL]\""),
+        "the index holds the command's file, redacted"
     );
     assert!(!under(&cli, "sessions").is_empty(), "no transcript");
     assert!(!under(&cli, "memory").is_empty(), "no daily log");
@@ -173,7 +179,13 @@ async fn no_secret_value_reaches_any_output_after_env_printenv_and_cat() {
     );
     let logs = std::fs::read_dir(cli.dir.path().join("logs")).unwrap();
     assert!(logs.count() > 0, "no log file");
-    let leaks = files_with_values(cli.dir.path(), &all);
+    let copied = cli.workspace().join("memory/copied.md");
+    assert!(
+        std::fs::read_to_string(&copied)
+            .unwrap()
+            .contains(ANTHROPIC)
+    );
+    let leaks = files_with_values(cli.dir.path(), &[cli.dir.path().join(".env"), copied], &all);
     assert!(leaks.is_empty(), "{leaks:#?}");
 }
 
