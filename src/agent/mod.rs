@@ -344,6 +344,8 @@ fn start_memory(
 /// `/memory Q`: searched beside the session's turns, answered as `memory_hits`.
 fn search_memory(shared: &Arc<Shared>, session: SessionId, query: String) {
     let shared = shared.clone();
+    // The query may go to an embeddings server, remote ones included.
+    let query = shared.redactor.redact(&query).into_owned();
     tokio::spawn(async move {
         let origin = Origin::Tui;
         match shared.memory.search(&query, None, None).await {

@@ -221,7 +221,9 @@ async fn run_steps(
         route::record(shared, &|k| turn.emit(k), &session.id, r, &asked);
     }
 
+    // Workspace files and MEMORY.md go to the model (and to /tokenize).
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
+    let system = shared.redactor.redact(&system).into_owned();
     let specs =
         unattended::offered_tools(&turn.origin, tools::specs(), &shared.config.webhook.tools);
     let mut seen_calls: HashSet<String> = HashSet::new();

@@ -145,6 +145,14 @@ async fn no_secret_value_reaches_any_output_after_env_printenv_and_cat() {
         .filter_map(|e| e["text"].as_str())
         .collect();
     assert_eq!(deltas, final_text);
+    // Not even a piece of a value goes out while it streams.
+    for delta in ev.iter().filter(|e| e["type"] == "delta") {
+        let text = delta["text"].as_str().unwrap_or("");
+        assert!(
+            !text.contains("planted") && !text.contains("def0123"),
+            "{text}"
+        );
+    }
     assert!(stdout.contains("the foo token is [redacted:FOO_TOKEN]"));
 
     // What the model was sent next holds the redacted results.
@@ -248,4 +256,36 @@ async fn remote_requests_carry_no_secret_value() {
     for value in [ANTHROPIC, SERVICE_URL, DISCORD, FOO] {
         assert!(!sent.contains(value), "a remote request has {value}");
     }
+}
+
+#[tokio::test]
+async fn a_value_typed_or_kept_in_memory_never_reaches_the_model() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::text("noted")]);
+    let cli = Cli::new(&fake, "");
+    // The first run creates the workspace; MEMORY.md is in every prompt.
+    let out = cli.run_with_env(&["-m", "hello"], &PLANTED_ENV).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let memory = cli.workspace().join("MEMORY.md");
+    let mut text = std::fs::read_to_string(&memory).unwrap();
+    text.push_str(&format!("\n- the foo token is {FOO}\n"));
+    std::fs::write(&memory, text).unwrap();
+
+    let typed = format!("my discord token is {DISCORD}, keep it");
+    let out = cli
+        .run_with_env(&["-m", &typed, "--json"], &PLANTED_ENV)
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("my discord token is [redacted:DISCORD_TOKEN], keep it"));
+    let sent = serde_json::to_string(&fake.requests().pop().unwrap()).unwrap();
+    assert!(
+        sent.contains("the foo token is [redacted:FOO_TOKEN]"),
+        "{sent}"
+    );
+    assert!(sent.contains("[redacted:DISCORD_TOKEN]"), "{sent}");
+    let leaks = files_with_values(&cli.workspace().join("sessions"), &[], &[FOO, DISCORD]);
+    assert!(leaks.is_empty(), "{leaks:#?}");
+    assert!(!sent.contains(FOO) && !sent.contains(DISCORD));
+    assert!(!stdout.contains(FOO) && !stdout.contains(DISCORD));
 }
