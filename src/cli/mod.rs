@@ -120,7 +120,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             return Ok(EXIT_OK);
         }
         Some(CliCommand::Export(args)) => {
-            export::run(&env.workspace, args).map_err(|e| Exit::failure(format!("{e:#}")))?;
+            export::run(&env.workspace, args, &env.redactor)
+                .map_err(|e| Exit::failure(format!("{e:#}")))?;
             return Ok(EXIT_OK);
         }
         Some(CliCommand::Memory(args)) => return memory::run(&env, args).await,

@@ -289,3 +289,49 @@ async fn a_value_typed_or_kept_in_memory_never_reaches_the_model() {
     assert!(!sent.contains(FOO) && !sent.contains(DISCORD));
     assert!(!stdout.contains(FOO) && !stdout.contains(DISCORD));
 }
+
+/// A transcript written before redaction existed: resumed, it reaches the
+/// model redacted, and `egirl export` never puts the value in training data.
+#[tokio::test]
+async fn a_legacy_transcript_is_redacted_when_sent_and_exported() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::text("first"), Reply::text("second")]);
+    let cli = Cli::new(&fake, "");
+    let out = cli.run_with_env(&["-m", "hello"], &PLANTED_ENV).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record = |role: &str, content: &str| {
+        serde_json::json!({
+            "ts": "2026-01-01T00:00:00Z",
+            "origin": "cli",
+            "role": role,
+            "content": content
+        })
+        .to_string()
+    };
+    let legacy = format!(
+        "{}\n{}\n",
+        record("user", &format!("my token is {FOO}")),
+        record("assistant", &format!("noted: {FOO}"))
+    );
+    std::fs::write(cli.workspace().join("sessions/cli-legacy.jsonl"), legacy).unwrap();
+
+    let out = cli
+        .run_with_env(&["-m", "go on", "--session", "cli-legacy"], &PLANTED_ENV)
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = serde_json::to_string(&fake.requests().pop().unwrap()).unwrap();
+    assert!(sent.contains("noted: [redacted:FOO_TOKEN]"), "{sent}");
+    assert!(!sent.contains(FOO));
+
+    let out = cli.run_with_env(&["export"], &PLANTED_ENV).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exported = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        exported.contains("my token is [redacted:FOO_TOKEN]"),
+        "{exported}"
+    );
+    assert!(!exported.contains(FOO));
+    for line in exported.lines() {
+        serde_json::from_str::<Value>(line).expect("each line stays JSON");
+    }
+}
