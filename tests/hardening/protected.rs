@@ -287,6 +287,13 @@ async fn doctor_names_a_config_and_env_inside_the_workspace() {
         "{text}"
     );
     assert!(text.contains(".env, loaded at start-up"), "{text}");
+    assert!(
+        text.contains(
+            "note redaction: the values of HARMLESS_SETTING are shown as [redacted:NAME]"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("some-planted-value"), "{text}");
 
     let elsewhere = Cli::new(&fake, "");
     let out = elsewhere.run(&["doctor"]).await;
