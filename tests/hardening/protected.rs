@@ -287,12 +287,11 @@ async fn doctor_names_a_config_and_env_inside_the_workspace() {
         "{text}"
     );
     assert!(text.contains(".env, loaded at start-up"), "{text}");
-    assert!(
-        text.contains(
-            "note redaction: the values of HARMLESS_SETTING are shown as [redacted:NAME]"
-        ),
-        "{text}"
-    );
+    let redaction = text
+        .lines()
+        .find(|l| l.starts_with("note redaction: the values of "))
+        .unwrap_or_default();
+    assert!(redaction.contains("HARMLESS_SETTING"), "{text}");
     assert!(!text.contains("some-planted-value"), "{text}");
 
     let elsewhere = Cli::new(&fake, "");
