@@ -319,6 +319,24 @@ mod tests {
     }
 
     #[test]
+    fn self_overlapping_values_stream_like_the_whole_text() {
+        let r = redactor(&[("A_KEY", "aaaaaaab"), ("B_KEY", "aaab-aaaaaaab")]);
+        let text = "aaaaaaaaaaab aaab-aaaaaaab aaaab-aaaaaaaab aaaaaaa";
+        let whole = r.redact(text).into_owned();
+        assert_eq!(
+            whole,
+            "aaaa[redacted:A_KEY] [redacted:B_KEY] aaaab-a[redacted:A_KEY] aaaaaaa"
+        );
+        for size in 1..=6 {
+            let chars: Vec<char> = text.chars().collect();
+            let pieces: Vec<String> = chars.chunks(size).map(|c| c.iter().collect()).collect();
+            let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+            let (_, joined) = streamed(&r, &refs);
+            assert_eq!(joined, whole, "pieces of {size}");
+        }
+    }
+
+    #[test]
     fn nothing_is_held_back_without_secrets() {
         let r = Redactor::default();
         let mut s = r.stream();
