@@ -374,7 +374,13 @@ impl<'de> Deserialize<'de> for Event {
 #[derive(Clone, Default)]
 pub struct EventBus {
     subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Event>>>>,
+    /// Applied to every event before it goes out (the core's last guard
+    /// against secret values: see `agent::redact`).
+    guard: Option<EventGuard>,
 }
+
+/// Rewrites an event in place before any surface sees it.
+pub type EventGuard = Arc<dyn Fn(&mut EventKind) + Send + Sync>;
 
 impl EventBus {
     pub fn new() -> Self {
@@ -387,7 +393,17 @@ impl EventBus {
         rx
     }
 
+    /// This bus, with every event passed through `guard` first.
+    pub fn with_guard(mut self, guard: EventGuard) -> Self {
+        self.guard = Some(guard);
+        self
+    }
+
     pub fn emit(&self, session: &str, origin: &Origin, kind: EventKind) {
+        let mut kind = kind;
+        if let Some(guard) = &self.guard {
+            guard(&mut kind);
+        }
         let event = Event {
             session: session.to_string(),
             origin: origin.clone(),

@@ -3,6 +3,7 @@
 //! knows which surface is listening.
 
 mod context;
+mod redact;
 mod route;
 mod slots;
 mod steps;
@@ -27,7 +28,7 @@ use tokio::sync::{OnceCell, Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, ToolFormat};
+use crate::config::{Config, Redactor, ToolFormat};
 use crate::memory::Memory;
 use crate::memory::watch::MemoryWatcher;
 use crate::protocol::{Command, EventBus, EventKind, Op, Origin, SessionId};
@@ -126,6 +127,8 @@ pub(crate) struct Shared {
     /// Cleared when the local server turns out to have no /tokenize or
     /// /apply-template (vLLM, Ollama): estimates from then on.
     pub server_counts_tokens: AtomicBool,
+    /// Secret values out of what the core stores, sends and shows.
+    pub redactor: Arc<Redactor>,
 }
 
 impl Shared {
@@ -202,17 +205,27 @@ pub fn spawn_with(
     remote: RemoteProviders,
 ) -> (AgentHandle, JoinHandle<()>) {
     let protected = ProtectedPaths::new(&workspace, None, &[]);
-    spawn_guarded(config, workspace, allowed_paths, remote, protected)
+    let redactor = Arc::new(Redactor::default());
+    spawn_guarded(
+        config,
+        workspace,
+        allowed_paths,
+        remote,
+        protected,
+        redactor,
+    )
 }
 
-/// `spawn_with`, protecting what start-up read: the config file and the
-/// `.env` files (see `tools::sandbox::protected`).
+/// `spawn_with`, protecting what start-up read (the config file and the
+/// `.env` files, see `tools::sandbox::protected`) and redacting the
+/// secret values start-up found (see `config::redact`).
 pub fn spawn_guarded(
     config: Config,
     workspace: PathBuf,
     allowed_paths: Vec<PathBuf>,
     remote: RemoteProviders,
     protected: ProtectedPaths,
+    redactor: Arc<Redactor>,
 ) -> (AgentHandle, JoinHandle<()>) {
     // Start-up checks the rules and exits 2 on a bad one; a caller that
     // skipped that check gets the rules left out rather than a crash.
@@ -225,7 +238,11 @@ pub fn spawn_guarded(
         };
         Router::new(&without_rules).expect("empty rule lists always parse")
     });
-    let bus = EventBus::new();
+    let bus = if redactor.is_empty() {
+        EventBus::new()
+    } else {
+        EventBus::new().with_guard(redact::event_guard(redactor.clone()))
+    };
     crate::tracking::spawn_usage_log(&bus, &workspace);
     let pending = PendingApprovals::default();
     let approver = Arc::new(Approver::new(
@@ -246,7 +263,7 @@ pub fn spawn_guarded(
     } else {
         None
     };
-    let memory = start_memory(&config, &workspace, &remote, &bus);
+    let memory = start_memory(&config, &workspace, &remote, &bus, &redactor);
     let memory_watcher = config
         .memory
         .watch
@@ -278,6 +295,7 @@ pub fn spawn_guarded(
         next_slot: AtomicU32::new(0),
         server_counts_tokens: AtomicBool::new(true),
         slot_owners: slots::SlotOwners::default(),
+        redactor,
     });
     let (tx, rx) = mpsc::unbounded_channel();
     let (busy, outstanding) = watch::channel(0usize);
@@ -302,8 +320,13 @@ fn start_memory(
     workspace: &std::path::Path,
     remote: &RemoteProviders,
     bus: &EventBus,
+    redactor: &Arc<Redactor>,
 ) -> Arc<Memory> {
-    let memory = Arc::new(Memory::new(workspace, config, remote).with_events(bus.clone()));
+    let memory = Arc::new(
+        Memory::new(workspace, config, remote)
+            .with_events(bus.clone())
+            .with_redactor(redactor.clone()),
+    );
     let first = memory.clone();
     tokio::spawn(async move {
         match first.sync(None).await {
@@ -321,6 +344,8 @@ fn start_memory(
 /// `/memory Q`: searched beside the session's turns, answered as `memory_hits`.
 fn search_memory(shared: &Arc<Shared>, session: SessionId, query: String) {
     let shared = shared.clone();
+    // The query may go to an embeddings server, remote ones included.
+    let query = shared.redactor.redact(&query).into_owned();
     tokio::spawn(async move {
         let origin = Origin::Tui;
         match shared.memory.search(&query, None, None).await {

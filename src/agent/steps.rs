@@ -8,7 +8,9 @@ use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use super::turn::{Session, Turn};
-use super::{Shared, window};
+use super::{Shared, redact, window};
+use crate::config::Redactor;
+use crate::config::redact::StreamRedactor;
 use crate::protocol::{EventKind, Origin};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProvider;
@@ -33,17 +35,18 @@ pub(super) async fn local_step(
     let mut extra_drop = 0;
     loop {
         let request = build_request(turn, session, system, specs, current, extra_drop).await?;
-        let mut visible = String::new();
+        let mut streamed = Streamed::new(&shared.redactor);
         let permit = tokio::select! {
             p = shared.local_permits.acquire() => p?,
             _ = cancel.cancelled() => return Ok(None),
         };
-        let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut visible, chunk);
+        let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut streamed, chunk);
         let limits = shared.limits().await;
         let local = shared.local_for(&limits);
         shared.slot_owners.note(session.cache_slot(), &session.id);
         let result = local.chat(&request, cancel, &mut on_chunk).await;
         drop(permit);
+        streamed.finish(turn);
         match result {
             Ok(response) => return Ok(Some((response, "llamacpp".into()))),
             Err(ProviderError::ContextOverflow(detail)) if extra_drop == 0 => {
@@ -51,7 +54,7 @@ pub(super) async fn local_step(
                 extra_drop = 1 + session.history.len() / 8;
             }
             Err(ProviderError::Interrupted) => {
-                keep_partial(turn, session, &visible)?;
+                keep_partial(turn, session, &streamed.visible)?;
                 return Ok(None);
             }
             Err(e) => return Err(e.into()),
@@ -76,17 +79,19 @@ pub(super) async fn remote_step(
         history.insert((*at).min(history.len()), note.clone());
     }
     let request = ChatRequest {
-        messages: prompt_messages(system, &history),
+        messages: prompt_messages(&turn.shared.redactor, system, &history),
         tools: specs.to_vec(),
         max_tokens: turn.shared.config.local.max_tokens,
         slot: None,
     };
-    let mut visible = String::new();
-    let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut visible, chunk);
-    match remote.chat(&request, cancel, &mut on_chunk).await {
+    let mut streamed = Streamed::new(&turn.shared.redactor);
+    let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut streamed, chunk);
+    let result = remote.chat(&request, cancel, &mut on_chunk).await;
+    streamed.finish(turn);
+    match result {
         Ok(response) => Ok(Some((response, remote.name().to_string()))),
         Err(ProviderError::Interrupted) => {
-            if let Err(e) = keep_partial(turn, session, &visible) {
+            if let Err(e) = keep_partial(turn, session, &streamed.visible) {
                 tracing::warn!("{e:#}");
             }
             Ok(None)
@@ -95,17 +100,57 @@ pub(super) async fn remote_step(
     }
 }
 
-fn stream_to(turn: &Turn<'_>, visible: &mut String, chunk: StreamChunk) {
+/// What one request streams: deltas go out as they come, except what may
+/// be the start of a secret value, held back until the next piece says
+/// (a value can be split across deltas; see `StreamRedactor`).
+struct Streamed<'a> {
+    /// The text as received (redacted when kept after an interrupt).
+    visible: String,
+    text: StreamRedactor<'a>,
+    reasoning: StreamRedactor<'a>,
+}
+
+impl<'a> Streamed<'a> {
+    fn new(redactor: &'a Redactor) -> Self {
+        Self {
+            visible: String::new(),
+            text: redactor.stream(),
+            reasoning: redactor.stream(),
+        }
+    }
+
+    /// The stream ended (answered, failed or interrupted): what was held back goes out.
+    fn finish(&mut self, turn: &Turn<'_>) {
+        let text = self.text.finish();
+        emit_delta(turn, text);
+        let reasoning = self.reasoning.finish();
+        if !reasoning.is_empty() {
+            turn.emit(EventKind::Reasoning { text: reasoning });
+        }
+    }
+}
+
+fn stream_to(turn: &Turn<'_>, out: &mut Streamed<'_>, chunk: StreamChunk) {
     match chunk {
         StreamChunk::Text(text) => {
-            visible.push_str(&text);
-            // A heartbeat reply may be a bare HEARTBEAT_OK that must reach
-            // no one; its `final` (if any) carries the text instead.
-            if turn.origin != Origin::Heartbeat {
-                turn.emit(EventKind::Delta { text });
+            out.visible.push_str(&text);
+            let ready = out.text.push(&text);
+            emit_delta(turn, ready);
+        }
+        StreamChunk::Reasoning(text) => {
+            let ready = out.reasoning.push(&text);
+            if !ready.is_empty() {
+                turn.emit(EventKind::Reasoning { text: ready });
             }
         }
-        StreamChunk::Reasoning(text) => turn.emit(EventKind::Reasoning { text }),
+    }
+}
+
+fn emit_delta(turn: &Turn<'_>, text: String) {
+    // A heartbeat reply may be a bare HEARTBEAT_OK that must reach no
+    // one; its `final` (if any) carries the text instead.
+    if !text.is_empty() && turn.origin != Origin::Heartbeat {
+        turn.emit(EventKind::Delta { text });
     }
 }
 
@@ -139,7 +184,7 @@ async fn build_request(
     let start = session.window_start.min(current);
 
     let mut request = ChatRequest {
-        messages: prompt_messages(system, &session.history[start..]),
+        messages: prompt_messages(&shared.redactor, system, &session.history[start..]),
         tools: specs.to_vec(),
         max_tokens: shared.config.local.max_tokens,
         slot: session.slot,
@@ -177,7 +222,11 @@ async fn build_request(
                 window::fit(window, &tokens, fixed, budget, current - start, extra_drop)
             })?;
         session.window_start = start + fit.first_kept;
-        request.messages = prompt_messages(system, &session.history[session.window_start..]);
+        request.messages = prompt_messages(
+            &shared.redactor,
+            system,
+            &session.history[session.window_start..],
+        );
         turn.emit(EventKind::ContextTrimmed {
             dropped_messages: session.window_start,
             prompt_tokens: fit.prompt_tokens,
@@ -193,10 +242,16 @@ async fn build_request(
     Ok(request)
 }
 
-fn prompt_messages(system: &str, history: &[ChatMessage]) -> Vec<ChatMessage> {
+/// The system prompt and the history as sent. The history was redacted as
+/// it was pushed; this guards the system prompt (workspace files, MEMORY.md)
+/// and transcripts written before redaction existed.
+fn prompt_messages(redactor: &Redactor, system: &str, history: &[ChatMessage]) -> Vec<ChatMessage> {
     let mut messages = Vec::with_capacity(history.len() + 1);
-    messages.push(ChatMessage::system(system));
+    messages.push(ChatMessage::system(redactor.redact(system)));
     messages.extend(history.iter().cloned());
+    for message in &mut messages[1..] {
+        redact::message(redactor, message);
+    }
     messages
 }
 

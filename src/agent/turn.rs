@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -13,7 +14,8 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use super::steps::{local_step, remote_step};
-use super::{Shared, context, route, slots, unattended};
+use super::{Shared, context, redact, route, slots, unattended};
+use crate::config::Redactor;
 use crate::protocol::{Command, EventKind, Origin, Target};
 use crate::providers::{ChatMessage, ChatResponse, ProviderError, ToolCall};
 use crate::routing::escalation;
@@ -32,6 +34,9 @@ pub(crate) struct Session {
     /// and when it must, well past the minimum, so that the sent prefix
     /// stays the same for many turns (llama.cpp's prefix cache).
     pub(super) window_start: usize,
+    /// What is pushed is redacted first: the transcript and the history
+    /// (every later request) never hold a secret value.
+    redactor: Arc<Redactor>,
 }
 
 impl Session {
@@ -47,6 +52,7 @@ impl Session {
             forced: None,
             slot: shared.assign_slot(limits.total_slots),
             window_start: 0,
+            redactor: shared.redactor.clone(),
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).
@@ -95,8 +101,10 @@ impl Session {
         origin: &Origin,
         typed: Option<String>,
         provider: Option<String>,
-        message: ChatMessage,
+        mut message: ChatMessage,
     ) -> Result<()> {
+        redact::message(&self.redactor, &mut message);
+        let typed = typed.map(|t| self.redactor.redact(&t).into_owned());
         self.transcript.append(&Record {
             ts: Utc::now(),
             origin: origin.clone(),
@@ -129,6 +137,8 @@ pub(crate) async fn run_turn(
     typed: String,
     cancel: CancellationToken,
 ) {
+    // What the user typed is kept, but never a secret value in it.
+    let typed = shared.redactor.redact(&typed).into_owned();
     let turn = Turn {
         shared,
         session_id: session.id.clone(),
@@ -211,7 +221,9 @@ async fn run_steps(
         route::record(shared, &|k| turn.emit(k), &session.id, r, &asked);
     }
 
+    // Workspace files and MEMORY.md go to the model (and to /tokenize).
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
+    let system = shared.redactor.redact(&system).into_owned();
     let specs =
         unattended::offered_tools(&turn.origin, tools::specs(), &shared.config.webhook.tools);
     let mut seen_calls: HashSet<String> = HashSet::new();
@@ -243,9 +255,10 @@ async fn run_steps(
             }
             _ => local_step(turn, session, &system, &specs, current, cancel).await?,
         };
-        let Some((response, provider)) = step else {
+        let Some((mut response, provider)) = step else {
             return Ok(true);
         };
+        redact::response(&shared.redactor, &mut response);
         let configured = match remote.filter(|r| r.name() == provider) {
             Some(r) => r.model(),
             None => shared.config.local.model.as_str(),
@@ -446,6 +459,9 @@ async fn run_tools(
                         tools::ToolOutput::fail(format!("`{}` crashed ({why}); this is a bug in egirl", call.name))
                     })
             };
+            // Before it is shown, stored or sent: `env`, `cat .env`...
+            let mut output = output;
+            shared.redactor.redact_string(&mut output.output);
             turn.emit(EventKind::ToolResult {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -464,8 +480,9 @@ fn log_daily(turn: &Turn<'_>, who: &str, text: &str) {
         return;
     }
     let origin = turn.origin.to_string();
+    let text = turn.shared.redactor.redact(text);
     if let Err(e) =
-        crate::memory::daily::append(&turn.shared.workspace, Local::now(), who, &origin, text)
+        crate::memory::daily::append(&turn.shared.workspace, Local::now(), who, &origin, &text)
     {
         turn.emit(EventKind::Notice {
             message: format!("could not append to the daily log: {e}"),

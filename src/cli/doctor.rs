@@ -1,5 +1,7 @@
 //! `egirl doctor`: one line per check, exit 0 when egirl can work.
 
+use std::path::{Path, PathBuf};
+
 use super::Environment;
 use crate::config::expand_home;
 use crate::print;
@@ -47,6 +49,10 @@ pub async fn run(env: &Environment) -> u8 {
             )
         },
     );
+    for exposure in exposed_in_workspace(&env.workspace, env.config_path.as_deref(), &env.env_files)
+    {
+        line(None, "workspace", exposure);
+    }
 
     let local = &env.config.local;
     let provider = LlamaCpp::new(local);
@@ -168,11 +174,51 @@ pub async fn run(env: &Environment) -> u8 {
             },
         );
     }
+    line(
+        None,
+        "redaction",
+        if env.redactor.is_empty() {
+            "no secret values found to redact".to_string()
+        } else {
+            format!(
+                "the values of {} are shown as [redacted:NAME] wherever egirl shows, stores or sends text",
+                env.redactor.names().join(", ")
+            )
+        },
+    );
     if failed {
         super::EXIT_FAILURE
     } else {
         super::EXIT_OK
     }
+}
+
+/// The files egirl read at start-up that lie inside the workspace, each
+/// with what that means: the model's file tools may not touch them, but a
+/// command the user approves can.
+fn exposed_in_workspace(
+    workspace: &Path,
+    config: Option<&Path>,
+    env_files: &[PathBuf],
+) -> Vec<String> {
+    let root = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let inside = |p: &Path| p.canonicalize().is_ok_and(|c| c.starts_with(&root));
+    let mut out = Vec::new();
+    if let Some(config) = config.filter(|c| inside(c)) {
+        out.push(format!(
+            "holds the config file {}: file tools may not change it, but an approved command can (approval = \"full\" is one line away); keep the config outside the workspace and point [workspace] path at it",
+            config.display()
+        ));
+    }
+    for file in env_files.iter().filter(|f| inside(f)) {
+        out.push(format!(
+            "holds {}, loaded at start-up: file tools may neither read nor change it, but an approved command can read it (what it prints is redacted); keep secrets outside the workspace",
+            file.display()
+        ));
+    }
+    out
 }
 
 /// Who runs Discord, heartbeat, cron and the webhook for this workspace.
@@ -189,5 +235,30 @@ fn services_owner(workspace: &std::path::Path) -> String {
             }
         }
         Err(e) => format!("{e:#}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_and_env_inside_the_workspace_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let inside = ws.join("egirl.toml");
+        let outside = dir.path().join("egirl.toml");
+        let env_in = ws.join(".env");
+        let env_out = dir.path().join(".env");
+        for f in [&inside, &outside, &env_in, &env_out] {
+            std::fs::write(f, "").unwrap();
+        }
+        let found = exposed_in_workspace(&ws, Some(&inside), &[env_in.clone(), env_out.clone()]);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].contains("holds the config file"), "{found:?}");
+        assert!(found[1].contains(".env, loaded at start-up"), "{found:?}");
+        assert!(exposed_in_workspace(&ws, Some(&outside), &[env_out]).is_empty());
+        assert!(exposed_in_workspace(&ws, None, &[]).is_empty());
     }
 }

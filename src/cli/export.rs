@@ -22,6 +22,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::config::Redactor;
 use crate::print;
 use crate::providers::qwen3;
 use crate::providers::{ChatMessage, Role};
@@ -44,12 +45,15 @@ struct EscalationLine {
     session: String,
 }
 
-/// Writes the export and says on stderr how many examples it wrote.
-pub fn run(workspace: &Path, args: &ExportArgs) -> Result<()> {
+/// Writes the export and says on stderr how many examples it wrote. A
+/// transcript written before redaction existed may hold a secret value: it
+/// is redacted here, so no key is ever trained into a model.
+pub fn run(workspace: &Path, args: &ExportArgs, redactor: &Redactor) -> Result<()> {
     let lines = export(workspace, args.escalated_only)?;
     let mut text = String::new();
     for line in &lines {
-        text.push_str(line);
+        // Values are redacted inside JSON strings; the marker needs no escaping.
+        text.push_str(&redactor.redact(line));
         text.push('\n');
     }
     match &args.out {

@@ -41,7 +41,9 @@ pub enum MemoryCommand {
 
 pub async fn run(env: &Environment, args: &MemoryArgs) -> Result<u8, Exit> {
     let remote = RemoteProviders::from_config(&env.config.remote, &env.secrets);
-    let memory = Arc::new(Memory::new(&env.workspace, &env.config, &remote));
+    let memory = Arc::new(
+        Memory::new(&env.workspace, &env.config, &remote).with_redactor(env.redactor.clone()),
+    );
     match &args.command {
         MemoryCommand::Search {
             query,

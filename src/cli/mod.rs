@@ -11,6 +11,7 @@ pub mod skills;
 pub mod stats;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
@@ -18,7 +19,7 @@ use crate::agent::{self, AgentHandle};
 use crate::channels::discord::{self, Discord, DiscordOptions};
 use crate::channels::headless::{self, HeadlessOptions, Outcome};
 use crate::channels::tui;
-use crate::config::{self, Config, Secrets};
+use crate::config::{self, Config, Redactor, Secrets};
 use crate::print;
 use crate::protocol::Op;
 use crate::providers::remote::RemoteProviders;
@@ -120,7 +121,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             return Ok(EXIT_OK);
         }
         Some(CliCommand::Export(args)) => {
-            export::run(&env.workspace, args).map_err(|e| Exit::failure(format!("{e:#}")))?;
+            export::run(&env.workspace, args, &env.redactor)
+                .map_err(|e| Exit::failure(format!("{e:#}")))?;
             return Ok(EXIT_OK);
         }
         Some(CliCommand::Memory(args)) => return memory::run(&env, args).await,
@@ -128,7 +130,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     }
     let log_dir = config::expand_home(&env.config.log.dir);
     let serving = matches!(cli.command, Some(CliCommand::Serve));
-    let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.secrets, serving)
+    let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.redactor, serving)
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
     tracing::info!(config = ?env.config_path, workspace = %env.workspace.display(), "starting");
 
@@ -255,6 +257,8 @@ pub struct Environment {
     pub allowed_paths: Vec<PathBuf>,
     /// The `.env` files read at start-up (protected from the model).
     pub env_files: Vec<PathBuf>,
+    /// The secret values found at start-up, redacted wherever they show.
+    pub redactor: Arc<Redactor>,
 }
 
 impl Environment {
@@ -303,7 +307,9 @@ impl Environment {
                 )),
             }
         }
+        let redactor = Arc::new(Redactor::from_environment(&env_files));
         Ok(Self {
+            redactor,
             config,
             config_path: loaded.path,
             secrets: Secrets::from_env(),
@@ -332,6 +338,7 @@ impl Environment {
             self.allowed_paths.clone(),
             remote,
             protected,
+            self.redactor.clone(),
         );
         let mut notices = notices;
         let broken = agent.skills.snapshot().broken.len();

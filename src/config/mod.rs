@@ -4,7 +4,8 @@
 mod duration;
 mod load;
 mod proactive;
-mod secrets;
+pub mod redact;
+pub mod secrets;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,6 +15,7 @@ use serde::Deserialize;
 pub use duration::{ConfigDuration, parse_duration};
 pub use load::{ConfigError, LoadedConfig, find_config_path, load, parse};
 pub use proactive::{CronConfig, Delivery, HeartbeatConfig, WebhookConfig};
+pub use redact::Redactor;
 pub use secrets::Secrets;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -278,6 +280,10 @@ pub struct ExecConfig {
     /// How long an approval raised by a webhook, cron or heartbeat turn
     /// waits for an answer before it counts as denied.
     pub unattended_timeout: ConfigDuration,
+    /// Variables commands keep although they look secret (a `*_TOKEN`, a
+    /// name from `.env`, one of egirl's keys). Their values stay redacted
+    /// in everything egirl shows or stores.
+    pub env_passthrough: Vec<String>,
 }
 
 impl Default for ExecConfig {
@@ -288,6 +294,7 @@ impl Default for ExecConfig {
             timeout_secs: 120,
             max_output_bytes: 16 * 1024,
             unattended_timeout: ConfigDuration::from_secs(600),
+            env_passthrough: Vec::new(),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! API keys and tokens: read from the environment (after `.env`), held in a
 //! type whose Debug output is redacted, never written anywhere by egirl.
 
+use std::path::PathBuf;
+
 use secrecy::SecretString;
 
 #[derive(Clone, Debug, Default)]
@@ -20,6 +22,33 @@ pub const SECRET_VARS: [&str; 5] = [
     "DISCORD_TOKEN",
     "EGIRL_WEBHOOK_SECRET",
 ];
+
+/// Name endings that mark a variable as a secret, whoever set it
+/// (compared without regard to case: `my_api_key` counts).
+pub const SECRET_SUFFIXES: [&str; 4] = ["_KEY", "_TOKEN", "_SECRET", "_PASSWORD"];
+
+/// Whether a variable's name says it holds a secret: one of egirl's keys
+/// or a name ending in one of `SECRET_SUFFIXES`.
+pub fn is_secret_name(name: &str) -> bool {
+    if SECRET_VARS.contains(&name) {
+        return true;
+    }
+    let upper = name.to_ascii_uppercase();
+    SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
+}
+
+/// The `name = value` pairs of the `.env` files egirl loaded, as dotenvy
+/// parses them (a file that no longer parses gives what it can).
+pub fn dotenv_entries(files: &[PathBuf]) -> Vec<(String, String)> {
+    let mut entries = Vec::new();
+    for file in files {
+        let Ok(iter) = dotenvy::from_path_iter(file) else {
+            continue;
+        };
+        entries.extend(iter.flatten());
+    }
+    entries
+}
 
 impl Secrets {
     pub fn from_env() -> Self {
@@ -53,6 +82,42 @@ impl Secrets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_names_by_key_and_suffix() {
+        for name in [
+            "DISCORD_TOKEN",
+            "EGIRL_WEBHOOK_SECRET",
+            "FOO_TOKEN",
+            "my_api_key",
+            "DB_PASSWORD",
+            "GH_SECRET",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "KEY",
+            "TOKENS",
+            "KEYBOARD_LAYOUT",
+            "SSH_AUTH_SOCK",
+        ] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn dotenv_entries_reads_names_and_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".env");
+        std::fs::write(&file, "# note\nA=1\nexport B=\"two words\"\n").unwrap();
+        let missing = dir.path().join("gone.env");
+        assert_eq!(
+            dotenv_entries(&[file, missing]),
+            vec![("A".into(), "1".into()), ("B".into(), "two words".into())]
+        );
+    }
 
     #[test]
     fn debug_never_shows_the_secret() {

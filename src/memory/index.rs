@@ -16,6 +16,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::chunk::{Chunk, chunk_markdown};
 use super::store;
+use crate::config::Redactor;
 
 /// `MEMORY.md` and every `.md` under `memory/`, as (relative path with
 /// `/`, absolute path), sorted.
@@ -122,7 +123,12 @@ impl Plan {
 /// `embedder` is the current embedder's id: a different one than the
 /// index's drops every stored vector first. `None`: vectors are neither
 /// wanted nor dropped.
-pub fn plan(conn: &mut Connection, workspace: &Path, embedder: Option<&str>) -> Result<Plan> {
+pub fn plan(
+    conn: &mut Connection,
+    workspace: &Path,
+    embedder: Option<&str>,
+    redactor: &Redactor,
+) -> Result<Plan> {
     let mut missing_vectors = store::get_meta(conn, "missing_vectors")?.is_some_and(|v| v == "1");
     if let Some(id) = embedder
         && store::get_meta(conn, "embed_model")?.as_deref() != Some(id)
@@ -165,6 +171,7 @@ pub fn plan(conn: &mut Connection, workspace: &Path, embedder: Option<&str>) -> 
             continue;
         }
         let text = String::from_utf8_lossy(&bytes);
+        let text = redactor.redact(&text);
         let chunks = chunk_markdown(&text)
             .into_iter()
             .map(|c| {

@@ -116,6 +116,8 @@ pub struct Memory {
     /// at once), with the identity of the file each opened: a rebuilt or
     /// replaced index is a new file, and theirs are closed.
     readers: Mutex<Vec<(rusqlite::Connection, u64)>>,
+    /// Secret values in a memory file are indexed (and embedded) redacted.
+    redactor: Arc<crate::config::Redactor>,
 }
 
 impl Memory {
@@ -143,7 +145,15 @@ impl Memory {
             embed_down_until: Mutex::new(None),
             synced: Mutex::new(None),
             readers: Mutex::new(Vec::new()),
+            redactor: Arc::default(),
         }
+    }
+
+    /// Index and embed memory files with secret values redacted (a
+    /// command may have written one into a note).
+    pub fn with_redactor(mut self, redactor: Arc<crate::config::Redactor>) -> Self {
+        self.redactor = redactor;
+        self
     }
 
     /// Searches announced with [`Memory::announce`] go out on this bus.
@@ -199,10 +209,11 @@ impl Memory {
             _ => None,
         };
         let (db, workspace) = (self.db.clone(), self.workspace.clone());
+        let redactor = self.redactor.clone();
         let resting = self.embedder.is_some() && embedder_id.is_none();
         let mut plan = blocking(move || {
             let mut conn = store::open(&db)?;
-            index::plan(&mut conn, &workspace, embedder_id.as_deref())
+            index::plan(&mut conn, &workspace, embedder_id.as_deref(), &redactor)
         })
         .await?;
         let stamps = std::mem::take(&mut plan.stats);

@@ -8,6 +8,7 @@
 //! concurrently into bounded buffers that keep the head and the tail.
 
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -17,6 +18,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 
 use crate::providers::ToolSpec;
+use crate::tools::sandbox::env::command_env;
 use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
 
 /// How long output may keep arriving after the group was killed: only a
@@ -70,9 +72,10 @@ enum Ending {
 
 async fn execute(command: &str, ctx: &ToolContext, timeout: Duration) -> ToolOutput {
     let started = Instant::now();
-    let mut child = match spawn("bash", command, &ctx.workspace) {
+    let env = command_env(&ctx.exec.env_passthrough, ctx.protected.env_files());
+    let mut child = match spawn("bash", command, &ctx.workspace, &env) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && ctx.workspace.is_dir() => {
-            match spawn("sh", command, &ctx.workspace) {
+            match spawn("sh", command, &ctx.workspace, &env) {
                 Ok(child) => child,
                 Err(e) => return ToolOutput::fail(format!("cannot start a shell: {e}")),
             }
@@ -130,11 +133,19 @@ async fn execute(command: &str, ctx: &ToolContext, timeout: Duration) -> ToolOut
     )
 }
 
-fn spawn(shell: &str, command: &str, cwd: &Path) -> std::io::Result<Child> {
+fn spawn(
+    shell: &str,
+    command: &str,
+    cwd: &Path,
+    env: &[(OsString, OsString)],
+) -> std::io::Result<Child> {
     let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
+        // egirl's environment without its secrets (see `sandbox::env`).
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -34,6 +34,12 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     let lines = lines
         .filter(|&l| l > 0)
         .map_or(files::DEFAULT_LINES, |l| l as usize);
+    // A link under memory/ may lead to a .env: file tools never read those.
+    if let Ok(real) = files::resolve(&ctx.workspace, &path)
+        && let Some(why) = ctx.protected.read_refusal(&real, &path)
+    {
+        return ToolOutput::fail(why);
+    }
     let workspace = ctx.workspace.clone();
     let job =
         tokio::task::spawn_blocking(move || files::read_lines(&workspace, &path, from, lines));
@@ -41,5 +47,35 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Ok(Ok(text)) => ToolOutput::ok(text),
         Ok(Err(e)) => ToolOutput::fail(e),
         Err(e) => ToolOutput::fail(format!("memory_get failed: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ExecApproval;
+    use crate::tools::approval::test_context;
+
+    #[tokio::test]
+    async fn a_link_to_a_env_file_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("memory")).unwrap();
+        std::fs::write(dir.path().join(".env"), "FOO_TOKEN=planted-value\n").unwrap();
+        std::os::unix::fs::symlink("../.env", dir.path().join("memory/notes.md")).unwrap();
+        std::fs::write(dir.path().join("memory/real.md"), "a note\n").unwrap();
+        let ctx = test_context(dir.path(), ExecApproval::Ask);
+        let out = run(&serde_json::json!({"path": "memory/notes.md"}), &ctx).await;
+        assert!(
+            !out.success && out.output.contains(".env file"),
+            "{}",
+            out.output
+        );
+        assert!(!out.output.contains("planted-value"));
+        let out = run(&serde_json::json!({"path": "memory/real.md"}), &ctx).await;
+        assert!(
+            out.success && out.output.contains("a note"),
+            "{}",
+            out.output
+        );
     }
 }

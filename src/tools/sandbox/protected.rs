@@ -51,6 +51,11 @@ impl ProtectedPaths {
         &self.read_only
     }
 
+    /// The `.env` files egirl loaded (commands lose their variables).
+    pub fn env_files(&self) -> &[PathBuf] {
+        &self.env_files
+    }
+
     /// Why a write to `path` (canonical, from `paths::resolve`) is refused,
     /// as one line for the model; None when it may be written.
     pub fn write_refusal(&self, path: &Path, shown: &str) -> Option<String> {
@@ -84,16 +89,21 @@ impl ProtectedPaths {
     }
 }
 
-/// `.env`, `.env.local`, `.env.production`...: the dotenv family.
+/// `.env`, `.env.local`, `.env.production`...: the dotenv family. Any
+/// case: on a case-insensitive filesystem (macOS) `.ENV` is `.env`.
 pub fn is_env_file(path: &Path) -> bool {
     path.file_name()
         .and_then(OsStr::to_str)
+        .map(str::to_ascii_lowercase)
         .is_some_and(|name| name == ".env" || name.starts_with(".env."))
 }
 
+/// A `.git` directory anywhere in the path, in any case (`.GIT/config` is
+/// git's config on a case-insensitive filesystem).
 fn has_git_component(path: &Path) -> bool {
-    path.components()
-        .any(|c| matches!(c, Component::Normal(name) if name == ".git"))
+    path.components().any(|c| {
+        matches!(c, Component::Normal(name) if name.to_str().is_some_and(|n| n.eq_ignore_ascii_case(".git")))
+    })
 }
 
 fn describe(root: &Path) -> &'static str {
@@ -147,6 +157,8 @@ mod tests {
             "conf/.env",
             "sub/.env.local",
             "vendor/lib/.git/config",
+            ".GIT/config",
+            "sub/.Env",
         ] {
             assert!(
                 p.write_refusal(&ws.join(blocked), blocked).is_some(),

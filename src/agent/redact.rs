@@ -1,0 +1,159 @@
+//! Where the core applies the `Redactor` (config/redact.rs): a model's
+//! reply before it is stored, shown or acted on, a message before it
+//! reaches the transcript and the history (hence every later request), and
+//! every event on its way out, as the last guard.
+
+use std::sync::Arc;
+
+use crate::config::Redactor;
+use crate::protocol::{EventGuard, EventKind};
+use crate::providers::{ChatMessage, ChatResponse};
+
+/// The bus guard: every text field of an event, redacted.
+pub(crate) fn event_guard(redactor: Arc<Redactor>) -> EventGuard {
+    Arc::new(move |kind: &mut EventKind| event(&redactor, kind))
+}
+
+pub(crate) fn event(r: &Redactor, kind: &mut EventKind) {
+    if r.is_empty() {
+        return;
+    }
+    // The frequent events directly. Their fields are all named (no `..`),
+    // so a text field added later fails to compile here until handled.
+    match kind {
+        EventKind::Delta { text }
+        | EventKind::Reasoning { text }
+        | EventKind::Final { text }
+        | EventKind::TurnStarted { text }
+        | EventKind::Queued { text, position: _ } => r.redact_string(text),
+        EventKind::Notice { message } | EventKind::Error { message } => r.redact_string(message),
+        EventKind::ToolResult {
+            id: _,
+            name: _,
+            success: _,
+            output,
+            duration_ms: _,
+        } => r.redact_string(output),
+        EventKind::ToolCall {
+            id: _,
+            name: _,
+            arguments,
+        } => r.redact_json(arguments),
+        // Everything else (and any variant added later) through its JSON
+        // form: slower, but no text field is ever missed.
+        other => {
+            let Ok(mut value) = serde_json::to_value(&*other) else {
+                return;
+            };
+            r.redact_json(&mut value);
+            if let Ok(clean) = serde_json::from_value(value) {
+                *other = clean;
+            }
+        }
+    }
+}
+
+/// A message's text and its tool calls' arguments.
+pub(crate) fn message(r: &Redactor, message: &mut ChatMessage) {
+    if r.is_empty() {
+        return;
+    }
+    r.redact_string(&mut message.content);
+    for call in &mut message.tool_calls {
+        r.redact_json(&mut call.arguments);
+    }
+}
+
+/// A model's reply as the turn uses it: the text, the message kept in
+/// history, and the calls the tools will run (so a tool never writes a
+/// value the model somehow knew: `memory_save` into MEMORY.md, say).
+pub(crate) fn response(r: &Redactor, response: &mut ChatResponse) {
+    if r.is_empty() {
+        return;
+    }
+    r.redact_string(&mut response.content);
+    r.redact_string(&mut response.reasoning);
+    message(r, &mut response.message);
+    for call in &mut response.tool_calls {
+        r.redact_json(&mut call.arguments);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{MemoryHit, Origin};
+
+    fn redactor() -> Redactor {
+        Redactor::new([("FOO_TOKEN".to_string(), "foo-token-value".to_string())])
+    }
+
+    #[test]
+    fn every_text_of_an_event_is_redacted() {
+        let r = redactor();
+        let secret = "foo-token-value";
+        let cases = [
+            EventKind::Delta {
+                text: secret.into(),
+            },
+            EventKind::Error {
+                message: format!("failed: {secret}"),
+            },
+            EventKind::ToolCall {
+                id: "1".into(),
+                name: "exec".into(),
+                arguments: serde_json::json!({"command": format!("echo {secret}")}),
+            },
+            EventKind::MemoryHits {
+                query: secret.into(),
+                hits: vec![MemoryHit {
+                    path: "MEMORY.md".into(),
+                    start_line: 1,
+                    end_line: 2,
+                    score: 0.5,
+                    snippet: format!("token {secret}"),
+                    ..Default::default()
+                }],
+            },
+            EventKind::ApprovalRequest {
+                id: "1".into(),
+                tool: "exec".into(),
+                command: format!("echo {secret}"),
+                cwd: "/w".into(),
+                rule: Some(format!("echo {secret}")),
+            },
+            EventKind::Escalation {
+                from: "local".into(),
+                to: "remote".into(),
+                reason: secret.into(),
+                trigger: "user".into(),
+            },
+        ];
+        for mut kind in cases {
+            event(&r, &mut kind);
+            let shown = serde_json::to_string(&kind).unwrap();
+            assert!(!shown.contains(secret), "{shown}");
+            assert!(shown.contains("[redacted:FOO_TOKEN]"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn the_bus_guard_redacts_before_any_subscriber() {
+        let bus = crate::protocol::EventBus::new().with_guard(event_guard(Arc::new(redactor())));
+        let mut rx = bus.subscribe();
+        bus.emit(
+            "s",
+            &Origin::Cli,
+            EventKind::Notice {
+                message: "key foo-token-value".into(),
+            },
+        );
+        let got = rx.try_recv().unwrap();
+        assert_eq!(
+            got.kind,
+            EventKind::Notice {
+                message: "key [redacted:FOO_TOKEN]".into()
+            }
+        );
+    }
+}
