@@ -247,6 +247,10 @@ async fn run_steps(
             return Ok(true);
         };
         emit_usage(turn, &provider, &response);
+        // The server kept streaming past the reply cap: say so, go on with what arrived.
+        if let Some(message) = response.cut.clone() {
+            turn.emit(EventKind::Notice { message });
+        }
         session.push_reply(&turn.origin, &provider, response.message.clone())?;
 
         if response.tool_calls.is_empty() {

@@ -323,13 +323,19 @@ impl LlamaCpp {
                 match event {
                     SseEvent::Data(data) => acc.frame(&data, on_chunk)?,
                     SseEvent::Done => acc.done = true,
+                    SseEvent::OverCap => acc.cut(),
                     SseEvent::Error(text) => {
                         let error = serde_json::from_str(&text).unwrap_or(Value::String(text));
                         return Err(stream::stream_error(&self.endpoint, &error));
                     }
                 }
+                if acc.is_cut() {
+                    break;
+                }
             }
-            if ended || acc.done {
+            // A cut reply ends here: returning drops the connection, which
+            // stops the server generating.
+            if ended || acc.done || acc.is_cut() {
                 break;
             }
         }
