@@ -6,6 +6,7 @@ mod context;
 mod route;
 mod slots;
 mod steps;
+mod trim;
 mod turn;
 mod unattended;
 mod window;

@@ -8,7 +8,7 @@ use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use super::turn::{Session, Turn};
-use super::{Shared, window};
+use super::{Shared, trim, window};
 use crate::protocol::{EventKind, Origin};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProvider;
@@ -173,9 +173,20 @@ async fn build_request(
         };
         let refill = budget * REFILL_PERCENT / 100;
         let fit = window::fit(window, &tokens, fixed, refill, current - start, extra_drop)
-            .or_else(|_| {
-                window::fit(window, &tokens, fixed, budget, current - start, extra_drop)
-            })?;
+            .or_else(|_| window::fit(window, &tokens, fixed, budget, current - start, extra_drop));
+        let fit = match fit {
+            Ok(fit) => fit,
+            // The current turn alone is too large: its tool outputs shrink.
+            Err(_) => {
+                let target = Target {
+                    fixed,
+                    refill,
+                    budget,
+                    n_ctx: limits.n_ctx,
+                };
+                trim_outputs(turn, session, start, current, &target).await?
+            }
+        };
         session.window_start = start + fit.first_kept;
         request.messages = prompt_messages(system, &session.history[session.window_start..]);
         turn.emit(EventKind::ContextTrimmed {
@@ -191,6 +202,79 @@ async fn build_request(
         .max_tokens
         .min(limits.n_ctx.saturating_sub(prompt_tokens).max(16));
     Ok(request)
+}
+
+/// What the current turn must fit in (tokens).
+struct Target {
+    /// System prompt and tool list.
+    fixed: u64,
+    /// What trimming aims at, leaving room for the next steps' outputs.
+    refill: u64,
+    /// What the prompt may not exceed.
+    budget: u64,
+    n_ctx: u64,
+}
+
+/// Sends the current turn only, its tool outputs trimmed (see `trim`) until
+/// it fits; fails as before when even outputs cut to the floor do not.
+async fn trim_outputs(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    start: usize,
+    current: usize,
+    target: &Target,
+) -> Result<window::Fit> {
+    let shared = turn.shared;
+    let (mut trimmed, mut left_out) = (0, 0);
+    // Token counts of trimmed text are estimates until recounted: a few rounds.
+    for _ in 0..4 {
+        for i in current..session.history.len() {
+            if session.tokens[i].is_none() {
+                session.tokens[i] = Some(message_tokens(shared, &session.history[i]).await);
+            }
+        }
+        let sent = target.fixed + session.tokens[current..].iter().flatten().sum::<u64>();
+        if sent <= target.budget {
+            if trimmed > 0 {
+                turn.emit(EventKind::Notice {
+                    message: format!(
+                        "trimmed {trimmed} tool output(s) of this turn to fit the {}-token window ({left_out} bytes left out of the request; the transcript keeps them whole)",
+                        target.n_ctx
+                    ),
+                });
+            }
+            return Ok(window::Fit {
+                first_kept: current - start,
+                dropped: current - start,
+                prompt_tokens: sent,
+            });
+        }
+        let outputs = trim::outputs(&session.history, current, &session.tokens);
+        let need = sent - target.refill.min(sent);
+        let Some(cuts) = trim::plan(&outputs, need) else {
+            break;
+        };
+        for (index, keep) in cuts {
+            let original = session
+                .untrimmed
+                .entry(index)
+                .or_insert_with(|| session.history[index].content.clone());
+            let shorter = trim::head_tail(original, keep);
+            left_out += session.history[index]
+                .content
+                .len()
+                .saturating_sub(shorter.len());
+            trimmed += usize::from(!session.history[index].content.contains("left out to fit"));
+            session.history[index].content = shorter;
+            session.tokens[index] = None;
+        }
+    }
+    let needed = target.fixed + session.tokens[current..].iter().flatten().sum::<u64>();
+    Err(window::DoesNotFit {
+        needed,
+        budget: target.budget,
+    }
+    .into())
 }
 
 fn prompt_messages(system: &str, history: &[ChatMessage]) -> Vec<ChatMessage> {

@@ -2,7 +2,7 @@
 //! without tool calls (or `max_turns` requests), every step persisted before
 //! the next one runs.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
@@ -32,6 +32,9 @@ pub(crate) struct Session {
     /// and when it must, well past the minimum, so that the sent prefix
     /// stays the same for many turns (llama.cpp's prefix cache).
     pub(super) window_start: usize,
+    /// Tool outputs trimmed to fit the window, as they were (by history
+    /// index): a later trim cuts from these, never from a cut text.
+    pub(super) untrimmed: HashMap<usize, String>,
 }
 
 impl Session {
@@ -47,6 +50,7 @@ impl Session {
             forced: None,
             slot: shared.assign_slot(limits.total_slots),
             window_start: 0,
+            untrimmed: HashMap::new(),
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).
@@ -68,6 +72,7 @@ impl Session {
                 self.history.clear();
                 self.tokens.clear();
                 self.window_start = 0;
+                self.untrimmed.clear();
             }
             // Answered by the core without the session (see `run_core`).
             Command::MemorySearch { .. } => {}
