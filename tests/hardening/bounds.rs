@@ -94,3 +94,89 @@ async fn five_large_reads_in_one_turn_are_trimmed_to_fit_the_window() {
     }
     assert!(!transcript.contains("left out to fit"));
 }
+
+/// Finding 5: a streamed tool-call index of 4,000,000,000 aborted the
+/// process on a 288 GB allocation. Now the reply fails with one line and
+/// egirl exits normally.
+#[tokio::test]
+async fn a_huge_tool_call_index_fails_the_reply_with_one_line() {
+    let fake = FakeLlama::start().await;
+    let frame = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":4000000000,"id":"c1","type":"function","function":{"name":"exec","arguments":"{}"}}]},"finish_reason":null}]}"#;
+    let end = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+    fake.push_reply(Reply::raw_sse(&format!(
+        "data: {frame}\n\ndata: {end}\n\ndata: [DONE]\n\n"
+    )));
+    let cli = Cli::new(&fake, "");
+    let out = cli.run(&["-m", "hi", "--json"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let ev = events(&out);
+    let errors = of_type(&ev, "error");
+    assert_eq!(errors.len(), 1, "{ev:?}");
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(message.contains("tool call 4000000000"), "{message}");
+    assert!(message.contains("at most 64"), "{message}");
+    assert!(!message.contains('\n'));
+    assert_eq!(ev.last().unwrap()["type"], "turn_ended");
+
+    // Without --json: the same, as one line on stderr.
+    fake.push_reply(Reply::raw_sse(&format!(
+        "data: {frame}\n\ndata: {end}\n\ndata: [DONE]\n\n"
+    )));
+    let out = cli.run(&["-m", "hi"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let said: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("egirl:"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(said.len(), 1, "{}", stderr(&out));
+    assert!(said[0].contains("tool call 4000000000"), "{said:?}");
+}
+
+/// The largest resident set of any child process this test binary has
+/// waited for, in bytes (Linux reports kilobytes). Other tests' children
+/// count too, so it is an upper bound on this test's egirl.
+fn children_max_rss() -> u64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct it is given.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0);
+    usage.ru_maxrss as u64 * 1024
+}
+
+/// Finding 5: a server that never stops streaming grew egirl to 5.9 GB.
+/// Now the reply is cut at the 4 MiB cap: the stream is dropped, a notice
+/// says so, and the turn ends with what arrived. The fake stops after
+/// 64 MiB (the old main read all of it and failed on the truncated stream).
+#[tokio::test]
+async fn a_server_that_never_stops_is_cut_at_the_reply_cap() {
+    const CAP: usize = 4 << 20;
+    let fake = FakeLlama::start().await;
+    let piece = "all work and no play ".repeat(400); // 8,400 bytes a frame
+    fake.push_reply(Reply::endless(&piece, 64 << 20));
+    let cli = Cli::new(&fake, "");
+    let out = cli.run(&["-m", "talk forever", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ev = events(&out);
+    let notices = of_type(&ev, "notice");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n["message"].as_str().unwrap().contains("reply cap (4 MiB")),
+        "{notices:?}"
+    );
+    let streamed: usize = of_type(&ev, "delta")
+        .iter()
+        .map(|d| d["text"].as_str().unwrap().len())
+        .sum();
+    assert!(
+        streamed <= CAP && streamed > CAP - piece.len(),
+        "{streamed}"
+    );
+    let answer = of_type(&ev, "final")[0]["text"].as_str().unwrap().len();
+    assert!(answer <= CAP && answer > CAP - piece.len(), "{answer}");
+    assert_eq!(ev.last().unwrap()["type"], "turn_ended");
+    let rss = children_max_rss();
+    eprintln!("largest child resident set: {} MB", rss >> 20);
+    assert!(rss < 500 << 20, "{} MB", rss >> 20);
+}
