@@ -9,7 +9,9 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+
+mod queue;
+pub use queue::EventReceiver;
 
 pub type SessionId = String;
 
@@ -314,13 +316,15 @@ impl<'de> Deserialize<'de> for Event {
     }
 }
 
-/// Fans every event out to every subscriber on its own unbounded channel.
+/// Fans every event out to every subscriber on its own queue.
 ///
 /// tokio's broadcast drops events for a lagging receiver; an approval request
-/// must never be dropped, so each surface gets a queue of its own.
+/// must never be dropped, so each surface gets a queue of its own, where
+/// streamed text waiting for a lagging surface is merged instead of piling
+/// up as events (see `queue`).
 #[derive(Clone, Default)]
 pub struct EventBus {
-    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Event>>>>,
+    subscribers: Arc<Mutex<Vec<queue::Subscriber>>>,
 }
 
 impl EventBus {
@@ -328,23 +332,27 @@ impl EventBus {
         Self::default()
     }
 
-    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    pub fn subscribe(&self) -> EventReceiver {
+        let (tx, rx) = queue::queue();
         self.lock().push(tx);
         rx
     }
 
     pub fn emit(&self, session: &str, origin: &Origin, kind: EventKind) {
-        let event = Event {
+        self.send(Event {
             session: session.to_string(),
             origin: origin.clone(),
             kind,
-        };
-        // A closed receiver is a surface that went away; forget it.
-        self.lock().retain(|tx| tx.send(event.clone()).is_ok());
+        });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<mpsc::UnboundedSender<Event>>> {
+    /// An event built elsewhere (tests and benches feeding a surface).
+    pub fn send(&self, event: Event) {
+        // A closed receiver is a surface that went away; forget it.
+        self.lock().retain(|tx| tx.send(event.clone()));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<queue::Subscriber>> {
         // A panic while holding this lock cannot leave the Vec inconsistent.
         self.subscribers.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -399,10 +407,19 @@ mod tests {
                     text: i.to_string(),
                 },
             );
+            bus.emit(
+                "s",
+                &Origin::Cli,
+                EventKind::Notice {
+                    message: i.to_string(),
+                },
+            );
         }
-        for _ in 0..1000 {
+        for _ in 0..2000 {
             assert!(a.recv().await.is_some());
             assert!(b.recv().await.is_some());
         }
+        drop(bus);
+        assert!(a.recv().await.is_none());
     }
 }
