@@ -174,15 +174,27 @@ async fn build_request(
         let refill = budget * REFILL_PERCENT / 100;
         let fit = window::fit(window, &tokens, fixed, refill, current - start, extra_drop)
             .or_else(|_| window::fit(window, &tokens, fixed, budget, current - start, extra_drop));
+        // After the server still reported an overflow with only the
+        // current turn left, the counts were low (a server that cannot
+        // count tokens): its outputs shrink to a tighter target.
+        let retried_alone = |fit: &window::Fit| extra_drop > 0 && fit.first_kept >= current - start;
         let fit = match fit {
-            Ok(fit) => fit,
+            Ok(fit) if !retried_alone(&fit) => fit,
             // The current turn alone is too large: its tool outputs shrink.
-            Err(_) => {
-                let target = Target {
-                    fixed,
-                    refill,
-                    budget,
-                    n_ctx: limits.n_ctx,
+            fit => {
+                let target = match fit.is_ok() {
+                    false => Target {
+                        fixed,
+                        refill,
+                        budget,
+                        n_ctx: limits.n_ctx,
+                    },
+                    true => Target {
+                        fixed,
+                        refill: refill / 2,
+                        budget: refill * 2 / 3,
+                        n_ctx: limits.n_ctx,
+                    },
                 };
                 trim_outputs(turn, session, start, current, &target).await?
             }
@@ -225,6 +237,8 @@ async fn trim_outputs(
     target: &Target,
 ) -> Result<window::Fit> {
     let shared = turn.shared;
+    // Earlier turns are never trimmed again: their originals can go.
+    session.untrimmed.retain(|&index, _| index >= current);
     let (mut trimmed, mut left_out) = (0, 0);
     // Token counts of trimmed text are estimates until recounted: a few rounds.
     for _ in 0..4 {

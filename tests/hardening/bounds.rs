@@ -18,7 +18,19 @@ fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 /// turn completes with every request inside the window.
 #[tokio::test]
 async fn five_large_reads_in_one_turn_are_trimmed_to_fit_the_window() {
+    five_large_reads(true).await;
+}
+
+/// The same against a server that cannot count tokens (vLLM, Ollama):
+/// egirl's own estimates trim the outputs.
+#[tokio::test]
+async fn five_large_reads_fit_without_the_servers_token_counts() {
+    five_large_reads(false).await;
+}
+
+async fn five_large_reads(token_endpoints: bool) {
     let fake = FakeLlama::start().await;
+    fake.set_token_endpoints(token_endpoints);
     let cli = Cli::new(&fake, "");
     let ws = cli.workspace();
     std::fs::create_dir_all(&ws).unwrap();
