@@ -362,3 +362,63 @@ fn tool_call(id: String, name: String, json: &str) -> ToolCall {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::bounds::MAX_REPLY_BYTES;
+    use serde_json::json;
+
+    fn send(acc: &mut Accumulator, event: Value) -> Result<Flow, ProviderError> {
+        acc.event(SseEvent::Data(event.to_string()), &mut |_| {})
+    }
+
+    #[test]
+    fn too_many_content_blocks_fail_the_reply() {
+        let mut acc = Accumulator::new("http://x", Instant::now());
+        let start = |index: usize| {
+            json!({"type": "content_block_start", "index": index,
+                   "content_block": {"type": "tool_use", "id": "t", "name": "exec", "input": {}}})
+        };
+        for index in 0..MAX_CONTENT_BLOCKS {
+            send(&mut acc, start(index)).unwrap();
+        }
+        let err = send(&mut acc, start(4_000_000_000)).unwrap_err();
+        assert!(err.to_string().contains("content blocks"), "{err}");
+    }
+
+    #[test]
+    fn a_reply_past_the_cap_is_cut_and_its_open_tool_input_not_run() {
+        let mut acc = Accumulator::new("http://x", Instant::now());
+        let text = "t".repeat(64 * 1024);
+        send(&mut acc, json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})).unwrap();
+        send(&mut acc, json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})).unwrap();
+        send(
+            &mut acc,
+            json!({"type": "content_block_start", "index": 1,
+            "content_block": {"type": "tool_use", "id": "t1", "name": "exec", "input": {}}}),
+        )
+        .unwrap();
+        let piece = json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": "x".repeat(64 * 1024)}});
+        let mut flow = Flow::More;
+        for _ in 0..(MAX_REPLY_BYTES / (64 * 1024)) {
+            flow = send(&mut acc, piece.clone()).unwrap();
+        }
+        assert_eq!(flow, Flow::Done, "a cut reply stops the reading");
+        let reply = acc.finish("claude").unwrap();
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+        assert!(reply.cut.unwrap().contains("reply cap"));
+        assert_eq!(reply.content.len(), 64 * 1024);
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert!(reply.tool_calls[0].arguments_error.is_some());
+    }
+
+    #[test]
+    fn over_cap_from_the_reader_cuts_the_reply() {
+        let mut acc = Accumulator::new("http://x", Instant::now());
+        let flow = acc.event(SseEvent::OverCap, &mut |_| {}).unwrap();
+        assert_eq!(flow, Flow::Done);
+        assert!(acc.finish("claude").unwrap().cut.is_some());
+    }
+}
