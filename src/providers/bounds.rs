@@ -30,6 +30,47 @@ pub const MAX_EVENT_BYTES: usize = MAX_REPLY_BYTES + (64 << 10);
 /// carry nothing (empty deltas, usage only) is still cut here.
 pub const MAX_STREAM_BYTES: usize = 256 << 20;
 
+/// A whole (not streamed) JSON answer: embeddings of a large batch, a
+/// token count, `/props`. Past it the answer is refused as a bad reply.
+pub const MAX_ANSWER_BYTES: usize = 64 << 20;
+
+/// An error answer's body: only its first line of message is ever shown.
+pub const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// A body read whole, at most `cap` bytes of it (`response.text()` reads
+/// whatever a server sends, forever if it never stops).
+pub struct Body {
+    pub text: String,
+    /// The server sent more than `cap`: `text` holds the first `cap` bytes.
+    pub cut: bool,
+}
+
+pub async fn read_body(mut response: reqwest::Response, cap: usize) -> reqwest::Result<Body> {
+    let mut bytes = Vec::new();
+    let mut cut = false;
+    while let Some(chunk) = response.chunk().await? {
+        let room = cap - bytes.len();
+        if chunk.len() > room {
+            bytes.extend_from_slice(&chunk[..room]);
+            cut = true;
+            break;
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(Body {
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        cut,
+    })
+}
+
+/// The error for a whole answer past [`MAX_ANSWER_BYTES`].
+pub fn answer_too_large(endpoint: &str) -> super::ProviderError {
+    super::ProviderError::BadReply {
+        endpoint: endpoint.to_string(),
+        detail: format!("the answer is larger than {} MiB", MAX_ANSWER_BYTES >> 20),
+    }
+}
+
 /// The notice for a reply cut at a cap.
 pub fn cut_notice(endpoint: &str) -> String {
     format!(
@@ -71,5 +112,23 @@ mod tests {
         assert!(!budget.take(2));
         assert!(budget.cut);
         assert!(!budget.take(1), "no holes: a cut reply takes nothing more");
+    }
+
+    #[tokio::test]
+    async fn a_body_that_never_ends_is_read_to_the_cap() {
+        use futures_util::{StreamExt, stream};
+        let endless = || async {
+            let chunks = stream::repeat(vec![b'x'; 8192]).map(Ok::<_, std::io::Error>);
+            axum::body::Body::from_stream(chunks)
+        };
+        let app = axum::Router::new().route("/", axum::routing::get(endless));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let response = reqwest::get(format!("http://{addr}/")).await.unwrap();
+        let body = read_body(response, 1 << 20).await.unwrap();
+        assert!(body.cut);
+        assert_eq!(body.text.len(), 1 << 20);
+        server.abort();
     }
 }
