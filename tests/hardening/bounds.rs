@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::support::cli::{Cli, events, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply, count_tokens, render_prompt};
+use crate::support::fake_openai::{self, FakeOpenAi};
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
@@ -143,6 +144,42 @@ async fn a_huge_tool_call_index_fails_the_reply_with_one_line() {
         .collect();
     assert_eq!(said.len(), 1, "{}", stderr(&out));
     assert!(said[0].contains("tool call 4000000000"), "{said:?}");
+}
+
+/// The same stream from OpenAI (the parser is shared with Azure): the
+/// remote reply fails with one line and the turn goes on locally.
+#[tokio::test]
+async fn a_huge_tool_call_index_from_openai_fails_that_reply_only() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::text("answered locally"));
+    let cloud = FakeOpenAi::start().await;
+    let frame = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":4000000000,"id":"c1","type":"function","function":{"name":"exec","arguments":"{}"}}]},"finish_reason":null}]}"#;
+    cloud.push(fake_openai::Reply::raw_sse(&format!(
+        "data: {frame}\n\ndata: [DONE]\n\n"
+    )));
+    let extra = format!(
+        "[routing]\nalways_remote = [\"greeting\"]\n[remote.openai]\nmodel = \"gpt-test\"\nbase_url = \"{}/v1\"\n",
+        cloud.url()
+    );
+    let cli = Cli::new(&fake, &extra);
+    let out = cli
+        .run_with_env(
+            &["-m", "hi", "--json"],
+            &[("OPENAI_API_KEY", "sk-test-key")],
+        )
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ev = events(&out);
+    assert_eq!(cloud.hits(), 1, "{ev:?}");
+    let notices = of_type(&ev, "notice");
+    assert!(
+        notices.iter().any(|n| {
+            let m = n["message"].as_str().unwrap();
+            m.contains("tool call 4000000000") && m.contains("answering locally")
+        }),
+        "{notices:?}"
+    );
+    assert_eq!(of_type(&ev, "final")[0]["text"], "answered locally");
 }
 
 /// The largest resident set of any child process this test binary has
