@@ -269,6 +269,7 @@ async fn trim_outputs(
             break;
         };
         for (index, keep) in cuts {
+            trimmed += usize::from(!session.untrimmed.contains_key(&index));
             let original = session
                 .untrimmed
                 .entry(index)
@@ -278,7 +279,6 @@ async fn trim_outputs(
                 .content
                 .len()
                 .saturating_sub(shorter.len());
-            trimmed += usize::from(!session.history[index].content.contains("left out to fit"));
             session.history[index].content = shorter;
             session.tokens[index] = None;
         }
