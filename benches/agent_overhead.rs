@@ -19,12 +19,11 @@ use chrono::{Local, Utc};
 use criterion::{Criterion, criterion_group};
 use egirl::agent::{self, AgentHandle};
 use egirl::config::{Config, ConfigDuration};
-use egirl::protocol::{Command, Event, EventBus, EventKind, Op, Origin};
+use egirl::protocol::{Command, EventBus, EventKind, EventReceiver, Op, Origin};
 use egirl::providers::llamacpp::{ChatRequest, LlamaCpp};
 use egirl::providers::{ChatMessage, StreamChunk};
 use egirl::sessions::{Record, Transcript};
 use tokio::runtime::Runtime;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 // `#[path]` on an inline module names a directory, so the fake's own
@@ -101,7 +100,7 @@ struct Env {
     /// Held so the server lives as long as the agent using it.
     _fake: FakeLlama,
     agent: AgentHandle,
-    events: UnboundedReceiver<Event>,
+    events: EventReceiver,
     direct: LlamaCpp,
     workspace: PathBuf,
     _dir: tempfile::TempDir,

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::Event as TermEvent;
 use egirl::channels::tui::driver::{AppEvent, Host, drive};
 use egirl::channels::tui::{App, AppOptions, Effect, Theme};
-use egirl::protocol::{Event, EventKind, Op, Origin};
+use egirl::protocol::{Event, EventBus, EventKind, EventReceiver, Op, Origin};
 use ratatui::Terminal;
 use tokio::sync::mpsc;
 
@@ -124,7 +124,7 @@ fn ev(kind: EventKind) -> Event {
 /// Runs `drive` on this thread (the App is not `Send`) until `Quit`.
 fn run_loop(
     app: &mut App,
-    core: mpsc::UnboundedReceiver<Event>,
+    core: EventReceiver,
     internal: mpsc::UnboundedReceiver<AppEvent>,
     probe: Probe,
 ) -> u64 {
@@ -160,7 +160,8 @@ fn stream(events: &[Event]) -> StreamResult {
     let last = text[consumed..].to_string();
 
     let mut app = app(events);
-    let (core_tx, core) = mpsc::unbounded_channel();
+    let core_tx = EventBus::new();
+    let core = core_tx.subscribe();
     let (quit_tx, internal) = mpsc::unbounded_channel();
     let sent = Arc::new(AtomicU64::new(0));
     let streaming = Arc::new(AtomicBool::new(true));
@@ -174,7 +175,7 @@ fn stream(events: &[Event]) -> StreamResult {
         let streaming = streaming.clone();
         let watch = watch.clone();
         std::thread::spawn(move || {
-            let _ = core_tx.send(ev(EventKind::TurnStarted {
+            core_tx.send(ev(EventKind::TurnStarted {
                 text: "write it all up".into(),
             }));
             let tagged = |t: &str| {
@@ -189,7 +190,7 @@ fn stream(events: &[Event]) -> StreamResult {
                 let due = (start.elapsed().as_micros() as u64 * TOKENS_PER_SEC / 1_000_000)
                     .min(tokens.len() as u64) as usize;
                 while i < due {
-                    let _ = core_tx.send(ev(EventKind::Delta {
+                    core_tx.send(ev(EventKind::Delta {
                         text: tagged(&tokens[i]),
                     }));
                     sent.fetch_add(1, Ordering::Relaxed);
@@ -199,7 +200,7 @@ fn stream(events: &[Event]) -> StreamResult {
             }
             let wait = (start + STREAM_FOR).saturating_duration_since(Instant::now());
             std::thread::sleep(wait);
-            let _ = core_tx.send(ev(EventKind::Delta {
+            core_tx.send(ev(EventKind::Delta {
                 text: tagged(&last),
             }));
             sent.fetch_add(1, Ordering::Relaxed);
@@ -218,7 +219,7 @@ fn stream(events: &[Event]) -> StreamResult {
                 EventKind::Final { text },
                 EventKind::TurnEnded { interrupted: false },
             ] {
-                let _ = core_tx.send(ev(kind));
+                core_tx.send(ev(kind));
             }
             streaming.store(false, Ordering::Relaxed);
             // Quit once the last delta is on screen (or it never will be).
@@ -269,7 +270,8 @@ struct IdleResult {
 
 fn idle(events: &[Event]) -> IdleResult {
     let mut app = app(events);
-    let (_core_tx, core) = mpsc::unbounded_channel();
+    let _core_tx = EventBus::new();
+    let core = _core_tx.subscribe();
     let (quit_tx, internal) = mpsc::unbounded_channel();
     let probe = Probe::new(WIDTH, HEIGHT, MARKER);
     let watch = probe.watch();

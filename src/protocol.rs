@@ -9,7 +9,9 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+
+mod queue;
+pub use queue::EventReceiver;
 
 pub type SessionId = String;
 
@@ -367,13 +369,15 @@ impl<'de> Deserialize<'de> for Event {
     }
 }
 
-/// Fans every event out to every subscriber on its own unbounded channel.
+/// Fans every event out to every subscriber on its own queue.
 ///
 /// tokio's broadcast drops events for a lagging receiver; an approval request
-/// must never be dropped, so each surface gets a queue of its own.
+/// must never be dropped, so each surface gets a queue of its own, where
+/// streamed text waiting for a lagging surface is merged instead of piling
+/// up as events (see `queue`).
 #[derive(Clone, Default)]
 pub struct EventBus {
-    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Event>>>>,
+    subscribers: Arc<Mutex<Vec<queue::Subscriber>>>,
     /// Applied to every event before it goes out (the core's last guard
     /// against secret values: see `agent::redact`).
     guard: Option<EventGuard>,
@@ -387,8 +391,8 @@ impl EventBus {
         Self::default()
     }
 
-    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    pub fn subscribe(&self) -> EventReceiver {
+        let (tx, rx) = queue::queue();
         self.lock().push(tx);
         rx
     }
@@ -400,20 +404,23 @@ impl EventBus {
     }
 
     pub fn emit(&self, session: &str, origin: &Origin, kind: EventKind) {
-        let mut kind = kind;
-        if let Some(guard) = &self.guard {
-            guard(&mut kind);
-        }
-        let event = Event {
+        self.send(Event {
             session: session.to_string(),
             origin: origin.clone(),
             kind,
-        };
-        // A closed receiver is a surface that went away; forget it.
-        self.lock().retain(|tx| tx.send(event.clone()).is_ok());
+        });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<mpsc::UnboundedSender<Event>>> {
+    /// An event built elsewhere (tests and benches feeding a surface).
+    pub fn send(&self, mut event: Event) {
+        if let Some(guard) = &self.guard {
+            guard(&mut event.kind);
+        }
+        // A closed receiver is a surface that went away; forget it.
+        self.lock().retain(|tx| tx.send(event.clone()));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<queue::Subscriber>> {
         // A panic while holding this lock cannot leave the Vec inconsistent.
         self.subscribers.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -468,11 +475,20 @@ mod tests {
                     text: i.to_string(),
                 },
             );
+            bus.emit(
+                "s",
+                &Origin::Cli,
+                EventKind::Notice {
+                    message: i.to_string(),
+                },
+            );
         }
-        for _ in 0..1000 {
+        for _ in 0..2000 {
             assert!(a.recv().await.is_some());
             assert!(b.recv().await.is_some());
         }
+        drop(bus);
+        assert!(a.recv().await.is_none());
     }
 
     #[test]

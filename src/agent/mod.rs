@@ -7,6 +7,7 @@ mod redact;
 mod route;
 mod slots;
 mod steps;
+mod trim;
 mod turn;
 mod unattended;
 mod window;

@@ -8,7 +8,7 @@ use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use super::turn::{Session, Turn};
-use super::{Shared, redact, window};
+use super::{Shared, redact, trim, window};
 use crate::config::Redactor;
 use crate::config::redact::StreamRedactor;
 use crate::protocol::{EventKind, Origin};
@@ -218,9 +218,32 @@ async fn build_request(
         };
         let refill = budget * REFILL_PERCENT / 100;
         let fit = window::fit(window, &tokens, fixed, refill, current - start, extra_drop)
-            .or_else(|_| {
-                window::fit(window, &tokens, fixed, budget, current - start, extra_drop)
-            })?;
+            .or_else(|_| window::fit(window, &tokens, fixed, budget, current - start, extra_drop));
+        // After the server still reported an overflow with only the
+        // current turn left, the counts were low (a server that cannot
+        // count tokens): its outputs shrink to a tighter target.
+        let retried_alone = |fit: &window::Fit| extra_drop > 0 && fit.first_kept >= current - start;
+        let fit = match fit {
+            Ok(fit) if !retried_alone(&fit) => fit,
+            // The current turn alone is too large: its tool outputs shrink.
+            fit => {
+                let target = match fit.is_ok() {
+                    false => Target {
+                        fixed,
+                        refill,
+                        budget,
+                        n_ctx: limits.n_ctx,
+                    },
+                    true => Target {
+                        fixed,
+                        refill: refill / 2,
+                        budget: refill * 2 / 3,
+                        n_ctx: limits.n_ctx,
+                    },
+                };
+                trim_outputs(turn, session, start, current, &target).await?
+            }
+        };
         session.window_start = start + fit.first_kept;
         request.messages = prompt_messages(
             &shared.redactor,
@@ -240,6 +263,81 @@ async fn build_request(
         .max_tokens
         .min(limits.n_ctx.saturating_sub(prompt_tokens).max(16));
     Ok(request)
+}
+
+/// What the current turn must fit in (tokens).
+struct Target {
+    /// System prompt and tool list.
+    fixed: u64,
+    /// What trimming aims at, leaving room for the next steps' outputs.
+    refill: u64,
+    /// What the prompt may not exceed.
+    budget: u64,
+    n_ctx: u64,
+}
+
+/// Sends the current turn only, its tool outputs trimmed (see `trim`) until
+/// it fits; fails as before when even outputs cut to the floor do not.
+async fn trim_outputs(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    start: usize,
+    current: usize,
+    target: &Target,
+) -> Result<window::Fit> {
+    let shared = turn.shared;
+    // Earlier turns are never trimmed again: their originals can go.
+    session.untrimmed.retain(|&index, _| index >= current);
+    let (mut trimmed, mut left_out) = (0, 0);
+    // Token counts of trimmed text are estimates until recounted: a few rounds.
+    for _ in 0..4 {
+        for i in current..session.history.len() {
+            if session.tokens[i].is_none() {
+                session.tokens[i] = Some(message_tokens(shared, &session.history[i]).await);
+            }
+        }
+        let sent = target.fixed + session.tokens[current..].iter().flatten().sum::<u64>();
+        if sent <= target.budget {
+            if trimmed > 0 {
+                turn.emit(EventKind::Notice {
+                    message: format!(
+                        "trimmed {trimmed} tool output(s) of this turn to fit the {}-token window ({left_out} bytes left out of the request; the transcript keeps them whole)",
+                        target.n_ctx
+                    ),
+                });
+            }
+            return Ok(window::Fit {
+                first_kept: current - start,
+                dropped: current - start,
+                prompt_tokens: sent,
+            });
+        }
+        let outputs = trim::outputs(&session.history, current, &session.tokens);
+        let need = sent - target.refill.min(sent);
+        let Some(cuts) = trim::plan(&outputs, need) else {
+            break;
+        };
+        for (index, keep) in cuts {
+            trimmed += usize::from(!session.untrimmed.contains_key(&index));
+            let original = session
+                .untrimmed
+                .entry(index)
+                .or_insert_with(|| session.history[index].content.clone());
+            let shorter = trim::head_tail(original, keep);
+            left_out += session.history[index]
+                .content
+                .len()
+                .saturating_sub(shorter.len());
+            session.history[index].content = shorter;
+            session.tokens[index] = None;
+        }
+    }
+    let needed = target.fixed + session.tokens[current..].iter().flatten().sum::<u64>();
+    Err(window::DoesNotFit {
+        needed,
+        budget: target.budget,
+    }
+    .into())
 }
 
 /// The system prompt and the history as sent. The history was redacted as

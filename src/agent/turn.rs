@@ -2,7 +2,7 @@
 //! without tool calls (or `max_turns` requests), every step persisted before
 //! the next one runs.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
@@ -37,6 +37,9 @@ pub(crate) struct Session {
     /// What is pushed is redacted first: the transcript and the history
     /// (every later request) never hold a secret value.
     redactor: Arc<Redactor>,
+    /// Tool outputs trimmed to fit the window, as they were (by history
+    /// index): a later trim cuts from these, never from a cut text.
+    pub(super) untrimmed: HashMap<usize, String>,
 }
 
 impl Session {
@@ -53,6 +56,7 @@ impl Session {
             slot: shared.assign_slot(limits.total_slots),
             window_start: 0,
             redactor: shared.redactor.clone(),
+            untrimmed: HashMap::new(),
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).
@@ -74,6 +78,7 @@ impl Session {
                 self.history.clear();
                 self.tokens.clear();
                 self.window_start = 0;
+                self.untrimmed.clear();
             }
             // Answered by the core without the session (see `run_core`).
             Command::MemorySearch { .. } => {}
@@ -264,6 +269,10 @@ async fn run_steps(
             None => shared.config.local.model.as_str(),
         };
         emit_usage(turn, &provider, configured, &response);
+        // The server kept streaming past the reply cap: say so, go on with what arrived.
+        if let Some(message) = response.cut.clone() {
+            turn.emit(EventKind::Notice { message });
+        }
         session.push_reply(&turn.origin, &provider, response.message.clone())?;
 
         if response.tool_calls.is_empty() {

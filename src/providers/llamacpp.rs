@@ -17,6 +17,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::bounds;
 use super::completions::stream;
 use super::http::{excerpt, http_error, root_cause};
 use super::sse::{SseEvent, SseParser};
@@ -323,13 +324,19 @@ impl LlamaCpp {
                 match event {
                     SseEvent::Data(data) => acc.frame(&data, on_chunk)?,
                     SseEvent::Done => acc.done = true,
+                    SseEvent::OverCap => acc.cut(),
                     SseEvent::Error(text) => {
                         let error = serde_json::from_str(&text).unwrap_or(Value::String(text));
                         return Err(stream::stream_error(&self.endpoint, &error));
                     }
                 }
+                if acc.is_cut() {
+                    break;
+                }
             }
-            if ended || acc.done {
+            // A cut reply ends here: returning drops the connection, which
+            // stops the server generating.
+            if ended || acc.done || acc.is_cut() {
                 break;
             }
         }
@@ -353,10 +360,13 @@ impl LlamaCpp {
             .await
             .map_err(|e| self.transport_error(&e))?;
         let response = self.check_status(response).await?;
-        let text = response
-            .text()
+        let body = bounds::read_body(response, bounds::MAX_ANSWER_BYTES)
             .await
             .map_err(|e| self.transport_error(&e))?;
+        if body.cut {
+            return Err(bounds::answer_too_large(&self.endpoint));
+        }
+        let text = body.text;
         serde_json::from_str(&text)
             .map_err(|_| self.bad_reply(&format!("expected JSON, got: {}", excerpt(&text))))
     }
@@ -370,10 +380,9 @@ impl LlamaCpp {
         if status.is_success() {
             return Ok(response);
         }
-        let body = match tokio::time::timeout(self.idle_timeout.min(QUICK_TIMEOUT), response.text())
-            .await
-        {
-            Ok(Ok(body)) => body,
+        let read = bounds::read_body(response, bounds::MAX_ERROR_BODY_BYTES);
+        let body = match tokio::time::timeout(self.idle_timeout.min(QUICK_TIMEOUT), read).await {
+            Ok(Ok(body)) => body.text,
             _ => String::new(),
         };
         Err(http_error(&self.endpoint, status.as_u16(), &body))

@@ -3,6 +3,7 @@
 //! llamacpp and openai) and the error helpers (`http`).
 
 pub mod anthropic;
+pub mod bounds;
 mod completions;
 mod http;
 pub mod llamacpp;
@@ -161,6 +162,9 @@ pub struct ChatResponse {
     /// sent logprobs (llama.cpp asked with `with_logprobs`); escalation
     /// compares it with `[routing] escalation_threshold`.
     pub confidence: Option<f64>,
+    /// Set when egirl cut the reply at a cap of [`bounds`] (the server
+    /// kept streaming past `max_tokens`): what to tell the user.
+    pub cut: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]

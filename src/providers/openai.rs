@@ -180,12 +180,18 @@ impl OpenAi {
             match event {
                 SseEvent::Data(data) => acc.frame(&data, &mut *on_chunk)?,
                 SseEvent::Done => acc.done = true,
+                SseEvent::OverCap => acc.cut(),
                 SseEvent::Error(text) => {
                     let error = serde_json::from_str(&text).unwrap_or(Value::String(text));
                     return Err(stream::stream_error(&endpoint, &error));
                 }
             }
-            Ok(if acc.done { Flow::Done } else { Flow::More })
+            // A cut reply stops the reading: the connection is dropped.
+            Ok(if acc.done || acc.is_cut() {
+                Flow::Done
+            } else {
+                Flow::More
+            })
         };
         self.transport
             .read_sse(response, cancel, &mut on_event)

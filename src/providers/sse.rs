@@ -5,6 +5,12 @@
 //! event comes out once its terminating blank line has been seen. Bytes are
 //! scanned once; a line is decoded only when it is complete, so a character
 //! split across two chunks is never mangled.
+//!
+//! Bounded: one event past [`MAX_EVENT_BYTES`] (a line that never ends)
+//! or a body past [`MAX_STREAM_BYTES`] ends the parse with
+//! [`SseEvent::OverCap`]; nothing more is buffered after it.
+
+use super::bounds::{MAX_EVENT_BYTES, MAX_STREAM_BYTES};
 
 /// One dispatched event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,6 +23,9 @@ pub enum SseEvent {
     /// errors this way, and dropping them would turn a clear server error
     /// into a confusing "stream ended early".
     Error(String),
+    /// The stream went past a byte cap (see the module docs): the reader
+    /// stops and keeps what came before, as a reply cut at `max_tokens`.
+    OverCap,
 }
 
 #[derive(Debug, Default)]
@@ -28,6 +37,10 @@ pub struct SseParser {
     data: String,
     has_data: bool,
     error: Option<String>,
+    /// Body bytes fed so far.
+    total: usize,
+    /// A cap was hit: `OverCap` was returned, everything after is ignored.
+    over: bool,
 }
 
 impl SseParser {
@@ -39,8 +52,12 @@ impl SseParser {
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut events = Vec::new();
         let mut rest = bytes;
-        if rest.is_empty() {
+        if rest.is_empty() || self.over {
             return events;
+        }
+        self.total = self.total.saturating_add(rest.len());
+        if self.total > MAX_STREAM_BYTES {
+            return self.over_cap();
         }
         if self.after_cr {
             self.after_cr = false;
@@ -64,13 +81,27 @@ impl SseParser {
             rest = &rest[next..];
         }
         self.line.extend_from_slice(rest);
+        if self.line.len() + self.data.len() > MAX_EVENT_BYTES {
+            events.extend(self.over_cap());
+        }
         events
+    }
+
+    fn over_cap(&mut self) -> Vec<SseEvent> {
+        self.over = true;
+        self.line = Vec::new();
+        self.data = String::new();
+        self.has_data = false;
+        vec![SseEvent::OverCap]
     }
 
     /// The body ended: dispatches an event whose blank line never came
     /// (some servers close right after the last `data:` line).
     pub fn finish(&mut self) -> Vec<SseEvent> {
         let mut events = Vec::new();
+        if self.over {
+            return events;
+        }
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
             self.process_line(&line, &mut events);
@@ -185,6 +216,38 @@ mod tests {
     #[test]
     fn a_last_event_without_blank_line_is_flushed_at_finish() {
         assert_eq!(feed_all(&[b"data: tail"]), vec![data("tail")]);
+    }
+
+    #[test]
+    fn a_line_that_never_ends_is_cut_at_the_event_cap() {
+        let mut parser = SseParser::new();
+        let chunk = vec![b'x'; 1 << 20];
+        let mut events = parser.feed(b"data: ");
+        for _ in 0..=(MAX_EVENT_BYTES >> 20) {
+            events.extend(parser.feed(&chunk));
+        }
+        assert_eq!(events, vec![SseEvent::OverCap]);
+        assert!(parser.line.capacity() <= MAX_EVENT_BYTES, "nothing kept");
+        assert!(parser.feed(b"\n\ndata: more\n\n").is_empty());
+        assert!(parser.finish().is_empty());
+    }
+
+    #[test]
+    fn a_body_past_the_stream_cap_ends_the_parse() {
+        let mut parser = SseParser::new();
+        let mut frame = b"data: ".to_vec();
+        frame.resize((1 << 20) - 2, b'x');
+        frame.extend_from_slice(b"\n\n");
+        let (mut over, mut data) = (0, 0);
+        for _ in 0..(MAX_STREAM_BYTES >> 20) + 4 {
+            for event in parser.feed(&frame) {
+                match event {
+                    SseEvent::OverCap => over += 1,
+                    _ => data += 1,
+                }
+            }
+        }
+        assert_eq!((over, data), (1, MAX_STREAM_BYTES >> 20));
     }
 
     #[test]

@@ -12,15 +12,14 @@ use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
 use egirl::config::{Config, ConfigDuration};
-use egirl::protocol::{Event, EventKind, Op, Origin};
+use egirl::protocol::{Event, EventKind, EventReceiver, Op, Origin};
 use egirl::providers::remote::RemoteProviders;
-use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::support::fake_llama::FakeLlama;
 
 pub struct Harness {
     pub agent: AgentHandle,
-    pub events: UnboundedReceiver<Event>,
+    pub events: EventReceiver,
     pub workspace: PathBuf,
     _dir: tempfile::TempDir,
 }

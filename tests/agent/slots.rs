@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
-use egirl::protocol::{Event, EventKind, Op, Origin};
-use tokio::sync::mpsc::UnboundedReceiver;
+use egirl::protocol::{EventKind, EventReceiver, Op, Origin};
 use tokio::task::JoinHandle;
 
 use super::{config_for, error_text, final_text};
@@ -16,7 +15,7 @@ use crate::support::fake_llama::slots::SlotAction;
 /// One egirl process: a core on a workspace that outlives it.
 struct Process {
     agent: AgentHandle,
-    events: UnboundedReceiver<Event>,
+    events: EventReceiver,
     core: JoinHandle<()>,
 }
 

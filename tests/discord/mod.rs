@@ -10,10 +10,9 @@ use std::time::Duration;
 use egirl::agent::{self, AgentHandle};
 use egirl::channels::discord::{self, Discord, DiscordOptions};
 use egirl::config::{Config, DiscordConfig};
-use egirl::protocol::{BotStatus, Event};
+use egirl::protocol::{BotStatus, Event, EventReceiver};
 use egirl::providers::remote::RemoteProviders;
 use secrecy::SecretString;
-use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::agent::config_for;
 use crate::support::fake_discord::{FakeDiscord, OWNER_ID};
@@ -30,7 +29,7 @@ pub struct Rig {
     pub agent: AgentHandle,
     pub bot: Option<Discord>,
     /// A TUI-side subscriber: every event of every session.
-    pub events: UnboundedReceiver<Event>,
+    pub events: EventReceiver,
     _dir: tempfile::TempDir,
 }
 

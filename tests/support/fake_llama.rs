@@ -39,7 +39,7 @@ mod frames;
 mod reply;
 pub mod slots;
 
-use frames::{PromptCounts, sse_response, stream_frames, whole_reply};
+use frames::{PromptCounts, endless_response, sse_response, stream_frames, whole_reply};
 pub use reply::Reply;
 use reply::{ReplyBody, StreamEnd};
 
@@ -494,6 +494,7 @@ async fn chat(State(state): State<Shared>, bytes: Bytes) -> Response {
             StreamEnd::Done,
             vec![Bytes::from(text.clone())],
         ),
+        ReplyBody::Endless { piece, up_to } => endless_response(&model, piece, *up_to),
         ReplyBody::Stream(pieces) if body["stream"].as_bool() == Some(true) => {
             let include_usage = body["stream_options"]["include_usage"].as_bool() == Some(true);
             let frames = stream_frames(&reply, pieces, &model, &counts, include_usage);

@@ -167,6 +167,15 @@ impl Reply {
         Self::raw(Answer::Hang)
     }
 
+    /// This exact text as the body of a 200 answer (a stream written by hand).
+    pub fn raw_sse(body: &str) -> Self {
+        Self::raw(Answer::Plain {
+            status: 200,
+            headers: Vec::new(),
+            body: body.to_string(),
+        })
+    }
+
     /// An embeddings answer, listed in reverse order (the API gives each an
     /// `index`; the client must put them back in input order).
     pub fn embeddings(vectors: &[&[f32]]) -> Self {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::Effect;
 use egirl::channels::tui::driver::{AppEvent, Host, drive};
-use egirl::protocol::{Event, EventKind, Op};
+use egirl::protocol::{EventBus, EventKind, Op};
 use futures_util::stream::{self, Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -55,7 +55,8 @@ fn terminal() -> Terminal<TestBackend> {
 #[tokio::test(start_paused = true)]
 async fn an_idle_tui_draws_once_and_then_never() {
     let mut app = app();
-    let (_core_tx, core) = mpsc::unbounded_channel::<Event>();
+    let _core_tx = EventBus::new();
+    let core = _core_tx.subscribe();
     let mut host = Recorder::default();
     let frames = drive(
         &mut terminal(),
@@ -73,13 +74,14 @@ async fn an_idle_tui_draws_once_and_then_never() {
 #[tokio::test(start_paused = true)]
 async fn a_delta_storm_is_coalesced_and_capped_with_no_backlog() {
     let mut app = app();
-    let (core_tx, core) = mpsc::unbounded_channel();
+    let core_tx = EventBus::new();
+    let core = core_tx.subscribe();
     // 5,000 deltas a second for two seconds.
     let producer = tokio::spawn(async move {
-        let _ = core_tx.send(ev(EventKind::TurnStarted { text: "go".into() }));
+        core_tx.send(ev(EventKind::TurnStarted { text: "go".into() }));
         for ms in 0..2000 {
             for i in 0..5 {
-                let _ = core_tx.send(ev(EventKind::Delta {
+                core_tx.send(ev(EventKind::Delta {
                     text: format!("{} ", ms * 5 + i),
                 }));
             }
@@ -114,7 +116,8 @@ async fn a_delta_storm_is_coalesced_and_capped_with_no_backlog() {
 #[tokio::test(start_paused = true)]
 async fn keys_reach_the_core_and_two_ctrl_c_quit() {
     let mut app = app();
-    let (_core_tx, core) = mpsc::unbounded_channel::<Event>();
+    let _core_tx = EventBus::new();
+    let core = _core_tx.subscribe();
     let mut script: Vec<TermEvent> = "hi"
         .chars()
         .map(|c| TermEvent::Key(key(KeyCode::Char(c))))
@@ -143,16 +146,15 @@ async fn keys_reach_the_core_and_two_ctrl_c_quit() {
 #[tokio::test(start_paused = true)]
 async fn an_approval_rings_the_bell() {
     let mut app = app();
-    let (core_tx, core) = mpsc::unbounded_channel();
-    core_tx
-        .send(ev(EventKind::ApprovalRequest {
-            id: "ap".into(),
-            tool: "exec".into(),
-            command: "make".into(),
-            cwd: "/ws".into(),
-            rule: Some("make".into()),
-        }))
-        .expect("send");
+    let core_tx = EventBus::new();
+    let core = core_tx.subscribe();
+    core_tx.send(ev(EventKind::ApprovalRequest {
+        id: "ap".into(),
+        tool: "exec".into(),
+        command: "make".into(),
+        cwd: "/ws".into(),
+        rule: Some("make".into()),
+    }));
     let mut host = Recorder::default();
     drive(
         &mut terminal(),
@@ -171,7 +173,8 @@ async fn an_approval_rings_the_bell() {
 #[tokio::test(start_paused = true)]
 async fn health_probes_redraw_only_when_the_answer_changes() {
     let mut app = app();
-    let (_core_tx, core) = mpsc::unbounded_channel::<Event>();
+    let _core_tx = EventBus::new();
+    let core = _core_tx.subscribe();
     let (tx, internal) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         // Up, up, up (no change after the first), then down, then quit.
@@ -205,7 +208,8 @@ async fn health_probes_redraw_only_when_the_answer_changes() {
 async fn discord_status_changes_reach_the_status_line() {
     use egirl::protocol::BotStatus;
     let mut app = app();
-    let (_core_tx, core) = mpsc::unbounded_channel::<Event>();
+    let _core_tx = EventBus::new();
+    let core = _core_tx.subscribe();
     let (tx, internal) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let ready = BotStatus::Ready("egirl-bot".into());

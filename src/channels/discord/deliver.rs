@@ -8,17 +8,12 @@ use std::sync::Arc;
 use serenity::all::{
     ChannelId, CreateAllowedMentions, CreateMessage, Http, MessageId, MessageReference,
 };
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use super::{Bridge, approvals, channel_of, chunk, lock};
-use crate::protocol::{Event, EventKind, Op, Origin, ReviewDecision};
+use crate::protocol::{Event, EventKind, EventReceiver, Op, Origin, ReviewDecision};
 
-pub async fn run(
-    bridge: Arc<Bridge>,
-    mut events: UnboundedReceiver<Event>,
-    stop: CancellationToken,
-) {
+pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
     loop {
         tokio::select! {
             biased;

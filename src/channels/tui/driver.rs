@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use super::app::{App, Effect};
 use super::draw::draw;
 use super::scheduler::{FRAME_INTERVAL, FrameScheduler};
-use crate::protocol::{Event, Op};
+use crate::protocol::{EventReceiver, Op};
 
 /// Core events applied per wake-up before a frame is considered: a burst
 /// of deltas becomes one redraw, and keys still get their turn.
@@ -50,7 +50,7 @@ pub async fn drive<B, S, H>(
     term: &mut Terminal<B>,
     app: &mut App,
     mut input: S,
-    mut core: mpsc::UnboundedReceiver<Event>,
+    mut core: EventReceiver,
     mut internal: mpsc::UnboundedReceiver<AppEvent>,
     host: &mut H,
 ) -> anyhow::Result<u64>

@@ -5,12 +5,17 @@
 //! (text, tool_use with id and name, thinking), `content_block_delta`
 //! (`text_delta`, `input_json_delta`, `thinking_delta`), `content_block_stop`,
 //! `message_delta` (stop_reason, usage), `message_stop`, `ping`, `error`.
+//!
+//! Bounded like the chat-completions stream (`providers::bounds`): more
+//! than `MAX_CONTENT_BLOCKS` blocks fail the reply; past `MAX_REPLY_BYTES`
+//! the reply is cut as at `max_tokens` and reading stops.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::providers::bounds::{self, MAX_CONTENT_BLOCKS, ReplyBudget};
 use crate::providers::http::{excerpt, http_error};
 use crate::providers::remote::transport::Flow;
 use crate::providers::sse::SseEvent;
@@ -68,6 +73,9 @@ pub(crate) struct Accumulator {
     stopped: bool,
     first_event: Option<Instant>,
     sent_at: Instant,
+    budget: ReplyBudget,
+    /// The block the last piece went to: the one a cut leaves incomplete.
+    last_block: Option<u64>,
 }
 
 impl Accumulator {
@@ -85,6 +93,8 @@ impl Accumulator {
             stopped: false,
             first_event: None,
             sent_at,
+            budget: ReplyBudget::default(),
+            last_block: None,
         }
     }
 
@@ -97,6 +107,11 @@ impl Accumulator {
         let data = match event {
             SseEvent::Data(data) => data,
             SseEvent::Done => return Ok(Flow::Done),
+            // Past a cap of the SSE reader: cut, stop reading.
+            SseEvent::OverCap => {
+                self.budget.cut = true;
+                return Ok(Flow::Done);
+            }
             SseEvent::Error(text) => {
                 let error = serde_json::from_str(&text).unwrap_or(Value::String(text));
                 return Err(self.stream_error(&error));
@@ -115,7 +130,17 @@ impl Accumulator {
                 }
                 self.usage.update(&message["usage"]);
             }
-            "content_block_start" => self.start_block(index, &event["content_block"], on_chunk),
+            "content_block_start" => {
+                if self.blocks.len() >= MAX_CONTENT_BLOCKS && !self.blocks.contains_key(&index) {
+                    return Err(ProviderError::BadReply {
+                        endpoint: self.endpoint.clone(),
+                        detail: format!(
+                            "the stream opened more than {MAX_CONTENT_BLOCKS} content blocks"
+                        ),
+                    });
+                }
+                self.start_block(index, &event["content_block"], on_chunk)
+            }
             "content_block_delta" => self.delta(index, &event["delta"], on_chunk),
             "message_delta" => {
                 if let Some(reason) = event["delta"]["stop_reason"].as_str() {
@@ -131,7 +156,12 @@ impl Accumulator {
             // `ping`, `content_block_stop`, and events newer than this code.
             _ => {}
         }
-        Ok(Flow::More)
+        // A cut reply stops the reading: the connection is dropped.
+        Ok(if self.budget.cut {
+            Flow::Done
+        } else {
+            Flow::More
+        })
     }
 
     fn start_block(
@@ -140,6 +170,11 @@ impl Accumulator {
         block: &Value,
         on_chunk: &mut (dyn FnMut(StreamChunk) + Send),
     ) {
+        let str_len = |key: &str| block[key].as_str().map_or(0, str::len);
+        if !self.budget.take(str_len("id") + str_len("name")) {
+            return;
+        }
+        self.last_block = Some(index);
         let kind = match block["type"].as_str().unwrap_or_default() {
             "text" => Block::Text,
             "tool_use" => Block::ToolUse {
@@ -170,8 +205,12 @@ impl Accumulator {
                 self.thinking(delta["thinking"].as_str().unwrap_or_default(), on_chunk)
             }
             "input_json_delta" => {
-                if let Some(Block::ToolUse { json, .. }) = self.blocks.get_mut(&index) {
-                    json.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                let piece = delta["partial_json"].as_str().unwrap_or_default();
+                if let Some(Block::ToolUse { json, .. }) = self.blocks.get_mut(&index)
+                    && self.budget.take(piece.len())
+                {
+                    json.push_str(piece);
+                    self.last_block = Some(index);
                 }
             }
             // `signature_delta`, `citations_delta`: nothing to keep.
@@ -180,7 +219,7 @@ impl Accumulator {
     }
 
     fn text(&mut self, text: &str, on_chunk: &mut (dyn FnMut(StreamChunk) + Send)) {
-        if text.is_empty() {
+        if text.is_empty() || !self.budget.take(text.len() + 2) {
             return;
         }
         if self.block_is_fresh && !self.content.is_empty() {
@@ -193,7 +232,7 @@ impl Accumulator {
     }
 
     fn thinking(&mut self, text: &str, on_chunk: &mut (dyn FnMut(StreamChunk) + Send)) {
-        if !text.is_empty() {
+        if !text.is_empty() && self.budget.take(text.len()) {
             self.reasoning.push_str(text);
             on_chunk(StreamChunk::Reasoning(text.to_string()));
         }
@@ -215,8 +254,12 @@ impl Accumulator {
         http_error(&self.endpoint, status, &error.to_string())
     }
 
-    pub(crate) fn finish(self, configured_model: &str) -> Result<ChatResponse, ProviderError> {
-        if !self.stopped {
+    pub(crate) fn finish(mut self, configured_model: &str) -> Result<ChatResponse, ProviderError> {
+        let cut = self.budget.cut.then(|| bounds::cut_notice(&self.endpoint));
+        if cut.is_some() {
+            // As if the API had stopped at max_tokens.
+            self.stop_reason = Some("max_tokens".into());
+        } else if !self.stopped {
             return Err(ProviderError::Truncated {
                 endpoint: self.endpoint,
                 detail: "the connection closed before message_stop".into(),
@@ -225,8 +268,21 @@ impl Accumulator {
         let usage = self.usage_figures();
         let tool_calls: Vec<ToolCall> = self
             .blocks
-            .into_values()
-            .filter_map(|block| match block {
+            .into_iter()
+            .filter_map(|(index, block)| match block {
+                // The block the cut fell in is incomplete: never run a
+                // prefix of its input.
+                Block::ToolUse { id, name, .. } if cut.is_some() && self.last_block == Some(index) => {
+                    Some(ToolCall {
+                        id,
+                        name,
+                        arguments: Value::Null,
+                        arguments_error: Some(
+                            "the reply was cut at egirl's size cap before this call's input was complete"
+                                .into(),
+                        ),
+                    })
+                }
                 Block::ToolUse { id, name, json } => Some(tool_call(id, name, &json)),
                 _ => None,
             })
@@ -248,6 +304,7 @@ impl Accumulator {
                 self.model
             },
             confidence: None,
+            cut,
         })
     }
 
@@ -303,5 +360,65 @@ fn tool_call(id: String, name: String, json: &str) -> ToolCall {
             arguments: Value::Null,
             arguments_error: Some(format!("the arguments are not valid JSON ({e})")),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::bounds::MAX_REPLY_BYTES;
+    use serde_json::json;
+
+    fn send(acc: &mut Accumulator, event: Value) -> Result<Flow, ProviderError> {
+        acc.event(SseEvent::Data(event.to_string()), &mut |_| {})
+    }
+
+    #[test]
+    fn too_many_content_blocks_fail_the_reply() {
+        let mut acc = Accumulator::new("http://x", Instant::now());
+        let start = |index: usize| {
+            json!({"type": "content_block_start", "index": index,
+                   "content_block": {"type": "tool_use", "id": "t", "name": "exec", "input": {}}})
+        };
+        for index in 0..MAX_CONTENT_BLOCKS {
+            send(&mut acc, start(index)).unwrap();
+        }
+        let err = send(&mut acc, start(4_000_000_000)).unwrap_err();
+        assert!(err.to_string().contains("content blocks"), "{err}");
+    }
+
+    #[test]
+    fn a_reply_past_the_cap_is_cut_and_its_open_tool_input_not_run() {
+        let mut acc = Accumulator::new("http://x", Instant::now());
+        let text = "t".repeat(64 * 1024);
+        send(&mut acc, json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})).unwrap();
+        send(&mut acc, json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})).unwrap();
+        send(
+            &mut acc,
+            json!({"type": "content_block_start", "index": 1,
+            "content_block": {"type": "tool_use", "id": "t1", "name": "exec", "input": {}}}),
+        )
+        .unwrap();
+        let piece = json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": "x".repeat(64 * 1024)}});
+        let mut flow = Flow::More;
+        for _ in 0..(MAX_REPLY_BYTES / (64 * 1024)) {
+            flow = send(&mut acc, piece.clone()).unwrap();
+        }
+        assert_eq!(flow, Flow::Done, "a cut reply stops the reading");
+        let reply = acc.finish("claude").unwrap();
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+        assert!(reply.cut.unwrap().contains("reply cap"));
+        assert_eq!(reply.content.len(), 64 * 1024);
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert!(reply.tool_calls[0].arguments_error.is_some());
+    }
+
+    #[test]
+    fn over_cap_from_the_reader_cuts_the_reply() {
+        let mut acc = Accumulator::new("http://x", Instant::now());
+        let flow = acc.event(SseEvent::OverCap, &mut |_| {}).unwrap();
+        assert_eq!(flow, Flow::Done);
+        assert!(acc.finish("claude").unwrap().cut.is_some());
     }
 }

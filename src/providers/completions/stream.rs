@@ -2,11 +2,17 @@
 //! screen and, at the end, one `ChatResponse`. llama-server's extras
 //! (`timings`, `<tool_call>` text) are handled here too; OpenAI and Azure
 //! simply never send them.
+//!
+//! Bounded (see `providers::bounds`): a tool-call index past
+//! `MAX_TOOL_CALLS` fails the reply; past `MAX_REPLY_BYTES` of text,
+//! reasoning and calls the reply is cut (`cut`, finish_reason "length")
+//! and the caller stops reading.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::config::ToolFormat;
+use crate::providers::bounds::{self, MAX_TOOL_CALLS, ReplyBudget};
 use crate::providers::http::{excerpt, http_error};
 use crate::providers::qwen3::{self, StreamSplitter};
 use crate::providers::{ChatMessage, ChatResponse, ProviderError, StreamChunk, ToolCall, Usage};
@@ -113,6 +119,10 @@ pub struct Accumulator {
     logprob_sum: f64,
     logprob_count: usize,
     pub done: bool,
+    /// Bytes kept of this reply; `budget.cut` once it is full.
+    budget: ReplyBudget,
+    /// The call the last fragment went to: the one a cut leaves incomplete.
+    last_call: Option<usize>,
 }
 
 impl Accumulator {
@@ -131,7 +141,19 @@ impl Accumulator {
             logprob_sum: 0.0,
             logprob_count: 0,
             done: false,
+            budget: ReplyBudget::default(),
+            last_call: None,
         }
+    }
+
+    /// Whether the reply was cut at a cap: the caller stops reading.
+    pub fn is_cut(&self) -> bool {
+        self.budget.cut
+    }
+
+    /// The stream went past a cap of the SSE reader (`SseEvent::OverCap`).
+    pub fn cut(&mut self) {
+        self.budget.cut = true;
     }
 
     /// Takes one `data:` payload.
@@ -172,32 +194,52 @@ impl Accumulator {
         let Some(delta) = choice.delta else {
             return Ok(());
         };
-        if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty()) {
+        if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty())
+            && self.budget.take(reasoning.len())
+        {
             self.reasoning.push_str(&reasoning);
             on_chunk(StreamChunk::Reasoning(reasoning));
         }
-        if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
+        if let Some(content) = delta.content.filter(|c| !c.is_empty())
+            && self.budget.take(content.len())
+        {
             self.content.push_str(&content);
             for chunk in self.splitter.push(&content) {
                 on_chunk(chunk);
             }
         }
         for fragment in delta.tool_calls.unwrap_or_default() {
-            self.merge_call(fragment);
+            self.merge_call(fragment)?;
         }
         Ok(())
     }
 
     /// Fragments of one call share an `index`; id and name come first, the
-    /// arguments string arrives in pieces.
-    fn merge_call(&mut self, fragment: CallDelta) {
+    /// arguments string arrives in pieces. The index is checked before
+    /// anything is stored under it.
+    fn merge_call(&mut self, fragment: CallDelta) -> Result<(), ProviderError> {
         let index = fragment.index.unwrap_or(match fragment.id {
             Some(_) => self.calls.len(),
             None => self.calls.len().saturating_sub(1),
         });
+        if index >= MAX_TOOL_CALLS {
+            return Err(ProviderError::BadReply {
+                endpoint: self.endpoint.clone(),
+                detail: format!(
+                    "the stream named tool call {index}; a reply may hold at most {MAX_TOOL_CALLS}"
+                ),
+            });
+        }
+        let size = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        let function = fragment.function.as_ref();
+        let bytes = size(&fragment.id) + function.map_or(0, |f| size(&f.name) + size(&f.arguments));
+        if !self.budget.take(bytes) {
+            return Ok(());
+        }
         if self.calls.len() <= index {
             self.calls.resize_with(index + 1, PartialCall::default);
         }
+        self.last_call = Some(index);
         let call = &mut self.calls[index];
         if let Some(id) = fragment.id.filter(|id| !id.is_empty()) {
             call.id = Some(id);
@@ -210,22 +252,33 @@ impl Accumulator {
                 call.arguments.push_str(&arguments);
             }
         }
+        Ok(())
     }
 
     /// The stream ended (with `[DONE]` or not).
-    pub fn finish(self) -> Result<ChatResponse, ProviderError> {
-        if !self.done && self.finish_reason.is_none() {
+    pub fn finish(mut self) -> Result<ChatResponse, ProviderError> {
+        let cut = self.budget.cut.then(|| bounds::cut_notice(&self.endpoint));
+        if cut.is_some() {
+            // As if the server had stopped at max_tokens.
+            self.finish_reason = Some("length".into());
+        } else if !self.done && self.finish_reason.is_none() {
             return Err(ProviderError::Truncated {
                 endpoint: self.endpoint,
                 detail: "no finish_reason and no [DONE] before the connection closed".into(),
             });
         }
         let usage = usage(self.timings.as_ref(), self.usage.as_ref());
+        let unfinished = self.last_call.filter(|_| cut.is_some());
         let native_calls: Vec<ToolCall> = self
             .calls
             .into_iter()
             .enumerate()
-            .map(native_call)
+            .map(|(index, call)| match Some(index) == unfinished {
+                // Its arguments stop where the cut fell: never run a
+                // "repaired" prefix of them.
+                true => cut_call(index, call),
+                false => native_call((index, call)),
+            })
             .collect();
         let detect = self.format != ToolFormat::Native;
         // The final split is redone on the whole content: it also catches a
@@ -233,7 +286,24 @@ impl Accumulator {
         let parsed = qwen3::parse_reply(&self.content, detect);
         let reasoning = join_reasoning(self.reasoning.trim(), &parsed.reasoning);
         let (tool_calls, history) = if native_calls.is_empty() && !parsed.calls.is_empty() {
-            (parsed.calls, parsed.history)
+            let mut calls = parsed.calls;
+            // A `<tool_call>` block the cut left open is not run either.
+            let open = self.content.rfind("<tool_call>") > self.content.rfind("</tool_call>");
+            if cut.is_some()
+                && open
+                && let Some(last) = calls.pop()
+            {
+                let index = calls.len();
+                calls.push(cut_call(
+                    index,
+                    PartialCall {
+                        id: Some(last.id),
+                        name: last.name,
+                        arguments: String::new(),
+                    },
+                ));
+            }
+            (calls, parsed.history)
         } else {
             (native_calls, parsed.text.clone())
         };
@@ -254,7 +324,24 @@ impl Accumulator {
                     .exp()
                     .clamp(0.0, 1.0)
             }),
+            cut,
         })
+    }
+}
+
+fn cut_call(index: usize, call: PartialCall) -> ToolCall {
+    ToolCall {
+        id: call.id.unwrap_or_else(|| qwen3::call_id(index)),
+        name: if call.name.is_empty() {
+            "unknown".into()
+        } else {
+            call.name
+        },
+        arguments: Value::Null,
+        arguments_error: Some(
+            "the reply was cut at egirl's size cap before this call's arguments were complete"
+                .into(),
+        ),
     }
 }
 
@@ -324,3 +411,6 @@ pub fn stream_error(endpoint: &str, error: &Value) -> ProviderError {
     let status = error.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
     http_error(endpoint, status, &error.to_string())
 }
+
+#[cfg(test)]
+mod tests;

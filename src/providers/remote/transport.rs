@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::retry::{self, RetryPolicy};
 use crate::config::ConfigDuration;
 use crate::providers::ProviderError;
+use crate::providers::bounds;
 use crate::providers::http::{excerpt, http_error, root_cause, server_message};
 use crate::providers::sse::{SseEvent, SseParser};
 
@@ -195,13 +196,14 @@ impl Transport {
         let text = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(ProviderError::Interrupted),
-            text = tokio::time::timeout(self.idle_timeout, response.text()) => match text {
+            body = tokio::time::timeout(self.idle_timeout, bounds::read_body(response, bounds::MAX_ANSWER_BYTES)) => match body {
                 Err(_) => return Err(self.timeout_error()),
                 Ok(Err(e)) => return Err(ProviderError::Truncated {
                     endpoint: self.endpoint.clone(),
                     detail: root_cause(&e),
                 }),
-                Ok(Ok(text)) => text,
+                Ok(Ok(body)) if body.cut => return Err(bounds::answer_too_large(&self.endpoint)),
+                Ok(Ok(body)) => body.text,
             },
         };
         serde_json::from_str(&text).map_err(|_| {
@@ -259,9 +261,9 @@ impl Transport {
     }
 
     async fn error_body(&self, response: reqwest::Response) -> String {
-        match tokio::time::timeout(self.idle_timeout.min(ERROR_BODY_TIMEOUT), response.text()).await
-        {
-            Ok(Ok(body)) => body,
+        let read = bounds::read_body(response, bounds::MAX_ERROR_BODY_BYTES);
+        match tokio::time::timeout(self.idle_timeout.min(ERROR_BODY_TIMEOUT), read).await {
+            Ok(Ok(body)) => body.text,
             _ => String::new(),
         }
     }

@@ -1,8 +1,7 @@
 //! Tests of the exec approval policy, rules and parked requests.
 
 use super::*;
-use crate::protocol::Event;
-use tokio::sync::mpsc::UnboundedReceiver;
+use crate::protocol::{Event, EventReceiver};
 
 fn argv_ok(rule: &str, command: &str) -> bool {
     auto_approvable(command).is_some_and(|argv| rule_matches(rule, &argv))
@@ -158,7 +157,7 @@ fn first_answer_wins() {
 struct Harness {
     _dir: tempfile::TempDir,
     ctx: ToolContext,
-    events: UnboundedReceiver<Event>,
+    events: EventReceiver,
     pending: PendingApprovals,
 }
 

@@ -132,6 +132,13 @@ fn sse_data(frame: &Value) -> Bytes {
     Bytes::from(format!("data: {frame}\n\n"))
 }
 
+/// The same content frame until `up_to` bytes were sent.
+pub(super) fn endless_response(model: &str, piece: &str, up_to: usize) -> Response {
+    let frame = sse_data(&delta_frame(model, json!({ "content": piece })));
+    let count = up_to / frame.len().max(1);
+    sse_response(None, StreamEnd::Truncated, vec![frame; count])
+}
+
 type FrameStream = Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>>;
 
 pub(super) fn sse_response(

@@ -15,10 +15,20 @@ pub struct Reply {
 #[derive(Clone, Debug)]
 pub(super) enum ReplyBody {
     Stream(Vec<Piece>),
-    Status { status: u16, body: String },
+    Status {
+        status: u16,
+        body: String,
+    },
     ContextOverflow,
     Hang,
     RawSse(String),
+    /// This content delta, again and again, never finishing (a server
+    /// ignoring max_tokens), up to this many bytes of frames; then the
+    /// connection closes without a finish_reason.
+    Endless {
+        piece: String,
+        up_to: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -119,6 +129,18 @@ impl Reply {
     pub fn raw_sse(body: &str) -> Self {
         Self {
             body: ReplyBody::RawSse(body.to_string()),
+            ..Self::stream(Vec::new())
+        }
+    }
+
+    /// Streams `piece` as content over and over, never finishing, for up
+    /// to `up_to` bytes of frames (then closes, as a truncated stream).
+    pub fn endless(piece: &str, up_to: usize) -> Self {
+        Self {
+            body: ReplyBody::Endless {
+                piece: piece.to_string(),
+                up_to,
+            },
             ..Self::stream(Vec::new())
         }
     }
