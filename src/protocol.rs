@@ -86,6 +86,9 @@ pub enum ReviewDecision {
     ApprovedForSession,
     ApprovedAlways,
     Denied,
+    /// Answers an escalation request only: run this command once outside
+    /// the sandbox. Never remembered; the other approvals deny an escalation.
+    ApprovedOutsideSandbox,
 }
 
 impl ReviewDecision {
@@ -196,12 +199,23 @@ pub enum EventKind {
         id: String,
         name: String,
         arguments: serde_json::Value,
+        /// For `exec`: the sandbox it runs in ("workspace-write, no network").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<String>,
     },
     ApprovalRequest {
         id: String,
         tool: String,
         command: String,
         cwd: String,
+        /// The sandbox the command will run in ("off (no sandbox)" when off).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<String>,
+        /// Set on a request to re-run a command that failed in the sandbox
+        /// outside it: why (the failing lines). Only `approved_outside_sandbox`
+        /// approves it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        escalation: Option<String>,
     },
     ApprovalDecision {
         id: String,

@@ -278,6 +278,27 @@ pub struct ExecConfig {
     /// How long an approval raised by a webhook, cron or heartbeat turn
     /// waits for an answer before it counts as denied.
     pub unattended_timeout: ConfigDuration,
+    /// The OS sandbox every command runs in (see `tools::sandbox`).
+    pub sandbox: ExecSandbox,
+    /// Whether sandboxed commands may open network sockets.
+    pub network: bool,
+}
+
+/// `[tools.exec] sandbox`: what an approved command may write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecSandbox {
+    /// Writes only the workspace, `[tools] allowed_paths` and a private temp
+    /// dir; the protected paths stay read-only.
+    #[default]
+    WorkspaceWrite,
+    /// Writes only a private temp dir.
+    ReadOnly,
+    /// As `workspace-write`, but a command is refused when the kernel lacks
+    /// a piece of the sandbox instead of running with what there is.
+    Required,
+    /// No sandbox: commands run as the user, as before.
+    Off,
 }
 
 impl Default for ExecConfig {
@@ -288,6 +309,8 @@ impl Default for ExecConfig {
             timeout_secs: 120,
             max_output_bytes: 16 * 1024,
             unattended_timeout: ConfigDuration::from_secs(600),
+            sandbox: ExecSandbox::WorkspaceWrite,
+            network: false,
         }
     }
 }

@@ -22,6 +22,7 @@ async fn exec_waits_for_a_decision_and_runs_when_approved() {
             command,
             cwd,
             tool,
+            ..
         } = e.kind
         {
             assert_eq!(command, "echo approved-run");

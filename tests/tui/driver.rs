@@ -150,6 +150,8 @@ async fn an_approval_rings_the_bell() {
             tool: "exec".into(),
             command: "make".into(),
             cwd: "/ws".into(),
+            sandbox: None,
+            escalation: None,
         }))
         .expect("send");
     let mut host = Recorder::default();

@@ -22,6 +22,8 @@ fn approval(id: &str, command: &str) -> EventKind {
         tool: "exec".into(),
         command: command.into(),
         cwd: "/home/me/ws".into(),
+        sandbox: None,
+        escalation: None,
     }
 }
 
@@ -420,6 +422,7 @@ fn ctrl_o_expands_tool_calls() {
                 id: "c1".into(),
                 name: "read_file".into(),
                 arguments: serde_json::json!({"path": "notes.md"}),
+                sandbox: None,
             }),
             ev(EventKind::ToolResult {
                 id: "c1".into(),

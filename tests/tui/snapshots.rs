@@ -50,6 +50,7 @@ fn busy_app() -> App {
         id: id.into(),
         name: name.into(),
         arguments: args,
+        sandbox: None,
     };
     let result = |id: &str, name: &str, ok: bool, out: &str, ms: u64| EventKind::ToolResult {
         id: id.into(),
@@ -99,6 +100,8 @@ fn busy_app() -> App {
                 tool: "exec".into(),
                 command: "rm -rf target".into(),
                 cwd: "/home/me/ws".into(),
+                sandbox: None,
+                escalation: None,
             }),
             ev(EventKind::ApprovalDecision {
                 id: "ap-1".into(),
@@ -183,6 +186,8 @@ fn approval_modal_single() {
         tool: "exec".into(),
         command: "find . -name '*.orig' -mtime +7 -print0 | xargs -0 rm -f && git status --short && echo done cleaning the repository".into(),
         cwd: "/home/me/.egirl/workspace".into(),
+        sandbox: None,
+        escalation: None,
     }));
     assert_snapshot!(screen(&app, 100, 30));
 }
@@ -195,6 +200,8 @@ fn approval_modal_queued() {
         tool: "exec".into(),
         command: "cargo test".into(),
         cwd: "/home/me/ws".into(),
+        sandbox: None,
+        escalation: None,
     }));
     for (i, channel) in ["general", "ops"].iter().enumerate() {
         app.apply(ev_from(
@@ -205,6 +212,8 @@ fn approval_modal_queued() {
                 tool: "exec".into(),
                 command: "systemctl restart llama".into(),
                 cwd: "/srv".into(),
+                sandbox: None,
+                escalation: None,
             },
         ));
     }
@@ -272,6 +281,8 @@ fn any_terminal_size_renders_without_panicking() {
         tool: "exec".into(),
         command: "echo a long command that has to wrap somewhere".into(),
         cwd: "/ws".into(),
+        sandbox: None,
+        escalation: None,
     }));
     let mut help = app();
     press(&mut help, key(KeyCode::Char('?')));
@@ -333,6 +344,7 @@ fn a_discord_turn_is_mirrored_with_its_badge() {
                 id: "t1".into(),
                 name: "read_file".into(),
                 arguments: serde_json::json!({"path": "todo.md"}),
+                sandbox: None,
             }),
             from(EventKind::ToolResult {
                 id: "t1".into(),

@@ -339,6 +339,7 @@ impl App {
                 id,
                 name,
                 arguments,
+                sandbox,
             } => {
                 self.transcript.close(&session);
                 let seq = self.tools.push(ToolRecord {
@@ -351,6 +352,7 @@ impl App {
                     duration_ms: None,
                     output: String::new(),
                     approval: None,
+                    sandbox,
                 });
                 self.side_added(Pane::Tools);
                 self.transcript
@@ -361,6 +363,8 @@ impl App {
                 tool,
                 command,
                 cwd,
+                sandbox,
+                escalation,
             } => {
                 self.tools.awaiting(&session, &tool, &command, &id);
                 let before = self.approvals.len();
@@ -371,6 +375,8 @@ impl App {
                     tool,
                     command,
                     cwd,
+                    sandbox,
+                    escalation,
                 });
                 // Ring for every new request: a queued one is news too.
                 if self.approvals.len() > before {

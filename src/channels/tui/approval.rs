@@ -15,6 +15,11 @@ pub struct Request {
     pub tool: String,
     pub command: String,
     pub cwd: String,
+    /// The sandbox the command runs in, as the core says it.
+    pub sandbox: Option<String>,
+    /// Set when this asks to re-run a failed command outside the sandbox:
+    /// the reason (the lines that look like the sandbox refused).
+    pub escalation: Option<String>,
 }
 
 #[derive(Debug, Default)]

@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 
 use crate::providers::ToolSpec;
-use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
+use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64, sandbox};
 
 /// How long output may keep arriving after the group was killed: only a
 /// process that escaped the group (its own `setsid`) can hold a pipe open.
@@ -59,7 +59,51 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     let secs = requested
         .filter(|&t| t > 0)
         .map_or(ceiling, |t| t.min(ceiling));
-    execute(command, ctx, Duration::from_secs(secs)).await
+    let timeout = Duration::from_secs(secs);
+    let sandbox = match sandbox::prepare(ctx) {
+        Ok(sandbox) => sandbox,
+        Err(why) => return ToolOutput::fail(why),
+    };
+    let Some(sandbox) = sandbox else {
+        return execute(command, ctx, timeout, None).await;
+    };
+    let out = execute(command, ctx, timeout, Some(&sandbox)).await;
+    drop(sandbox);
+    if out.success || ctx.cancel.is_cancelled() {
+        return out;
+    }
+    match outside_sandbox(command, &out, ctx).await {
+        Some(Ok(approved)) => {
+            let rerun = execute(command, ctx, timeout, None).await;
+            ToolOutput {
+                output: format!(
+                    "[re-run outside the sandbox: {approved}]\n{}\n[the sandboxed run before it]\n{}",
+                    rerun.output, out.output
+                ),
+                ..rerun
+            }
+        }
+        Some(Err(why)) => ToolOutput {
+            output: format!("{}\n(not re-run outside the sandbox: {why})", out.output),
+            ..out
+        },
+        None => out,
+    }
+}
+
+/// A sandboxed command failed: when its output looks like the sandbox
+/// refused something and someone is at the keyboard (the TUI), ask once
+/// whether to run it outside. None when not offered.
+async fn outside_sandbox(
+    command: &str,
+    out: &ToolOutput,
+    ctx: &ToolContext,
+) -> Option<Result<String, String>> {
+    let reason = sandbox::refusal::sandbox_refusal(&out.output)?;
+    if ctx.origin != crate::protocol::Origin::Tui {
+        return None;
+    }
+    Some(ctx.approver.check_escalation(command, &reason, ctx).await)
 }
 
 enum Ending {
@@ -68,14 +112,25 @@ enum Ending {
     Interrupted,
 }
 
-async fn execute(command: &str, ctx: &ToolContext, timeout: Duration) -> ToolOutput {
+async fn execute(
+    command: &str,
+    ctx: &ToolContext,
+    timeout: Duration,
+    sandbox: Option<&sandbox::Prepared>,
+) -> ToolOutput {
     let started = Instant::now();
-    let mut child = match spawn("bash", command, &ctx.workspace) {
+    let mut child = match spawn("bash", command, &ctx.workspace, sandbox) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && ctx.workspace.is_dir() => {
-            match spawn("sh", command, &ctx.workspace) {
+            match spawn("sh", command, &ctx.workspace, sandbox) {
                 Ok(child) => child,
                 Err(e) => return ToolOutput::fail(format!("cannot start a shell: {e}")),
             }
+        }
+        Err(e) if sandbox.is_some() => {
+            return ToolOutput::fail(format!(
+                "cannot start bash in {} inside the sandbox: {e}",
+                ctx.workspace.display()
+            ));
         }
         Err(e) => {
             return ToolOutput::fail(format!(
@@ -121,16 +176,28 @@ async fn execute(command: &str, ctx: &ToolContext, timeout: Duration) -> ToolOut
         }
     }
     group.disarm();
-    report(
+    let mut out = report(
         &ending,
         started.elapsed(),
         timeout,
         &stdout.buffer,
         &stderr.buffer,
-    )
+    );
+    if let Some(sandbox) = sandbox {
+        // On the first line, which the tools pane and the model see first.
+        let (first, rest) = out.output.split_once('\n').unwrap_or((&out.output, ""));
+        out.output = format!("{first} [sandbox: {}]\n{rest}", sandbox.label);
+    }
+    out
 }
 
-fn spawn(shell: &str, command: &str, cwd: &Path) -> std::io::Result<Child> {
+/// `sandbox` None: the command runs as the user, unconfined.
+fn spawn(
+    shell: &str,
+    command: &str,
+    cwd: &Path,
+    sandbox: Option<&sandbox::Prepared>,
+) -> std::io::Result<Child> {
     let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(command)
@@ -151,6 +218,10 @@ fn spawn(shell: &str, command: &str, cwd: &Path) -> std::io::Result<Child> {
             }
             Ok(())
         });
+    }
+    // After setsid, so the sandbox's namespaces hold the whole session.
+    if let Some(sandbox) = sandbox {
+        sandbox.apply(&mut cmd);
     }
     cmd.spawn()
 }
