@@ -133,7 +133,7 @@ pub struct Prepared {
 struct ChildSetup {
     mounts: Option<MountPlan>,
     landlock: Option<OwnedFd>,
-    seccomp: Option<BpfProgram>,
+    seccomp: Option<Arc<BpfProgram>>,
 }
 
 /// The sandbox for a command in `ctx`: Ok(None) when `sandbox = "off"`,

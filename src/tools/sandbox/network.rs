@@ -9,6 +9,7 @@
 //! another architecture (32-bit syscalls) is killed rather than let through.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -19,7 +20,13 @@ use seccompiler::{
 #[cfg(target_arch = "x86_64")]
 const X32_BIT: i64 = 0x4000_0000;
 
-pub fn filter() -> Result<BpfProgram, String> {
+/// The program, built once per process (it never changes).
+pub fn filter() -> Result<Arc<BpfProgram>, String> {
+    static FILTER: OnceLock<Result<Arc<BpfProgram>, String>> = OnceLock::new();
+    FILTER.get_or_init(|| build().map(Arc::new)).clone()
+}
+
+fn build() -> Result<BpfProgram, String> {
     let fail = |e: &dyn std::fmt::Display| format!("cannot build the network filter: {e}");
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| fail(&e))?;
     let not_unix = || -> Result<Vec<SeccompRule>, String> {
