@@ -74,8 +74,13 @@ async fn workspace_write_confines_writes_to_the_workspace_and_its_tmp() {
         "the private tmp outlived the command"
     );
 
-    let out = run(&ctx, "echo ok > /dev/null && echo fine").await;
+    let out = run(
+        &ctx,
+        "echo ok > /dev/null && echo fine > /dev/stdout && echo e > /dev/stderr",
+    )
+    .await;
     assert!(out.success, "{}", out.output);
+    assert!(out.output.contains("fine"), "{}", out.output);
 }
 
 #[tokio::test]
@@ -230,4 +235,29 @@ async fn attended_refusal_asks_to_rerun_outside_and_only_o_approves() {
     assert!(outside.exists());
     // Never remembered: nothing was saved as a rule.
     assert!(ctx.approver.rules("test").is_empty());
+}
+
+#[test]
+fn missing_pieces_are_named() {
+    let bare = probe::Support {
+        landlock_abi: 0,
+        seccomp: false,
+        namespace: Err("user namespaces: Operation not permitted".into()),
+    };
+    let gaps = bare.missing(true, true);
+    assert_eq!(gaps.len(), 3, "{gaps:?}");
+    assert!(gaps[0].starts_with("no Landlock"), "{gaps:?}");
+    assert!(gaps[1].starts_with("no seccomp"), "{gaps:?}");
+    assert!(gaps[2].contains("Operation not permitted"), "{gaps:?}");
+    // Read-only needs no mount namespace; network = true no seccomp.
+    assert_eq!(bare.missing(false, false).len(), 1);
+    let old = probe::Support {
+        landlock_abi: 2,
+        seccomp: true,
+        namespace: Ok(mounts::NamespaceKind::User),
+    };
+    assert_eq!(
+        old.missing(true, true),
+        vec!["Landlock ABI 2 (truncating files is not confined)".to_string()]
+    );
 }
