@@ -6,6 +6,11 @@
 //! out, is interrupted, or this future is dropped, the whole group is killed:
 //! nothing it left in the background outlives it. stdout and stderr are read
 //! concurrently into bounded buffers that keep the head and the tail.
+//!
+//! Every command runs in the OS sandbox (`tools::sandbox`) unless
+//! `sandbox = "off"`; its output's first line says which. When a sandboxed
+//! command fails in a way that looks like the sandbox refused it, the TUI
+//! user may re-run it once outside (`sandbox::refusal::offer_outside`).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -72,7 +77,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     if out.success || ctx.cancel.is_cancelled() {
         return out;
     }
-    match outside_sandbox(command, &out, ctx).await {
+    match sandbox::refusal::offer_outside(command, &out.output, ctx).await {
         Some(Ok(approved)) => {
             let rerun = execute(command, ctx, timeout, None).await;
             ToolOutput {
@@ -89,21 +94,6 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         },
         None => out,
     }
-}
-
-/// A sandboxed command failed: when its output looks like the sandbox
-/// refused something and someone is at the keyboard (the TUI), ask once
-/// whether to run it outside. None when not offered.
-async fn outside_sandbox(
-    command: &str,
-    out: &ToolOutput,
-    ctx: &ToolContext,
-) -> Option<Result<String, String>> {
-    let reason = sandbox::refusal::sandbox_refusal(&out.output)?;
-    if ctx.origin != crate::protocol::Origin::Tui {
-        return None;
-    }
-    Some(ctx.approver.check_escalation(command, &reason, ctx).await)
 }
 
 enum Ending {
