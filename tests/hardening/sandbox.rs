@@ -281,3 +281,35 @@ async fn headless_never_runs_a_command_outside_the_sandbox() {
     assert!(!r.0, "{r:?}");
     assert!(!outside.exists());
 }
+
+/// `approval = "full"` and allow rules skip the question, not the sandbox.
+#[tokio::test]
+async fn full_approval_and_rules_still_run_sandboxed() {
+    if !landlock() {
+        return;
+    }
+    let elsewhere = tempfile::tempdir().unwrap();
+    for (extra, name) in [
+        ("[tools.exec]\napproval = \"full\"\n", "full.txt"),
+        ("[tools.exec]\nallow = [\"touch\"]\n", "rule.txt"),
+    ] {
+        let fake = FakeLlama::start().await;
+        let cli = Cli::new(&fake, extra);
+        let outside = elsewhere.path().join(name);
+        let args = serde_json::json!({ "command": format!("touch {}", outside.display()) });
+        fake.push_replies([
+            Reply::tool_calls(&[("exec", args.to_string().as_str())]),
+            Reply::text("done"),
+        ]);
+        let out = cli.run(&["-m", "go", "--json"]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        let ev = events(&out);
+        assert!(
+            !ev.iter().any(|e| e["type"] == "approval_request"),
+            "{extra}: nothing should ask"
+        );
+        let r = &results(&ev)[0];
+        assert!(!r.0, "{extra}: {r:?}");
+        assert!(!outside.exists(), "{extra}: the write got out");
+    }
+}
