@@ -358,6 +358,12 @@ impl EventBus {
         self.lock().retain(|tx| tx.send(event.clone()).is_ok());
     }
 
+    /// Whether any surface listens (one that went away counts until the
+    /// next emit notices).
+    pub fn has_subscribers(&self) -> bool {
+        !self.lock().is_empty()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<mpsc::UnboundedSender<Event>>> {
         // A panic while holding this lock cannot leave the Vec inconsistent.
         self.subscribers.lock().unwrap_or_else(|e| e.into_inner())

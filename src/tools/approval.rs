@@ -168,7 +168,8 @@ impl Approver {
         reason: &str,
         ctx: &ToolContext,
     ) -> Result<String, String> {
-        if ctx.origin != Origin::Tui {
+        // No surface listening (an in-process run): nobody could answer.
+        if ctx.origin != Origin::Tui || !self.bus.has_subscribers() {
             return Err("nobody at a keyboard can approve running it outside the sandbox".into());
         }
         match self.ask(command, ctx, Some(reason)).await? {

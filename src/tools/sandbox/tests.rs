@@ -20,11 +20,11 @@ fn landlock() -> Option<()> {
     Some(())
 }
 
-/// Headless (`cli`): a refused command is not offered outside the sandbox.
+/// A TUI context with no surface listening: a refused command is not
+/// offered outside the sandbox (nobody could answer).
 fn ctx(dir: &Path, mode: ExecSandbox) -> ToolContext {
     let mut ctx = test_context(dir, ExecApproval::Full);
     ctx.exec.sandbox = mode;
-    ctx.origin = crate::protocol::Origin::Cli;
     ctx
 }
 
