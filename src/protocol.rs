@@ -88,6 +88,9 @@ pub enum ReviewDecision {
     ApprovedForSession,
     ApprovedAlways,
     Denied,
+    /// Answers an escalation request only: run this command once outside
+    /// the sandbox. Never remembered; the other approvals deny an escalation.
+    ApprovedOutsideSandbox,
 }
 
 impl ReviewDecision {
@@ -247,6 +250,9 @@ pub enum EventKind {
         id: String,
         name: String,
         arguments: serde_json::Value,
+        /// For `exec`: the sandbox it runs in ("workspace-write, no network").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<String>,
     },
     ApprovalRequest {
         id: String,
@@ -257,6 +263,14 @@ pub enum EventKind {
         /// (exec only); absent when the command can never become a rule.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rule: Option<String>,
+        /// The sandbox the command will run in ("off (no sandbox)" when off).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<String>,
+        /// Set on a request to re-run a command that failed in the sandbox
+        /// outside it: why (the failing lines). Only `approved_outside_sandbox`
+        /// approves it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        escalation: Option<String>,
     },
     ApprovalDecision {
         id: String,
@@ -418,6 +432,12 @@ impl EventBus {
         }
         // A closed receiver is a surface that went away; forget it.
         self.lock().retain(|tx| tx.send(event.clone()));
+    }
+
+    /// Whether any surface listens (one that went away counts until the
+    /// next emit notices).
+    pub fn has_subscribers(&self) -> bool {
+        !self.lock().is_empty()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<queue::Subscriber>> {

@@ -38,6 +38,7 @@ pub(crate) fn event(r: &Redactor, kind: &mut EventKind) {
             id: _,
             name: _,
             arguments,
+            sandbox: _,
         } => r.redact_json(arguments),
         // Everything else (and any variant added later) through its JSON
         // form: slower, but no text field is ever missed.
@@ -103,6 +104,7 @@ mod tests {
                 id: "1".into(),
                 name: "exec".into(),
                 arguments: serde_json::json!({"command": format!("echo {secret}")}),
+                sandbox: None,
             },
             EventKind::MemoryHits {
                 query: secret.into(),
@@ -121,6 +123,8 @@ mod tests {
                 command: format!("echo {secret}"),
                 cwd: "/w".into(),
                 rule: Some(format!("echo {secret}")),
+                sandbox: None,
+                escalation: Some(format!("failed: {secret}")),
             },
             EventKind::Escalation {
                 from: "local".into(),

@@ -431,6 +431,7 @@ async fn run_tools(
             id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
+            sandbox: (call.name == "exec").then(|| tools::sandbox::describe(&ctx.exec)),
         });
         // The same call twice in one turn is a loop the model needs to hear about.
         let repeated = !seen.insert(format!("{}:{}", call.name, call.arguments));

@@ -55,8 +55,14 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
             let _ = print::write_clean(&mut stdout, &format!("{}\n", print::json_line(&line)));
         }
         match event.kind {
-            EventKind::ApprovalRequest { id, command, .. } => {
-                let decision = if opts.approve_exec {
+            EventKind::ApprovalRequest {
+                id,
+                command,
+                escalation,
+                ..
+            } => {
+                // --approve-exec never covers running outside the sandbox.
+                let decision = if opts.approve_exec && escalation.is_none() {
                     ReviewDecision::ApprovedOnce
                 } else {
                     if !opts.json {

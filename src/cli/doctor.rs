@@ -54,6 +54,17 @@ pub async fn run(env: &Environment) -> u8 {
         line(None, "workspace", exposure);
     }
 
+    let exec = &env.config.tools.exec;
+    let sandbox = crate::tools::sandbox::describe(exec);
+    match crate::tools::sandbox::notice(exec) {
+        None => line(Some(true), "exec sandbox", sandbox),
+        Some(why) => line(
+            (exec.sandbox == crate::config::ExecSandbox::Required).then_some(false),
+            "exec sandbox",
+            why,
+        ),
+    }
+
     let local = &env.config.local;
     let provider = LlamaCpp::new(local);
     match provider.health().await {

@@ -341,6 +341,11 @@ impl Environment {
             self.redactor.clone(),
         );
         let mut notices = notices;
+        // What the kernel lacks for the exec sandbox, said once at start.
+        if let Some(notice) = crate::tools::sandbox::notice(&self.config.tools.exec) {
+            tracing::warn!("{notice}");
+            notices.push(notice);
+        }
         let broken = agent.skills.snapshot().broken.len();
         if broken > 0 {
             notices.push(format!(

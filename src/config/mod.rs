@@ -284,6 +284,27 @@ pub struct ExecConfig {
     /// name from `.env`, one of egirl's keys). Their values stay redacted
     /// in everything egirl shows or stores.
     pub env_passthrough: Vec<String>,
+    /// The OS sandbox every command runs in (see `tools::sandbox`).
+    pub sandbox: ExecSandbox,
+    /// Whether sandboxed commands may open network sockets.
+    pub network: bool,
+}
+
+/// `[tools.exec] sandbox`: what an approved command may write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecSandbox {
+    /// Writes only the workspace, `[tools] allowed_paths` and a private temp
+    /// dir; the protected paths stay read-only.
+    #[default]
+    WorkspaceWrite,
+    /// Writes only a private temp dir.
+    ReadOnly,
+    /// As `workspace-write`, but a command is refused when the kernel lacks
+    /// a piece of the sandbox instead of running with what there is.
+    Required,
+    /// No sandbox: commands run as the user, as before.
+    Off,
 }
 
 impl Default for ExecConfig {
@@ -295,6 +316,8 @@ impl Default for ExecConfig {
             max_output_bytes: 16 * 1024,
             unattended_timeout: ConfigDuration::from_secs(600),
             env_passthrough: Vec::new(),
+            sandbox: ExecSandbox::WorkspaceWrite,
+            network: false,
         }
     }
 }

@@ -162,7 +162,29 @@ impl Approver {
                 "denied: commands with pipes, redirects, chaining or substitutions are never allow-listed; run a plain command".into()
             });
         }
-        self.ask(command, ctx).await
+        let (decision, by) = self.ask(command, ctx, None).await?;
+        self.apply(decision, &by, command, ctx)
+    }
+
+    /// After a sandboxed command failed in a way that looks like the
+    /// sandbox refused it: asks whether to run it once outside the sandbox.
+    /// Only an attended origin (the TUI) is asked; only
+    /// `ApprovedOutsideSandbox` says yes. Never a rule, never implied by
+    /// `approval = "full"` or another approval.
+    pub async fn check_escalation(
+        &self,
+        command: &str,
+        reason: &str,
+        ctx: &ToolContext,
+    ) -> Result<String, String> {
+        // No surface listening (an in-process run): nobody could answer.
+        if ctx.origin != Origin::Tui || !self.bus.has_subscribers() {
+            return Err("nobody at a keyboard can approve running it outside the sandbox".into());
+        }
+        match self.ask(command, ctx, Some(reason)).await? {
+            (ReviewDecision::ApprovedOutsideSandbox, by) => Ok(format!("approved once by {by}")),
+            _ => Err(format!("{DENIED_BY_USER} (outside the sandbox)")),
+        }
     }
 
     fn matching_rule(&self, command: &str, session: &str) -> Option<String> {
@@ -179,7 +201,14 @@ impl Approver {
             .and_then(|rules| rules.iter().find(|r| covers(r)).cloned())
     }
 
-    async fn ask(&self, command: &str, ctx: &ToolContext) -> Result<String, String> {
+    /// Raises a request (`escalation`: the reason to run it outside the
+    /// sandbox) and waits for the answer.
+    async fn ask(
+        &self,
+        command: &str,
+        ctx: &ToolContext,
+        escalation: Option<&str>,
+    ) -> Result<Answer, String> {
         let id = uuid::Uuid::new_v4().to_string();
         let mut rx = self.pending.park(&id);
         // Cleans up when this future is dropped mid-wait (turn aborted), so a
@@ -197,7 +226,12 @@ impl Approver {
                 tool: "exec".into(),
                 command: command.into(),
                 cwd: ctx.workspace.display().to_string(),
-                rule: approval_prefix(command),
+                rule: escalation
+                    .is_none()
+                    .then(|| approval_prefix(command))
+                    .flatten(),
+                sandbox: Some(crate::tools::sandbox::describe(&ctx.exec)),
+                escalation: escalation.map(str::to_string),
             },
         );
 
@@ -228,21 +262,24 @@ impl Approver {
         let Some((decision, by)) = answer else {
             return Err(DENIED_BY_USER.into());
         };
+        // An escalation is approved by its own answer only.
+        let approved = match escalation {
+            Some(_) => decision == ReviewDecision::ApprovedOutsideSandbox,
+            None => decision.is_approved(),
+        };
         self.emit(
             ctx,
             EventKind::ApprovalDecision {
                 id: id.clone(),
-                decision: if decision.is_approved() {
-                    "approved"
-                } else {
-                    "denied"
-                }
-                .into(),
-                scope: scope_name(decision).map(str::to_string),
+                decision: if approved { "approved" } else { "denied" }.into(),
+                scope: approved
+                    .then(|| scope_name(decision))
+                    .flatten()
+                    .map(str::to_string),
                 by: by.to_string(),
             },
         );
-        self.apply(decision, &by, command, ctx)
+        Ok((decision, by))
     }
 
     /// Carries out a decision: remembers the prefix for `session` / `always`.
@@ -255,7 +292,11 @@ impl Approver {
     ) -> Result<String, String> {
         let remembered = match decision {
             ReviewDecision::Denied => return Err(DENIED_BY_USER.into()),
-            ReviewDecision::ApprovedOnce => return Ok(format!("approved once by {by}")),
+            // Outside the sandbox only answers an escalation; here it is a
+            // plain yes, still sandboxed.
+            ReviewDecision::ApprovedOnce | ReviewDecision::ApprovedOutsideSandbox => {
+                return Ok(format!("approved once by {by}"));
+            }
             ReviewDecision::ApprovedForSession | ReviewDecision::ApprovedAlways => {
                 approval_prefix(command)
             }
@@ -421,6 +462,7 @@ fn scope_name(decision: ReviewDecision) -> Option<&'static str> {
         ReviewDecision::ApprovedOnce => Some("once"),
         ReviewDecision::ApprovedForSession => Some("session"),
         ReviewDecision::ApprovedAlways => Some("always"),
+        ReviewDecision::ApprovedOutsideSandbox => Some("outside_sandbox"),
     }
 }
 

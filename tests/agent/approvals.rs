@@ -23,6 +23,7 @@ async fn exec_waits_for_a_decision_and_runs_when_approved() {
             cwd,
             tool,
             rule,
+            ..
         } = e.kind
         {
             assert_eq!(command, "echo approved-run");

@@ -126,6 +126,7 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
                 id: id.clone(),
                 name: "read_file".into(),
                 arguments: json!({ "path": path }),
+                sandbox: None,
             }));
             out.push(ev(EventKind::ToolResult {
                 id: id.clone(),

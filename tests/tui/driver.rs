@@ -154,6 +154,8 @@ async fn an_approval_rings_the_bell() {
         command: "make".into(),
         cwd: "/ws".into(),
         rule: Some("make".into()),
+        sandbox: None,
+        escalation: None,
     }));
     let mut host = Recorder::default();
     drive(

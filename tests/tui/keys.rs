@@ -23,6 +23,8 @@ fn approval(id: &str, command: &str) -> EventKind {
         command: command.into(),
         cwd: "/home/me/ws".into(),
         rule: egirl::tools::approval::approval_prefix(command),
+        sandbox: None,
+        escalation: None,
     }
 }
 
@@ -421,6 +423,7 @@ fn ctrl_o_expands_tool_calls() {
                 id: "c1".into(),
                 name: "read_file".into(),
                 arguments: serde_json::json!({"path": "notes.md"}),
+                sandbox: None,
             }),
             ev(EventKind::ToolResult {
                 id: "c1".into(),

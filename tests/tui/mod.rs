@@ -8,6 +8,7 @@ mod driver;
 mod keys;
 mod proactive;
 mod pty;
+mod sandbox;
 mod screenshots;
 mod sessions;
 mod skills;

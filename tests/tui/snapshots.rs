@@ -50,6 +50,7 @@ fn busy_app() -> App {
         id: id.into(),
         name: name.into(),
         arguments: args,
+        sandbox: None,
     };
     let result = |id: &str, name: &str, ok: bool, out: &str, ms: u64| EventKind::ToolResult {
         id: id.into(),
@@ -100,6 +101,8 @@ fn busy_app() -> App {
                 command: "rm -rf target".into(),
                 cwd: "/home/me/ws".into(),
                 rule: Some("rm -rf target".into()),
+                sandbox: None,
+                escalation: None,
             }),
             ev(EventKind::ApprovalDecision {
                 id: "ap-1".into(),
@@ -187,6 +190,8 @@ fn approval_modal_single() {
         command: "find . -name '*.orig' -mtime +7 -print0 | xargs -0 rm -f && git status --short && echo done cleaning the repository".into(),
         cwd: "/home/me/.egirl/workspace".into(),
         rule: None,
+        sandbox: None,
+        escalation: None,
     }));
     assert_snapshot!(screen(&app, 100, 30));
 }
@@ -203,6 +208,8 @@ fn approval_modal_shows_the_exact_rule_for_a_widening_command() {
         command: command.into(),
         cwd: "/home/me/ws".into(),
         rule: egirl::tools::approval::approval_prefix(command),
+        sandbox: None,
+        escalation: None,
     }));
     assert_snapshot!(screen(&app, 100, 30));
 }
@@ -216,6 +223,8 @@ fn approval_modal_queued() {
         command: "cargo test".into(),
         cwd: "/home/me/ws".into(),
         rule: Some("cargo test".into()),
+        sandbox: None,
+        escalation: None,
     }));
     for (i, channel) in ["general", "ops"].iter().enumerate() {
         app.apply(ev_from(
@@ -227,6 +236,8 @@ fn approval_modal_queued() {
                 command: "systemctl restart llama".into(),
                 cwd: "/srv".into(),
                 rule: Some("systemctl restart".into()),
+                sandbox: None,
+                escalation: None,
             },
         ));
     }
@@ -295,6 +306,8 @@ fn any_terminal_size_renders_without_panicking() {
         command: "echo a long command that has to wrap somewhere".into(),
         cwd: "/ws".into(),
         rule: Some("echo a".into()),
+        sandbox: None,
+        escalation: None,
     }));
     let mut help = app();
     press(&mut help, key(KeyCode::Char('?')));
@@ -356,6 +369,7 @@ fn a_discord_turn_is_mirrored_with_its_badge() {
                 id: "t1".into(),
                 name: "read_file".into(),
                 arguments: serde_json::json!({"path": "todo.md"}),
+                sandbox: None,
             }),
             from(EventKind::ToolResult {
                 id: "t1".into(),

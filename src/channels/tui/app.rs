@@ -339,6 +339,7 @@ impl App {
                 id,
                 name,
                 arguments,
+                sandbox,
             } => {
                 self.transcript.close(&session);
                 let seq = self.tools.push(ToolRecord {
@@ -351,6 +352,7 @@ impl App {
                     duration_ms: None,
                     output: String::new(),
                     approval: None,
+                    sandbox,
                 });
                 self.side_added(Pane::Tools);
                 self.transcript
@@ -362,6 +364,8 @@ impl App {
                 command,
                 cwd,
                 rule,
+                sandbox,
+                escalation,
             } => {
                 self.tools.awaiting(&session, &tool, &command, &id);
                 let before = self.approvals.len();
@@ -373,6 +377,8 @@ impl App {
                     command,
                     cwd,
                     rule,
+                    sandbox,
+                    escalation,
                 });
                 // Ring for every new request: a queued one is news too.
                 if self.approvals.len() > before {

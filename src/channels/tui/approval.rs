@@ -17,6 +17,11 @@ pub struct Request {
     pub cwd: String,
     /// What `a`/`p` would remember, as the core derived it.
     pub rule: Option<String>,
+    /// The sandbox the command runs in, as the core says it.
+    pub sandbox: Option<String>,
+    /// Set when this asks to re-run a failed command outside the sandbox:
+    /// the reason (the lines that look like the sandbox refused).
+    pub escalation: Option<String>,
 }
 
 #[derive(Debug, Default)]

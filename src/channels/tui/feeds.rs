@@ -76,6 +76,8 @@ pub struct ToolRecord {
     pub output: String,
     /// The approval request raised for this call, if any.
     pub approval: Option<String>,
+    /// For `exec`: the sandbox it runs in.
+    pub sandbox: Option<String>,
 }
 
 impl ToolRecord {
@@ -333,6 +335,7 @@ mod tests {
             duration_ms: None,
             output: String::new(),
             approval: None,
+            sandbox: None,
         }
     }
 

@@ -112,7 +112,17 @@ impl App {
     }
 
     fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        // A request to re-run outside the sandbox takes `o` or a denial:
+        // no other approval applies to it, so no key press slips into one.
+        let escalation = self
+            .approvals
+            .current()
+            .is_some_and(|r| r.escalation.is_some());
         let decision = match key.code {
+            KeyCode::Char('o') | KeyCode::Char('O') if escalation => {
+                ReviewDecision::ApprovedOutsideSandbox
+            }
+            KeyCode::Char('y' | 'Y' | 'a' | 'A' | 'p' | 'P') if escalation => return Vec::new(),
             KeyCode::Char('y') | KeyCode::Char('Y') => ReviewDecision::ApprovedOnce,
             KeyCode::Char('a') | KeyCode::Char('A') => ReviewDecision::ApprovedForSession,
             KeyCode::Char('p') | KeyCode::Char('P') => ReviewDecision::ApprovedAlways,

@@ -194,6 +194,7 @@ impl App {
                             duration_ms: None,
                             output: String::new(),
                             approval: None,
+                            sandbox: None,
                         });
                         self.transcript.push(
                             session,

@@ -6,6 +6,11 @@
 //! out, is interrupted, or this future is dropped, the whole group is killed:
 //! nothing it left in the background outlives it. stdout and stderr are read
 //! concurrently into bounded buffers that keep the head and the tail.
+//!
+//! Every command runs in the OS sandbox (`tools::sandbox`) unless
+//! `sandbox = "off"`; its output's first line says which. When a sandboxed
+//! command fails in a way that looks like the sandbox refused it, the TUI
+//! user may re-run it once outside (`sandbox::refusal::offer_outside`).
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -19,7 +24,7 @@ use tokio::process::{Child, Command};
 
 use crate::providers::ToolSpec;
 use crate::tools::sandbox::env::command_env;
-use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
+use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64, sandbox};
 
 /// How long output may keep arriving after the group was killed: only a
 /// process that escaped the group (its own `setsid`) can hold a pipe open.
@@ -61,7 +66,36 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     let secs = requested
         .filter(|&t| t > 0)
         .map_or(ceiling, |t| t.min(ceiling));
-    execute(command, ctx, Duration::from_secs(secs)).await
+    let timeout = Duration::from_secs(secs);
+    let sandbox = match sandbox::prepare(ctx) {
+        Ok(sandbox) => sandbox,
+        Err(why) => return ToolOutput::fail(why),
+    };
+    let Some(sandbox) = sandbox else {
+        return execute(command, ctx, timeout, None).await;
+    };
+    let out = execute(command, ctx, timeout, Some(&sandbox)).await;
+    drop(sandbox);
+    if out.success || ctx.cancel.is_cancelled() {
+        return out;
+    }
+    match sandbox::refusal::offer_outside(command, &out.output, ctx).await {
+        Some(Ok(approved)) => {
+            let rerun = execute(command, ctx, timeout, None).await;
+            ToolOutput {
+                output: format!(
+                    "[re-run outside the sandbox: {approved}]\n{}\n[the sandboxed run before it]\n{}",
+                    rerun.output, out.output
+                ),
+                ..rerun
+            }
+        }
+        Some(Err(why)) => ToolOutput {
+            output: format!("{}\n(not re-run outside the sandbox: {why})", out.output),
+            ..out
+        },
+        None => out,
+    }
 }
 
 enum Ending {
@@ -70,15 +104,26 @@ enum Ending {
     Interrupted,
 }
 
-async fn execute(command: &str, ctx: &ToolContext, timeout: Duration) -> ToolOutput {
+async fn execute(
+    command: &str,
+    ctx: &ToolContext,
+    timeout: Duration,
+    sandbox: Option<&sandbox::Prepared>,
+) -> ToolOutput {
     let started = Instant::now();
     let env = command_env(&ctx.exec.env_passthrough, ctx.protected.env_files());
-    let mut child = match spawn("bash", command, &ctx.workspace, &env) {
+    let mut child = match spawn("bash", command, &ctx.workspace, &env, sandbox) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && ctx.workspace.is_dir() => {
-            match spawn("sh", command, &ctx.workspace, &env) {
+            match spawn("sh", command, &ctx.workspace, &env, sandbox) {
                 Ok(child) => child,
                 Err(e) => return ToolOutput::fail(format!("cannot start a shell: {e}")),
             }
+        }
+        Err(e) if sandbox.is_some() => {
+            return ToolOutput::fail(format!(
+                "cannot start bash in {} inside the sandbox: {e}",
+                ctx.workspace.display()
+            ));
         }
         Err(e) => {
             return ToolOutput::fail(format!(
@@ -124,20 +169,29 @@ async fn execute(command: &str, ctx: &ToolContext, timeout: Duration) -> ToolOut
         }
     }
     group.disarm();
-    report(
+    let mut out = report(
         &ending,
         started.elapsed(),
         timeout,
         &stdout.buffer,
         &stderr.buffer,
-    )
+    );
+    if let Some(sandbox) = sandbox {
+        // On the first line, which the tools pane and the model see first.
+        let (first, rest) = out.output.split_once('\n').unwrap_or((&out.output, ""));
+        out.output = format!("{first} [sandbox: {}]\n{rest}", sandbox.label);
+    }
+    out
 }
 
+/// `env` replaces egirl's environment (see `sandbox::env`); `sandbox`
+/// None: the command runs as the user, unconfined.
 fn spawn(
     shell: &str,
     command: &str,
     cwd: &Path,
     env: &[(OsString, OsString)],
+    sandbox: Option<&sandbox::Prepared>,
 ) -> std::io::Result<Child> {
     let mut cmd = Command::new(shell);
     cmd.arg("-c")
@@ -162,6 +216,10 @@ fn spawn(
             }
             Ok(())
         });
+    }
+    // After setsid, so the sandbox's namespaces hold the whole session.
+    if let Some(sandbox) = sandbox {
+        sandbox.apply(&mut cmd);
     }
     cmd.spawn()
 }

@@ -61,6 +61,29 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             &rest,
         ));
     }
+    if let Some(sandbox) = &request.sandbox {
+        // Outside the sandbox is what an escalation asks for.
+        let text = match &request.escalation {
+            Some(_) => format!("sandbox: none this time (it failed in {sandbox})"),
+            None => format!("sandbox: {sandbox}"),
+        };
+        let line = Line::styled(text, Style::default().fg(t.tool));
+        tail.extend(super::wrap_lines(vec![line], inner_w));
+    }
+    if let Some(reason) = &request.escalation {
+        tail.push(Line::default());
+        let why: Vec<Line<'static>> = std::iter::once(Line::styled(
+            "The sandbox refused it:",
+            Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
+        ))
+        .chain(
+            reason
+                .lines()
+                .map(|l| Line::styled(format!("  {l}"), Style::default().fg(t.warning))),
+        )
+        .collect();
+        tail.extend(super::wrap_lines(why, inner_w));
+    }
     tail.push(Line::default());
     let keys_at = tail.len();
     let key = |k: &str| {
@@ -72,8 +95,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // Say exactly what `a` and `p` would allow from now on (the core sends
     // the rule with the request); a command with shell syntax never becomes
     // a rule, so they approve it once.
-    let prefix = request.rule.as_ref().filter(|_| request.tool == "exec");
-    let mut keys = vec![key("y"), Span::raw(" once · ")];
+    let prefix = request
+        .rule
+        .as_ref()
+        .filter(|_| request.tool == "exec" && request.escalation.is_none());
+    let mut keys = match request.escalation {
+        // Never a rule, never `y`: its own key, once.
+        Some(_) => vec![key("o"), Span::raw(" run once outside the sandbox · ")],
+        None => vec![key("y"), Span::raw(" once · ")],
+    };
     match prefix {
         Some(prefix) => {
             let rule = Span::styled(format!("`{prefix}`"), Style::default().fg(t.tool));
@@ -88,7 +118,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 Span::raw(" always · "),
             ]);
         }
-        None if request.tool == "exec" => {
+        None if request.tool == "exec" && request.escalation.is_none() => {
             let note = Line::styled(
                 "shell syntax (pipe, redirect, chaining, substitution): always asked, never a rule",
                 Style::default().fg(t.warning),
@@ -125,7 +155,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .border_type(BorderType::Double)
         .border_style(Style::default().fg(t.warning))
         .title(Span::styled(
-            format!(" Approve {}? ", request.tool),
+            match request.escalation {
+                Some(_) => format!(" Run {} outside the sandbox? ", request.tool),
+                None => format!(" Approve {}? ", request.tool),
+            },
             Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
         ));
     let more = app.approvals.len().saturating_sub(1);

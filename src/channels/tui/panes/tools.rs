@@ -49,6 +49,15 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 Span::styled(wrap::one_line(&summary, inner), Style::default().fg(t.text)),
             ]));
         }
+        if let Some(sandbox) = &r.sandbox {
+            out.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(
+                    wrap::truncate(&format!("sandbox: {sandbox}"), inner),
+                    t.muted(),
+                ),
+            ]));
+        }
         // exec's stream markers say nothing on their own: skip them.
         for line in r
             .output

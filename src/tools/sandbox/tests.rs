@@ -1,0 +1,258 @@
+//! The sandbox through the `exec` tool, in-process. The same cases run
+//! against the real binary in tests/hardening/sandbox.rs.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::*;
+use crate::config::ExecApproval;
+use crate::tools::approval::test_context;
+use crate::tools::builtin::exec;
+
+/// None (and a printed reason) where this kernel cannot confine writes.
+fn landlock() -> Option<()> {
+    let abi = probe::support().landlock_abi;
+    if abi < probe::LANDLOCK_FULL_ABI {
+        eprintln!("skipped: Landlock ABI {abi} on this kernel");
+        return None;
+    }
+    Some(())
+}
+
+/// A TUI context with no surface listening: a refused command is not
+/// offered outside the sandbox (nobody could answer).
+fn ctx(dir: &Path, mode: ExecSandbox) -> ToolContext {
+    let mut ctx = test_context(dir, ExecApproval::Full);
+    ctx.exec.sandbox = mode;
+    ctx
+}
+
+async fn run(ctx: &ToolContext, command: &str) -> crate::tools::ToolOutput {
+    exec::run(&json!({ "command": command }), ctx).await
+}
+
+#[tokio::test]
+async fn workspace_write_confines_writes_to_the_workspace_and_its_tmp() {
+    let Some(()) = landlock() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    let ctx = ctx(&ws, ExecSandbox::WorkspaceWrite);
+    let outside = dir.path().join("outside.txt");
+
+    let out = run(&ctx, &format!("touch {}", outside.display())).await;
+    assert!(!out.success, "{}", out.output);
+    assert!(!outside.exists());
+    assert!(
+        out.output.contains("[sandbox: workspace-write, no network"),
+        "{}",
+        out.output
+    );
+
+    let out = run(&ctx, "echo hi > inside.txt && cat inside.txt").await;
+    assert!(out.success, "{}", out.output);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("inside.txt")).unwrap(),
+        "hi\n"
+    );
+
+    let out = run(&ctx, "echo x > .git/config").await;
+    assert!(!out.success, "{}", out.output);
+    assert!(!ws.join(".git/config").exists());
+
+    let out = run(
+        &ctx,
+        "echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo \"$TMPDIR\"",
+    )
+    .await;
+    assert!(out.success, "{}", out.output);
+    let tmp = out.output.lines().last().unwrap().to_string();
+    assert!(tmp.contains("egirl-exec-"), "{}", out.output);
+    assert!(
+        !Path::new(&tmp).exists(),
+        "the private tmp outlived the command"
+    );
+
+    let out = run(
+        &ctx,
+        "echo ok > /dev/null && echo fine > /dev/stdout && echo e > /dev/stderr",
+    )
+    .await;
+    assert!(out.success, "{}", out.output);
+    assert!(out.output.contains("fine"), "{}", out.output);
+}
+
+#[tokio::test]
+async fn read_only_writes_nothing_but_its_tmp() {
+    let Some(()) = landlock() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path(), ExecSandbox::ReadOnly);
+    let out = run(&ctx, "touch made.txt").await;
+    assert!(!out.success, "{}", out.output);
+    assert!(!dir.path().join("made.txt").exists());
+    let out = run(
+        &ctx,
+        "touch \"$TMPDIR/x\" && cat /etc/hostname >/dev/null; echo read",
+    )
+    .await;
+    assert!(out.success, "{}", out.output);
+}
+
+#[tokio::test]
+async fn off_runs_unconfined() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let ctx = ctx(&ws, ExecSandbox::Off);
+    let outside = dir.path().join("outside.txt");
+    let out = run(
+        &ctx,
+        &format!("touch {} && echo \"${{TMPDIR:-unset}}\"", outside.display()),
+    )
+    .await;
+    assert!(out.success, "{}", out.output);
+    assert!(outside.exists());
+    assert!(!out.output.contains("[sandbox:"), "{}", out.output);
+}
+
+#[tokio::test]
+async fn sockets_other_than_unix_are_refused_without_network() {
+    if !probe::support().seccomp {
+        eprintln!("skipped: no seccomp filters on this kernel");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let mut ctx = ctx(dir.path(), ExecSandbox::WorkspaceWrite);
+    let out = run(&ctx, &connect).await;
+    assert!(!out.success, "{}", out.output);
+    assert!(!out.output.contains("connected"), "{}", out.output);
+    ctx.exec.network = true;
+    let out = run(&ctx, &connect).await;
+    assert!(out.success, "{}", out.output);
+}
+
+#[test]
+fn describe_says_mode_and_network() {
+    let mut exec = ExecConfig {
+        sandbox: ExecSandbox::Off,
+        ..ExecConfig::default()
+    };
+    assert_eq!(describe(&exec), "off (no sandbox)");
+    exec.sandbox = ExecSandbox::ReadOnly;
+    exec.network = true;
+    assert!(describe(&exec).starts_with("read-only, network"));
+}
+
+/// A TUI context whose approval requests we can see and answer.
+fn attended(dir: &Path) -> (ToolContext, crate::protocol::EventReceiver) {
+    use crate::tools::approval::{Approver, PendingApprovals};
+    let bus = crate::protocol::EventBus::new();
+    let events = bus.subscribe();
+    let mut ctx = test_context(dir, ExecApproval::Full);
+    ctx.approver = std::sync::Arc::new(Approver::new(
+        bus,
+        PendingApprovals::new(),
+        ctx.exec.clone(),
+        dir.join(".egirl/approvals.toml"),
+        std::time::Duration::from_secs(5),
+    ));
+    (ctx, events)
+}
+
+/// Answers the next approval request, which must be an escalation.
+async fn answer_escalation(
+    events: &mut crate::protocol::EventReceiver,
+    ctx: &ToolContext,
+    decision: crate::protocol::ReviewDecision,
+) {
+    use crate::protocol::EventKind;
+    loop {
+        let event = events.recv().await.unwrap();
+        if let EventKind::ApprovalRequest {
+            id,
+            escalation,
+            sandbox,
+            ..
+        } = event.kind
+        {
+            let reason = escalation.expect("an escalation");
+            assert!(reason.contains("outside.txt"), "{reason}");
+            assert_eq!(sandbox.as_deref(), Some("workspace-write, no network"));
+            ctx.approver
+                .pending()
+                .resolve(&id, decision, crate::protocol::Origin::Tui);
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn attended_refusal_asks_to_rerun_outside_and_only_o_approves() {
+    use crate::protocol::ReviewDecision;
+    let Some(()) = landlock() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let outside = dir.path().join("outside.txt");
+    let command = format!("touch {}", outside.display());
+
+    // Full approval and a plain "once" do not take it outside.
+    for decision in [ReviewDecision::ApprovedOnce, ReviewDecision::Denied] {
+        let (ctx, mut events) = attended(&ws);
+        let (out, ()) = tokio::join!(
+            run(&ctx, &command),
+            answer_escalation(&mut events, &ctx, decision)
+        );
+        assert!(!out.success, "{}", out.output);
+        assert!(
+            out.output.contains("not re-run outside the sandbox"),
+            "{}",
+            out.output
+        );
+        assert!(!outside.exists());
+    }
+
+    let (ctx, mut events) = attended(&ws);
+    let (out, ()) = tokio::join!(
+        run(&ctx, &command),
+        answer_escalation(&mut events, &ctx, ReviewDecision::ApprovedOutsideSandbox)
+    );
+    assert!(out.success, "{}", out.output);
+    assert!(
+        out.output.starts_with("[re-run outside the sandbox"),
+        "{}",
+        out.output
+    );
+    assert!(outside.exists());
+    // Never remembered: nothing was saved as a rule.
+    assert!(ctx.approver.rules("test").is_empty());
+}
+
+#[test]
+fn missing_pieces_are_named() {
+    let bare = probe::Support {
+        landlock_abi: 0,
+        seccomp: false,
+        namespace: Err("user namespaces: Operation not permitted".into()),
+    };
+    let gaps = bare.missing(true, true);
+    assert_eq!(gaps.len(), 3, "{gaps:?}");
+    assert!(gaps[0].starts_with("no Landlock"), "{gaps:?}");
+    assert!(gaps[1].starts_with("no seccomp"), "{gaps:?}");
+    assert!(gaps[2].contains("Operation not permitted"), "{gaps:?}");
+    // Read-only needs no mount namespace; network = true no seccomp.
+    assert_eq!(bare.missing(false, false).len(), 1);
+    let old = probe::Support {
+        landlock_abi: 2,
+        seccomp: true,
+        namespace: Ok(mounts::NamespaceKind::User),
+    };
+    assert_eq!(
+        old.missing(true, true),
+        vec!["Landlock ABI 2 (truncating files is not confined)".to_string()]
+    );
+}
