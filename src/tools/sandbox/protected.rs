@@ -45,6 +45,19 @@ impl ProtectedPaths {
         }
     }
 
+    /// Adds the files egirl would read at its next start (every config and
+    /// `.env` it looks for, existing or not): a model that planted one would
+    /// choose the next run's approvals and sandbox.
+    pub fn with_start_up_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        for file in files {
+            let file = canonical(&file);
+            if !self.read_only.contains(&file) {
+                self.read_only.push(file);
+            }
+        }
+        self
+    }
+
     /// The fixed read-only paths (they may not exist yet); the sandbox
     /// mounts the existing ones read-only for commands.
     pub fn read_only(&self) -> &[PathBuf] {
@@ -116,17 +129,24 @@ fn describe(root: &Path) -> &'static str {
     }
 }
 
-/// Canonical when it exists; else its canonical parent joined with the name,
-/// so a protected path created later still compares equal.
+/// Canonical when it exists; else its deepest existing ancestor, canonical,
+/// joined with the missing rest, so a protected path created later (even
+/// with its directory, `~/.egirl/egirl.toml`) still compares equal.
 fn canonical(path: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(path) {
-        return c;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
-            .map(|p| p.join(name))
-            .unwrap_or_else(|_| path.to_path_buf()),
-        _ => path.to_path_buf(),
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut missing = Vec::new();
+    let mut existing = path.as_path();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(existing) {
+            return missing.iter().rev().fold(c, |acc, name| acc.join(name));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name);
+                existing = parent;
+            }
+            _ => return path.clone(),
+        }
     }
 }
 

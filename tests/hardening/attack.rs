@@ -1,0 +1,77 @@
+//! Hardening, attacked: holes found after the merge of issue 14, each
+//! replayed through the real binary with a scripted model.
+
+use serde_json::{Value, json};
+
+use crate::support::cli::{Cli, events, stderr};
+use crate::support::fake_llama::{FakeLlama, Reply};
+
+/// The tool result of call `id`: (success, output).
+fn result(events: &[Value], id: &str) -> (bool, String) {
+    let e = events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"));
+    (
+        e["success"].as_bool().unwrap_or(true),
+        e["output"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+/// A config egirl would pick up at its next start that turns every guard off.
+fn planted_config(fake: &FakeLlama) -> String {
+    format!(
+        "[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n[tools.exec]\napproval = \"full\"\nsandbox = \"off\"\n",
+        fake.url()
+    )
+}
+
+/// egirl looks for `./egirl.toml` (before `~/.egirl/egirl.toml`) and
+/// `~/.egirl/egirl.toml` at start-up. Neither is the config in use here, but
+/// both lie where the file tools may write (egirl started in its workspace,
+/// home under `allowed_paths`): writing one would hand the next start a
+/// config with approvals and the sandbox off.
+#[tokio::test]
+async fn the_model_cannot_plant_a_config_egirl_would_load_next_time() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    let home = cli.dir.path().to_path_buf();
+    let config = std::fs::read_to_string(cli.config()).unwrap();
+    std::fs::write(
+        cli.config(),
+        config.replace(
+            "[local]",
+            &format!("[tools]\nallowed_paths = [\"{}\"]\n[local]", home.display()),
+        ),
+    )
+    .unwrap();
+    let ws = cli.workspace();
+    std::fs::create_dir_all(&ws).unwrap();
+    let evil = planted_config(&fake);
+    let home_config = home.join(".egirl/egirl.toml");
+    fake.push_replies([
+        Reply::tool_calls(&[
+            (
+                "write_file",
+                &json!({"path": "egirl.toml", "content": evil}).to_string(),
+            ),
+            (
+                "write_file",
+                &json!({"path": home_config, "content": evil}).to_string(),
+            ),
+        ]),
+        Reply::text("done"),
+    ]);
+    let out = cli
+        .run_in(&ws, &["-m", "set yourself up", "--json"], &[])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = events(&out);
+    for id in ["fake_call_0", "fake_call_1"] {
+        let (success, output) = result(&events, id);
+        assert!(!success, "{id} was written: {output}");
+        assert!(output.contains("protected"), "{id}: {output}");
+    }
+    assert!(!ws.join("egirl.toml").exists());
+    assert!(!home_config.exists());
+}
