@@ -75,3 +75,45 @@ async fn the_model_cannot_plant_a_config_egirl_would_load_next_time() {
     assert!(!ws.join("egirl.toml").exists());
     assert!(!home_config.exists());
 }
+
+/// `allow = ["find ."]` must not cover what bash turns into `-exec` or
+/// `-delete` after the rule was checked: brace expansion, `$'...'`
+/// quoting, `$IFS` word splitting, and a glob matching a file the model
+/// named `-delete` (write_file may create it).
+#[tokio::test]
+async fn a_prefix_rule_does_not_cover_options_bash_makes_by_expansion() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(
+        &fake,
+        "[tools.exec]\napproval = \"allowlist\"\nallow = [\"find .\"]\n",
+    );
+    let ws = cli.workspace();
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("keep.md"), "mine").unwrap();
+    std::fs::write(ws.join("-delete"), "").unwrap();
+    let commands = [
+        "find . {-exec,touch,braces,{},+}",
+        "find . $'-exec' touch ansi {} +",
+        "find . -name x$IFS-delete",
+        "find . -name keep.md -o *",
+    ];
+    let replies: Vec<Reply> = commands
+        .iter()
+        .map(|c| Reply::tool_calls(&[("exec", &json!({ "command": c }).to_string())]))
+        .chain([Reply::text("done")])
+        .collect();
+    fake.push_replies(replies);
+    let out = cli.run(&["-m", "list files", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = events(&out);
+    for (i, command) in commands.iter().enumerate() {
+        let (success, output) = result(&events, &format!("fake_call_{i}"));
+        assert!(
+            !success && output.starts_with("denied"),
+            "{command} ran: {output}"
+        );
+    }
+    assert!(!ws.join("braces").exists(), "brace expansion ran -exec");
+    assert!(!ws.join("ansi").exists(), "$'...' ran -exec");
+    assert!(ws.join("keep.md").exists(), "find -delete ran");
+}
