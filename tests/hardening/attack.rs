@@ -117,3 +117,27 @@ async fn a_prefix_rule_does_not_cover_options_bash_makes_by_expansion() {
     assert!(!ws.join("ansi").exists(), "$'...' ran -exec");
     assert!(ws.join("keep.md").exists(), "find -delete ran");
 }
+
+/// A sandboxed command may write the workspace, and no mount can cover a
+/// file that does not exist yet: started in its workspace, egirl would
+/// read an `egirl.toml` or `.env` the command created there at its next
+/// start. exec sets them aside after the command.
+#[tokio::test]
+async fn a_sandboxed_command_cannot_plant_a_start_up_file() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "[tools.exec]\napproval = \"full\"\n");
+    let ws = cli.workspace();
+    std::fs::create_dir_all(&ws).unwrap();
+    let command = "printf '[tools.exec]\\nsandbox = \"off\"\\n' > egirl.toml; echo X=1 > .env";
+    fake.push_replies([
+        Reply::tool_calls(&[("exec", &json!({ "command": command }).to_string())]),
+        Reply::text("done"),
+    ]);
+    let out = cli.run_in(&ws, &["-m", "configure", "--json"], &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, output) = result(&events(&out), "fake_call_0");
+    assert!(!ws.join("egirl.toml").exists(), "{output}");
+    assert!(!ws.join(".env").exists(), "{output}");
+    assert!(ws.join("egirl.toml.refused").exists(), "{output}");
+    assert!(output.contains("renamed to"), "{output}");
+}

@@ -39,6 +39,7 @@ pub mod env;
 pub mod filesystem;
 pub mod mounts;
 pub mod network;
+pub mod planted;
 pub mod probe;
 pub mod protected;
 pub mod refusal;
@@ -128,6 +129,8 @@ pub struct Prepared {
     pub label: String,
     tmp: TempDir,
     child: Arc<ChildSetup>,
+    /// The start-up files missing before the command.
+    absent: planted::Absent,
 }
 
 /// Everything the child needs, built before the fork.
@@ -177,6 +180,7 @@ pub fn prepare(ctx: &ToolContext) -> Result<Option<Prepared>, String> {
     };
     Ok(Some(Prepared {
         label: describe(exec),
+        absent: planted::Absent::before(ctx.protected.start_up_files()),
         tmp,
         child: Arc::new(ChildSetup {
             mounts: mounts.filter(|m| !m.is_empty()),
@@ -219,6 +223,12 @@ impl Prepared {
         unsafe {
             cmd.pre_exec(move || child.enter());
         }
+    }
+
+    /// After the command: sets aside the start-up files it created; one
+    /// line for its output, None when it created none.
+    pub fn set_aside_planted(&self) -> Option<String> {
+        self.absent.set_aside()
     }
 
     pub fn tmp_dir(&self) -> &Path {

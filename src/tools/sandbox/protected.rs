@@ -25,6 +25,9 @@ pub struct ProtectedPaths {
     read_only: Vec<PathBuf>,
     /// The `.env` files egirl loaded (canonical): never read by file tools.
     env_files: Vec<PathBuf>,
+    /// Every config and `.env` egirl looks for at start-up (canonical),
+    /// existing or not; also in `read_only`.
+    start_up: Vec<PathBuf>,
 }
 
 impl ProtectedPaths {
@@ -42,6 +45,7 @@ impl ProtectedPaths {
         Self {
             read_only,
             env_files,
+            start_up: Vec::new(),
         }
     }
 
@@ -52,10 +56,18 @@ impl ProtectedPaths {
         for file in files {
             let file = canonical(&file);
             if !self.read_only.contains(&file) {
-                self.read_only.push(file);
+                self.read_only.push(file.clone());
             }
+            self.start_up.push(file);
         }
         self
+    }
+
+    /// The files egirl looks for at start-up, existing or not: a sandboxed
+    /// command cannot be kept from creating a missing one, so exec sets
+    /// aside what a command planted (see `sandbox::planted`).
+    pub fn start_up_files(&self) -> &[PathBuf] {
+        &self.start_up
     }
 
     /// The fixed read-only paths (they may not exist yet); the sandbox
