@@ -141,3 +141,50 @@ async fn a_sandboxed_command_cannot_plant_a_start_up_file() {
     assert!(ws.join("egirl.toml.refused").exists(), "{output}");
     assert!(output.contains("renamed to"), "{output}");
 }
+
+/// A Unix socket reaches daemons that run commands for whoever connects
+/// (a tmux server, the systemd user manager, docker): through one, a
+/// sandboxed command ran a program outside the sandbox. With
+/// `network = false` (default) a command may open no socket at all.
+#[tokio::test]
+async fn a_sandboxed_command_cannot_reach_a_daemon_over_a_unix_socket() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "[tools.exec]\napproval = \"full\"\n");
+    let dir = cli.dir.path().to_path_buf();
+    let socket = dir.join("tmux.sock");
+    let escaped = dir.join("escaped");
+    let started = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&socket)
+        .args(["new-session", "-d", "sh"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !started {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let command = format!(
+        "tmux -S {} send-keys 'touch {}' Enter",
+        socket.display(),
+        escaped.display()
+    );
+    fake.push_replies([
+        Reply::tool_calls(&[("exec", &json!({ "command": command }).to_string())]),
+        Reply::text("done"),
+    ]);
+    let out = cli.run(&["-m", "tidy", "--json"]).await;
+    // Give the tmux shell a moment to act before it is stopped.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&socket)
+        .arg("kill-server")
+        .status();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (success, output) = result(&events(&out), "fake_call_0");
+    assert!(!success, "tmux reached its server: {output}");
+    assert!(
+        !escaped.exists(),
+        "a command ran outside the sandbox: {output}"
+    );
+}

@@ -13,7 +13,8 @@
 //!   lacks a piece, instead of running with what there is.
 //! - `off`: no sandbox, exactly as before it existed.
 //!
-//! `network = false` (default) lets commands open Unix sockets only.
+//! `network = false` (default) lets commands open no socket, Unix ones
+//! included (a daemon on one may run commands outside the sandbox).
 //!
 //! How (Linux), applied in the forked child between fork and exec, with
 //! everything built in the parent so the child makes only raw,
@@ -31,7 +32,8 @@
 //! the kernel lacks is probed once ([`probe`]) and said once.
 //!
 //! Not sandboxed: reads (a command may read any file the user can, `.env`
-//! included: what it prints is redacted elsewhere), Unix sockets, signals to
+//! included: what it prints is redacted elsewhere), Unix sockets when
+//! `network = true`, signals to
 //! the user's other processes, nested `.git` directories below the
 //! workspace's own, and whatever runs outside `exec` (egirl itself).
 
