@@ -188,3 +188,35 @@ async fn a_sandboxed_command_cannot_reach_a_daemon_over_a_unix_socket() {
         "a command ran outside the sandbox: {output}"
     );
 }
+
+/// Redaction matches values as written; a command that prints a secret
+/// reversed (or base64-encoded) gets it past. So sandboxed commands read
+/// the loaded `.env` files as empty (`/dev/null` is bound over them).
+#[tokio::test]
+async fn a_sandboxed_command_cannot_read_a_loaded_env_file_in_another_form() {
+    const VALUE: &str = "dotenv-planted-secret-0123456789";
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "[tools.exec]\napproval = \"full\"\n");
+    let env_file = cli.dir.path().join(".env");
+    std::fs::write(&env_file, format!("MY_SERVICE_URL={VALUE}\n")).unwrap();
+    let command = format!("rev {}; base64 {}", env_file.display(), env_file.display());
+    fake.push_replies([
+        Reply::tool_calls(&[("exec", &json!({ "command": command }).to_string())]),
+        Reply::text("done"),
+    ]);
+    let out = cli.run(&["-m", "look", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, output) = result(&events(&out), "fake_call_0");
+    if !output.contains("[sandbox: workspace-write, no network]") {
+        eprintln!("skipped: the sandbox is incomplete here: {output}");
+        return;
+    }
+    let reversed: String = VALUE.chars().rev().collect();
+    assert!(!output.contains(&reversed), "{output}");
+    assert!(!output.contains("TVlfU0VSVklDRV9VUkw"), "base64: {output}");
+    assert_eq!(
+        std::fs::read_to_string(&env_file).unwrap(),
+        format!("MY_SERVICE_URL={VALUE}\n"),
+        "the file itself is untouched"
+    );
+}

@@ -31,8 +31,11 @@
 //! is sound because it only touches memory prepared before the fork. What
 //! the kernel lacks is probed once ([`probe`]) and said once.
 //!
-//! Not sandboxed: reads (a command may read any file the user can, `.env`
-//! included: what it prints is redacted elsewhere), Unix sockets when
+//! The loaded `.env` files read as empty ([`mounts`] binds `/dev/null` over
+//! them): redaction would not catch `rev .env`.
+//!
+//! Not sandboxed: other reads (a command may read any file the user can:
+//! what it prints is redacted elsewhere), Unix sockets when
 //! `network = true`, signals to
 //! the user's other processes, nested `.git` directories below the
 //! workspace's own, and whatever runs outside `exec` (egirl itself).
@@ -166,8 +169,8 @@ pub fn prepare(ctx: &ToolContext) -> Result<Option<Prepared>, String> {
     let protected = protected_inside(ctx, &writable);
     writable.push(tmp.path.clone());
 
-    let mounts = match (&support.namespace, protected.is_empty()) {
-        (Ok(kind), false) => Some(MountPlan::new(*kind, &protected)?),
+    let mounts = match &support.namespace {
+        Ok(kind) => Some(MountPlan::new(*kind, &protected)?.hiding(ctx.protected.env_files())),
         _ => None,
     };
     let landlock = if support.landlock_abi > 0 {

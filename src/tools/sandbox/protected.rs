@@ -14,7 +14,8 @@
 //! - any file named `.env` or `.env.<something>`.
 //!
 //! `.env` files hold secrets: the file tools may not read them either.
-//! Commands may (the sandbox is about writes); what they print is redacted.
+//! Sandboxed commands read the loaded ones as empty (`/dev/null` bound over
+//! them); other `.env` files they may read, and what they print is redacted.
 
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
