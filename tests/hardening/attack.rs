@@ -220,3 +220,32 @@ async fn a_sandboxed_command_cannot_read_a_loaded_env_file_in_another_form() {
         "the file itself is untouched"
     );
 }
+
+/// A descriptor egirl inherited without close-on-exec (from whatever
+/// started it) reached the command: a socket there is network the seccomp
+/// filter never sees, since no `socket()` call is made. Commands get only
+/// stdin, stdout and stderr.
+#[tokio::test]
+async fn a_command_inherits_no_descriptor_egirl_was_started_with() {
+    use std::os::fd::AsRawFd;
+    const FD: i32 = 200;
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "[tools.exec]\napproval = \"full\"\n");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // SAFETY: plain fd calls on a descriptor this test owns.
+    unsafe {
+        assert_eq!(libc::dup2(listener.as_raw_fd(), FD), FD);
+        assert_eq!(libc::fcntl(FD, libc::F_SETFD, 0), 0);
+    }
+    let command = format!("ls -l /proc/self/fd/{FD} && echo inherited");
+    fake.push_replies([
+        Reply::tool_calls(&[("exec", &json!({ "command": command }).to_string())]),
+        Reply::text("done"),
+    ]);
+    let out = cli.run(&["-m", "look", "--json"]).await;
+    // SAFETY: closes the duplicate made above.
+    unsafe { libc::close(FD) };
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, output) = result(&events(&out), "fake_call_0");
+    assert!(!output.contains("inherited"), "{output}");
+}
