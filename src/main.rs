@@ -2,6 +2,7 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let cli = egirl::cli::Cli::parse();
+    egirl::tools::sandbox::hide_own_environment();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

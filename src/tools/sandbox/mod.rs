@@ -55,6 +55,28 @@ use std::sync::Arc;
 
 pub use protected::ProtectedPaths;
 
+/// Makes egirl's own process non-dumpable, once at start.
+///
+/// egirl's environment holds its secrets, and `/proc/<egirl>/environ`
+/// shows the environment egirl was started with, whatever it removed
+/// since: a command could read its parent's (`/proc/$PPID/environ`), in
+/// another form than redaction knows (`| rev`). A non-dumpable process's
+/// /proc files belong to root, so a command running as the user cannot
+/// read them (as `ssh-agent` does for its keys). Commands are unaffected:
+/// exec makes them dumpable again, and the sandbox's child turns it back
+/// on itself before it writes its uid map. It cannot hide anything from
+/// root: an egirl run as root has commands that are root.
+pub fn hide_own_environment() {
+    // SAFETY: a plain prctl on this process; failure only leaves it dumpable.
+    let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    if rc != 0 {
+        tracing::debug!(
+            "could not make egirl non-dumpable: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
 use crate::config::{ExecConfig, ExecSandbox};
 use crate::tools::ToolContext;
 use mounts::MountPlan;

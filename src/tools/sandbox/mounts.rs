@@ -89,6 +89,11 @@ impl MountPlan {
         };
         // SAFETY: raw syscalls on NUL-terminated strings prepared in the parent.
         unsafe {
+            // egirl is non-dumpable (`hide_own_environment`), which would
+            // make /proc/self/uid_map root's; this child needs its own.
+            if self.kind == NamespaceKind::User {
+                check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
+            }
             check(libc::unshare(flags))?;
             if self.kind == NamespaceKind::User {
                 write_proc(c"/proc/self/setgroups", b"deny")?;

@@ -256,3 +256,34 @@ fn missing_pieces_are_named() {
         vec!["Landlock ABI 2 (truncating files is not confined)".to_string()]
     );
 }
+
+/// egirl makes itself non-dumpable at start so that a command cannot read
+/// its parent's start-up environment (`/proc/$PPID/environ`, secrets
+/// included) even with the sandbox off or without Landlock (which already
+/// keeps a confined command out of its parent's /proc); the sandbox (its
+/// user-namespace path above all: the uid map) must still work.
+#[tokio::test]
+async fn a_non_dumpable_egirl_still_sandboxes_and_hides_its_environment() {
+    let Some(()) = landlock() else { return };
+    hide_own_environment();
+    // SAFETY: reads this process's flag.
+    assert_eq!(unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) }, 0);
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+
+    let sandboxed = ctx(&ws, ExecSandbox::WorkspaceWrite);
+    let out = run(&sandboxed, "echo hi > inside.txt && echo x > .git/config").await;
+    assert!(!out.success, "{}", out.output);
+    assert!(ws.join("inside.txt").exists(), "{}", out.output);
+    assert!(!ws.join(".git/config").exists());
+
+    let unconfined = ctx(&ws, ExecSandbox::Off);
+    let out = run(&unconfined, "head -c 1 /proc/$PPID/environ >/dev/null").await;
+    // SAFETY: plain getter.
+    if unsafe { libc::geteuid() } == 0 {
+        eprintln!("as root, a command is root: /proc/$PPID/environ stays readable");
+    } else {
+        assert!(!out.success, "{}", out.output);
+    }
+}
