@@ -359,6 +359,7 @@ fn report(
         success,
         output: text,
         suggest_escalation: false,
+        diff: None,
     }
 }
 
