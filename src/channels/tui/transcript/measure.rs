@@ -19,7 +19,7 @@ impl Entry {
             return self.lines(width, ctx).len();
         }
         if let Some((key, rows)) = self.height.get()
-            && key == (width, ctx.epoch, self.text.len())
+            && key == (width, ctx.epoch, self.text.len(), self.expands(ctx))
         {
             return rows;
         }
@@ -35,8 +35,10 @@ impl Entry {
     /// a streaming one changes with every delta).
     pub(super) fn note_height(&self, width: u16, ctx: &RenderCtx<'_>, rows: usize) {
         if !self.open && !matches!(self.kind, Kind::Tool(_)) {
-            self.height
-                .set(Some(((width, ctx.epoch, self.text.len()), rows)));
+            self.height.set(Some((
+                (width, ctx.epoch, self.text.len(), self.expands(ctx)),
+                rows,
+            )));
         }
     }
 
@@ -55,6 +57,9 @@ impl Transcript {
         for (i, e) in self.entries.iter().enumerate() {
             if !keep.contains(&i) && !e.open && e.cache.borrow().is_some() {
                 e.cache.replace(None);
+            }
+            if !keep.contains(&i) {
+                e.diff.clear();
             }
         }
     }
