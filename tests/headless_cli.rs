@@ -177,14 +177,17 @@ async fn doctor_reports_skills_memory_and_who_runs_the_services() {
 }
 
 /// `write_file`/`edit_file` results carry a unified diff for the user
-/// (`tool_result.diff`); the model gets the one-line summary only.
+/// (`tool_result.diff`, redacted like any event); the model gets the
+/// one-line summary only.
 #[tokio::test]
 async fn file_tool_results_carry_a_diff_the_model_never_sees() {
     let fake = FakeLlama::start().await;
     let cli = Cli::new(&fake, "");
     let ws = cli.workspace();
     std::fs::create_dir_all(&ws).unwrap();
-    let notes = "# Notes\ncontext-above-7f3\nold line\ncontext-below-7f3\n";
+    // A secret the file already held shows redacted in the diff's context.
+    let token = "foo-planted-token-5550123";
+    let notes = format!("# Notes\ncontext-above-7f3\nold line\ncontext-below-7f3\ntoken {token}\n");
     std::fs::write(ws.join("notes.md"), notes).unwrap();
     fake.push_replies([
         Reply::tool_calls(&[
@@ -196,8 +199,11 @@ async fn file_tool_results_carry_a_diff_the_model_never_sees() {
         ]),
         Reply::text("done"),
     ]);
-    let out = cli.run(&["-m", "edit my notes", "--json"]).await;
+    let out = cli
+        .run_with_env(&["-m", "edit my notes", "--json"], &[("FOO_TOKEN", token)])
+        .await;
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(token));
     let ev = events(&out);
     let result = |name: &str| {
         ev.iter()
@@ -218,7 +224,7 @@ async fn file_tool_results_carry_a_diff_the_model_never_sees() {
     );
     assert_eq!(
         diff["text"],
-        "@@ -1,4 +1,5 @@\n # Notes\n context-above-7f3\n-old line\n+new line\n+second line\n context-below-7f3"
+        "@@ -1,5 +1,6 @@\n # Notes\n context-above-7f3\n-old line\n+new line\n+second line\n context-below-7f3\n token [redacted:FOO_TOKEN]"
     );
     let write = result("write_file");
     assert_eq!(write["diff"]["text"], "@@ -0,0 +1,2 @@\n+a\n+b");
