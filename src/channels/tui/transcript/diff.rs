@@ -3,7 +3,7 @@
 //! theme and expansion (the call's one-liner follows live state and is
 //! rebuilt each frame; its diff never changes once it arrived).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use ratatui::style::{Modifier, Style};
@@ -19,14 +19,19 @@ pub const PREVIEW: usize = 6;
 /// Width, epoch (theme) and expansion: what a diff's lines depend on.
 type Key = (u16, u64, bool);
 
-/// One tool entry's rendered diff.
+/// One tool entry's rendered diff, and its rows (kept when the lines are
+/// dropped, as for messages: scrolling sums heights of the whole
+/// conversation every frame).
 #[derive(Debug, Default)]
-pub(super) struct DiffCache(RefCell<Option<(Key, Lines)>>);
+pub(super) struct DiffCache {
+    lines: RefCell<Option<(Key, Lines)>>,
+    rows: Cell<Option<(Key, usize)>>,
+}
 
 impl DiffCache {
     pub(super) fn lines(&self, diff: &FileDiff, width: u16, ctx: &RenderCtx<'_>) -> Lines {
         let key = (width, ctx.epoch, ctx.expanded);
-        let mut slot = self.0.borrow_mut();
+        let mut slot = self.lines.borrow_mut();
         if let Some((k, lines)) = slot.as_ref()
             && *k == key
         {
@@ -34,12 +39,34 @@ impl DiffCache {
         }
         let lines = Rc::new(render(diff, width, ctx));
         *slot = Some((key, lines.clone()));
+        self.rows.set(Some((key, lines.len())));
         lines
+    }
+
+    /// Rows the diff takes; rendered once if not known at this key, and
+    /// its lines kept only if they were held before.
+    pub(super) fn rows(&self, diff: &FileDiff, width: u16, ctx: &RenderCtx<'_>) -> usize {
+        let key = (width, ctx.epoch, ctx.expanded);
+        if let Some((k, rows)) = self.rows.get()
+            && k == key
+        {
+            return rows;
+        }
+        let held = self.has_lines();
+        let rows = self.lines(diff, width, ctx).len();
+        if !held {
+            self.clear();
+        }
+        rows
     }
 
     /// Forgets the lines (the entry is far from the viewport).
     pub(super) fn clear(&self) {
-        self.0.replace(None);
+        self.lines.replace(None);
+    }
+
+    pub(super) fn has_lines(&self) -> bool {
+        self.lines.borrow().is_some()
     }
 }
 

@@ -174,6 +174,14 @@ fn expanding_re_renders_only_the_entries_that_expand() {
     );
     let thinking = t.entries[2].lines(40, &c).to_vec();
     assert_eq!(thinking.len(), 2, "reasoning shows its text expanded");
+    // Far from the viewport a diff drops its lines, not its height.
+    t.keep_lines_near(100..101);
+    assert!(!t.entries[1].diff.has_lines());
+    assert_eq!(t.entries[1].height(40, &c), expanded.len());
+    assert!(
+        !t.entries[1].diff.has_lines(),
+        "measuring rendered the diff again"
+    );
     // Heights follow expansion too.
     assert_eq!(t.entries[2].height(40, &c), 2);
     c.expanded = false;
