@@ -8,7 +8,6 @@
 
 use std::time::{Duration, Instant};
 
-use similar::udiff::UnifiedHunkHeader;
 use similar::{Algorithm, ChangeTag, TextDiff};
 
 use crate::protocol::FileDiff;
@@ -53,17 +52,19 @@ pub fn between(path: &str, before: Option<&[u8]>, after: &[u8]) -> FileDiff {
     if old == after {
         return note("(no changes)".into());
     }
+    let mut out = Capped::default();
+    let crlf = old_text.contains('\r') || new_text.contains('\r');
+    if crlf && old_text.replace("\r\n", "\n") == new_text.replace("\r\n", "\n") {
+        out.push(String::from("(only line endings changed)"));
+    }
+    let (skipped, old_mid, new_mid) = trim_common(old_text, new_text);
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Myers)
         .deadline(Instant::now() + DEADLINE)
-        .diff_lines(old_text, new_text);
-    let mut out = Capped::default();
-    if old_text.replace("\r\n", "\n") == new_text.replace("\r\n", "\n") {
-        out.push(String::from("(only line endings changed)"));
-    }
+        .diff_lines(old_mid, new_mid);
     let (mut added, mut removed) = (0, 0);
     for group in diff.grouped_ops(CONTEXT) {
-        out.push(UnifiedHunkHeader::new(&group).to_string());
+        out.push(hunk_header(&group, skipped));
         for op in &group {
             for change in diff.iter_changes(op) {
                 let sign = match change.tag() {
@@ -94,6 +95,52 @@ pub fn between(path: &str, before: Option<&[u8]>, after: &[u8]) -> FileDiff {
         removed,
         text: out.finish(),
     }
+}
+
+/// The lines both sides share at the start and at the end, past the
+/// context a hunk shows, left out: an edit in a big file costs a compare,
+/// not a diff of the whole file. Returns the lines skipped at the start.
+fn trim_common<'a>(old: &'a str, new: &'a str) -> (usize, &'a str, &'a str) {
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let room = a.len().min(b.len()) - prefix;
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let skip = prefix.saturating_sub(CONTEXT);
+    let drop = suffix.saturating_sub(CONTEXT);
+    let bytes = |lines: &[&str]| lines.iter().map(|l| l.len()).sum::<usize>();
+    let start = bytes(&a[..skip]);
+    let old_end = old.len() - bytes(&a[a.len() - drop..]);
+    let new_end = new.len() - bytes(&b[b.len() - drop..]);
+    (skip, &old[start..old_end], &new[start..new_end])
+}
+
+/// `@@ -a,b +c,d @@` for a group of ops on lines offset by `skipped`
+/// (unified diff's convention: 1-based; a count of 1 left out; an empty
+/// range names the line before it).
+fn hunk_header(group: &[similar::DiffOp], skipped: usize) -> String {
+    let (Some(first), Some(last)) = (group.first(), group.last()) else {
+        return String::new();
+    };
+    let range = |start: usize, end: usize| {
+        let len = end - start;
+        match len {
+            0 => format!("{},0", start + skipped),
+            1 => format!("{}", start + skipped + 1),
+            _ => format!("{},{len}", start + skipped + 1),
+        }
+    };
+    format!(
+        "@@ -{} +{} @@",
+        range(first.old_range().start, last.old_range().end),
+        range(first.new_range().start, last.new_range().end)
+    )
 }
 
 /// Text when the bytes are UTF-8 without NUL bytes (NUL: binary).
@@ -204,6 +251,41 @@ mod tests {
         let d = between("w.txt", Some(b"one\r\ntwo\r\n"), b"one\ntwo\n");
         assert_eq!((d.added, d.removed), (2, 2));
         assert_eq!(lines(&d)[0], "(only line endings changed)");
+    }
+
+    #[test]
+    fn far_edits_in_a_long_file_keep_their_line_numbers() {
+        let old: String = (1..=10_000).map(|i| format!("l{i}\n")).collect();
+        let new = old
+            .replacen("l5000\n", "five thousand\n", 1)
+            .replacen("l9999\n", "", 1);
+        let d = between("long", Some(old.as_bytes()), new.as_bytes());
+        assert_eq!((d.added, d.removed), (1, 2));
+        assert_eq!(
+            lines(&d),
+            [
+                "@@ -4997,7 +4997,7 @@",
+                " l4997",
+                " l4998",
+                " l4999",
+                "-l5000",
+                "+five thousand",
+                " l5001",
+                " l5002",
+                " l5003",
+                "@@ -9996,5 +9996,4 @@",
+                " l9996",
+                " l9997",
+                " l9998",
+                "-l9999",
+                " l10000",
+            ]
+        );
+        // Lines added at the very start and removed at the very end.
+        let d = between("f", Some(b"a\nb\n"), b"new\na\nb\n");
+        assert_eq!(lines(&d), ["@@ -1,2 +1,3 @@", "+new", " a", " b"]);
+        let d = between("f", Some(b"a\nb\nc\nd\ne\n"), b"a\nb\nc\nd\n");
+        assert_eq!(lines(&d), ["@@ -2,4 +2,3 @@", " b", " c", " d", "-e"]);
     }
 
     #[test]
