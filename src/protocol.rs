@@ -208,6 +208,21 @@ impl MemoryHit {
     }
 }
 
+/// What a `write_file`/`edit_file` call changed, for surfaces to show
+/// under the call. The model never gets it (its result is one line).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileDiff {
+    /// The file as the tool names it (relative to the workspace).
+    pub path: String,
+    /// Lines added and removed by the whole change (`text` may be capped).
+    pub added: usize,
+    pub removed: usize,
+    /// Unified diff hunks (`@@ -a,b +c,d @@`, then ` `/`+`/`-` lines),
+    /// capped in lines and bytes with a closing `… N more lines` marker;
+    /// or one line saying why there is none (binary, too large, no change).
+    pub text: String,
+}
+
 /// Who said a message of a conversation (a transcript's records carry it;
 /// a resumed session is shown by it). The providers speak it too.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -287,6 +302,9 @@ pub enum EventKind {
         success: bool,
         output: String,
         duration_ms: u64,
+        /// For `write_file`/`edit_file`: what the call changed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<FileDiff>,
     },
     Escalation {
         from: String,

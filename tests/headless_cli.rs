@@ -175,3 +175,77 @@ async fn doctor_reports_skills_memory_and_who_runs_the_services() {
     let text = String::from_utf8_lossy(&cli.run(&["doctor"]).await.stdout).into_owned();
     assert!(text.contains("note services: not running"), "{text}");
 }
+
+/// `write_file`/`edit_file` results carry a unified diff for the user
+/// (`tool_result.diff`, redacted like any event); the model gets the
+/// one-line summary only.
+#[tokio::test]
+async fn file_tool_results_carry_a_diff_the_model_never_sees() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    let ws = cli.workspace();
+    std::fs::create_dir_all(&ws).unwrap();
+    // A secret the file already held shows redacted in the diff's context.
+    let token = "foo-planted-token-5550123";
+    let notes = format!("# Notes\ncontext-above-7f3\nold line\ncontext-below-7f3\ntoken {token}\n");
+    std::fs::write(ws.join("notes.md"), notes).unwrap();
+    fake.push_replies([
+        Reply::tool_calls(&[
+            (
+                "edit_file",
+                r#"{"path": "notes.md", "old_text": "old line", "new_text": "new line\nsecond line"}"#,
+            ),
+            ("write_file", r#"{"path": "fresh.txt", "content": "a\nb\n"}"#),
+        ]),
+        Reply::text("done"),
+    ]);
+    let out = cli
+        .run_with_env(&["-m", "edit my notes", "--json"], &[("FOO_TOKEN", token)])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(token));
+    let ev = events(&out);
+    let result = |name: &str| {
+        ev.iter()
+            .find(|e| e["type"] == "tool_result" && e["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} result: {ev:?}"))
+            .clone()
+    };
+
+    let edit = result("edit_file");
+    assert_eq!(edit["success"], true, "{edit}");
+    let summary = "edited notes.md: replaced 1 line(s) at line 3 with 2 line(s)";
+    assert_eq!(edit["output"], summary);
+    let diff = &edit["diff"];
+    assert_eq!(diff["path"], "notes.md");
+    assert_eq!(
+        (diff["added"].as_u64(), diff["removed"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(
+        diff["text"],
+        "@@ -1,5 +1,6 @@\n # Notes\n context-above-7f3\n-old line\n+new line\n+second line\n context-below-7f3\n token [redacted:FOO_TOKEN]"
+    );
+    let write = result("write_file");
+    assert_eq!(write["diff"]["text"], "@@ -0,0 +1,2 @@\n+a\n+b");
+    assert_eq!(
+        (
+            write["diff"]["added"].as_u64(),
+            write["diff"]["removed"].as_u64()
+        ),
+        (Some(2), Some(0))
+    );
+
+    // What the model got back: the summary, not the diff (its context
+    // lines and hunk headers appear in no request).
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2);
+    let sent = requests[1].to_string();
+    assert!(sent.contains(summary), "{sent}");
+    for leak in ["context-above-7f3", "@@ -", "+new line"] {
+        assert!(
+            !sent.contains(leak),
+            "the diff reached the model ({leak}): {sent}"
+        );
+    }
+}

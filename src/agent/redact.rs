@@ -33,7 +33,14 @@ pub(crate) fn event(r: &Redactor, kind: &mut EventKind) {
             success: _,
             output,
             duration_ms: _,
-        } => r.redact_string(output),
+            diff,
+        } => {
+            r.redact_string(output);
+            if let Some(diff) = diff {
+                r.redact_string(&mut diff.path);
+                r.redact_string(&mut diff.text);
+            }
+        }
         EventKind::ToolCall {
             id: _,
             name: _,
@@ -105,6 +112,19 @@ mod tests {
                 name: "exec".into(),
                 arguments: serde_json::json!({"command": format!("echo {secret}")}),
                 sandbox: None,
+            },
+            EventKind::ToolResult {
+                id: "1".into(),
+                name: "write_file".into(),
+                success: true,
+                output: "created .envrc".into(),
+                duration_ms: 1,
+                diff: Some(crate::protocol::FileDiff {
+                    path: ".envrc".into(),
+                    added: 1,
+                    removed: 0,
+                    text: format!("@@ -0,0 +1 @@\n+export FOO_TOKEN={secret}"),
+                }),
             },
             EventKind::MemoryHits {
                 query: secret.into(),

@@ -478,6 +478,8 @@ async fn run_tools(
                 success: output.success,
                 output: output.output.clone(),
                 duration_ms: started.elapsed().as_millis() as u64,
+                // Shown, never sent: the model's result stays one line.
+                diff: output.diff.take(),
             });
             output
         });

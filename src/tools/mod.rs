@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod builtin;
+pub mod diff;
 pub mod paths;
 pub mod sandbox;
 
@@ -13,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ExecConfig;
 use crate::memory::Memory;
-use crate::protocol::{Origin, SessionId};
+use crate::protocol::{FileDiff, Origin, SessionId};
 use crate::providers::ToolSpec;
 use approval::Approver;
 
@@ -25,6 +26,8 @@ pub struct ToolOutput {
     /// The tool thinks a stronger model should take over (e.g. `edit_file`
     /// could not find the text to replace).
     pub suggest_escalation: bool,
+    /// What a file tool changed: shown to the user, never sent to the model.
+    pub diff: Option<FileDiff>,
 }
 
 impl ToolOutput {
@@ -33,6 +36,7 @@ impl ToolOutput {
             success: true,
             output: output.into(),
             suggest_escalation: false,
+            diff: None,
         }
     }
     pub fn fail(output: impl Into<String>) -> Self {
@@ -40,6 +44,7 @@ impl ToolOutput {
             success: false,
             output: output.into(),
             suggest_escalation: false,
+            diff: None,
         }
     }
     pub fn fail_escalate(output: impl Into<String>) -> Self {
@@ -47,7 +52,14 @@ impl ToolOutput {
             success: false,
             output: output.into(),
             suggest_escalation: true,
+            diff: None,
         }
+    }
+
+    /// This output, with the change it made for surfaces to show.
+    pub fn with_diff(mut self, diff: FileDiff) -> Self {
+        self.diff = Some(diff);
+        self
     }
 }
 

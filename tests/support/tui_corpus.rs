@@ -134,6 +134,7 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
                 success: true,
                 output: file.clone(),
                 duration_ms: 1,
+                diff: None,
             }));
         }
         for token in tokens(&turn.answer) {

@@ -431,6 +431,7 @@ fn ctrl_o_expands_tool_calls() {
                 success: true,
                 output: "line one\nline two\nline three\nline four".into(),
                 duration_ms: 3,
+                diff: None,
             }),
         ],
     );

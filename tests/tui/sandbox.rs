@@ -85,6 +85,7 @@ fn the_tools_pane_shows_the_sandbox_of_each_exec() {
                     "exit code 1 (0.0s) [sandbox: {JAIL}]\n[stderr]\ntouch: cannot touch '/etc/x': Permission denied"
                 ),
                 duration_ms: 4,
+                diff: None,
             }),
             ev(EventKind::ToolCall {
                 id: "c2".into(),

@@ -58,6 +58,7 @@ fn busy_app() -> App {
         success: ok,
         output: out.into(),
         duration_ms: ms,
+        diff: None,
     };
     apply_all(
         &mut app,
@@ -377,6 +378,7 @@ fn a_discord_turn_is_mirrored_with_its_badge() {
                 success: true,
                 output: "- call the bank\n- water the plants".into(),
                 duration_ms: 3,
+                diff: None,
             }),
             from(EventKind::Final {
                 text: "Two things: call the bank and water the plants.".into(),

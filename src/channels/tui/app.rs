@@ -353,6 +353,7 @@ impl App {
                     output: String::new(),
                     approval: None,
                     sandbox,
+                    diff: None,
                 });
                 self.side_added(Pane::Tools);
                 self.transcript
@@ -394,10 +395,14 @@ impl App {
                 success,
                 output,
                 duration_ms,
+                diff,
                 ..
             } => {
                 self.tools
                     .finished(&session, &id, success, &output, duration_ms);
+                if let Some(diff) = diff {
+                    self.tools.diffed(&session, &id, diff);
+                }
             }
             EventKind::MemoryHits { query, hits } => {
                 self.memory = Some(MemorySearch {

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use crate::protocol::{MemoryHit, Origin, SessionId, Target};
+use crate::protocol::{FileDiff, MemoryHit, Origin, SessionId, Target};
 
 /// Side panes keep this many records: they show what is happening now,
 /// the transcript on disk keeps the rest.
@@ -78,6 +78,8 @@ pub struct ToolRecord {
     pub approval: Option<String>,
     /// For `exec`: the sandbox it runs in.
     pub sandbox: Option<String>,
+    /// For `write_file`/`edit_file`: what the call changed.
+    pub diff: Option<FileDiff>,
 }
 
 impl ToolRecord {
@@ -217,6 +219,13 @@ impl ToolLog {
             r.output = output.to_string();
         }
     }
+
+    /// The change a finished file tool call made.
+    pub fn diffed(&mut self, session: &str, id: &str, diff: FileDiff) {
+        if let Some(r) = self.find_mut(|r| r.session == session && r.id == id) {
+            r.diff = Some(diff);
+        }
+    }
 }
 
 impl ToolLog {
@@ -336,6 +345,7 @@ mod tests {
             output: String::new(),
             approval: None,
             sandbox: None,
+            diff: None,
         }
     }
 

@@ -167,8 +167,9 @@ impl App {
                 Some(Vec::new())
             }
             KeyCode::Char('o') if ctrl => {
+                // No epoch bump: the entries that expand (tool calls, their
+                // diffs, reasoning) key their caches on it; answers keep theirs.
                 self.expanded = !self.expanded;
-                self.epoch += 1;
                 Some(Vec::new())
             }
             KeyCode::Char('y') if alt => {

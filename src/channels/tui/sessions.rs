@@ -195,6 +195,7 @@ impl App {
                             output: String::new(),
                             approval: None,
                             sandbox: None,
+                            diff: None,
                         });
                         self.transcript.push(
                             session,

@@ -38,6 +38,10 @@ pub struct Theme {
     pub heading: Color,
     pub code: Color,
     pub link: Color,
+    /// File diffs under write_file/edit_file calls.
+    pub diff_added: Color,
+    pub diff_removed: Color,
+    pub diff_hunk: Color,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -65,6 +69,9 @@ struct ColorsFile {
     heading: Option<String>,
     code: Option<String>,
     link: Option<String>,
+    diff_added: Option<String>,
+    diff_removed: Option<String>,
+    diff_hunk: Option<String>,
 }
 
 impl Default for Theme {
@@ -94,6 +101,9 @@ fn fallback() -> Theme {
         heading: Color::LightBlue,
         code: Color::Green,
         link: Color::Cyan,
+        diff_added: Color::Green,
+        diff_removed: Color::Red,
+        diff_hunk: Color::Cyan,
     }
 }
 
@@ -168,7 +178,7 @@ pub fn parse(name: &str, text: &str, base: &Theme) -> Result<Theme, String> {
         theme.syntax = syntax;
     }
     let c = file.colors;
-    let slots: [(&str, Option<String>, &mut Color); 14] = [
+    let slots: [(&str, Option<String>, &mut Color); 17] = [
         ("text", c.text, &mut theme.text),
         ("muted", c.muted, &mut theme.muted),
         ("user", c.user, &mut theme.user),
@@ -187,6 +197,9 @@ pub fn parse(name: &str, text: &str, base: &Theme) -> Result<Theme, String> {
         ("heading", c.heading, &mut theme.heading),
         ("code", c.code, &mut theme.code),
         ("link", c.link, &mut theme.link),
+        ("diff_added", c.diff_added, &mut theme.diff_added),
+        ("diff_removed", c.diff_removed, &mut theme.diff_removed),
+        ("diff_hunk", c.diff_hunk, &mut theme.diff_hunk),
     ];
     for (key, value, slot) in slots {
         if let Some(value) = value {
@@ -221,6 +234,10 @@ mod tests {
         let t = parse("mine", "[colors]\nuser = \"#010203\"\n", &Theme::default()).unwrap();
         assert_eq!(t.user, Color::Rgb(1, 2, 3));
         assert_eq!(t.error, Theme::default().error);
+        // A file written before the diff colors existed still loads, with
+        // the built-in's diff colors.
+        assert_eq!(t.diff_added, Theme::default().diff_added);
+        assert_ne!(t.diff_added, t.diff_removed);
     }
 
     #[test]

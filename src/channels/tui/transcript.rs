@@ -21,6 +21,7 @@ use crate::protocol::{Origin, SessionId};
 
 mod blocks;
 mod cells;
+mod diff;
 mod measure;
 
 pub use blocks::stable_prefix;
@@ -100,17 +101,23 @@ pub struct Entry {
     /// tool call in the same turn: no second "egirl" header.
     pub continued: bool,
     cache: RefCell<Option<Cache>>,
-    /// Rows at (width, epoch, text length), kept when the lines are not.
+    /// Rows at (width, epoch, text length, expansion), kept when the
+    /// lines are not.
     height: Cell<Option<(HeightKey, usize)>>,
+    /// A tool call's file diff, rendered.
+    diff: diff::DiffCache,
 }
 
-/// Width, epoch and text length: what an entry's height depends on.
-type HeightKey = (u16, u64, usize);
+/// Width, epoch, text length and whether it shows expanded: what an
+/// entry's height depends on.
+type HeightKey = (u16, u64, usize, bool);
 
 #[derive(Debug)]
 struct Cache {
     width: u16,
     epoch: u64,
+    /// Rendered expanded (reasoning only: see `Entry::expands`).
+    expanded: bool,
     /// Bytes of `text` the cached lines cover (all of it once closed).
     stable: usize,
     lines: Lines,
@@ -128,7 +135,8 @@ pub struct RenderCtx<'a> {
     /// Tool calls and reasoning shown in full rather than as one-liners.
     pub expanded: bool,
     /// Bumped whenever something every cached entry depends on changes
-    /// (theme, expansion): older caches are ignored.
+    /// (the theme): older caches are ignored. Expansion is not one: only
+    /// the entries that expand key their caches on it.
     pub epoch: u64,
 }
 
@@ -143,7 +151,13 @@ impl Entry {
             continued: false,
             cache: RefCell::new(None),
             height: Cell::new(None),
+            diff: diff::DiffCache::default(),
         }
+    }
+
+    /// Whether the entry shows expanded: Ctrl+O changes only these.
+    fn expands(&self, ctx: &RenderCtx<'_>) -> bool {
+        ctx.expanded && matches!(self.kind, Kind::Reasoning | Kind::Tool(_))
     }
 
     /// Header, tool and notice lines are one-liners with no blank between.
@@ -161,6 +175,9 @@ impl Entry {
         // Tool lines follow live state in the ToolLog: cheap, never cached.
         if let Kind::Tool(seq) = self.kind {
             let mut lines = tool_lines(seq, width, ctx);
+            if let Some(diff) = ctx.tools.get(seq).and_then(|r| r.diff.as_ref()) {
+                lines.extend(self.diff.lines(diff, width, ctx).iter().cloned());
+            }
             // The first thing egirl does in a turn is this call: it gets
             // the "egirl" header an answer would have had.
             if !self.continued {
@@ -176,6 +193,7 @@ impl Entry {
         if let Some(c) = cache.as_ref()
             && c.width == width
             && c.epoch == ctx.epoch
+            && c.expanded == self.expands(ctx)
             && c.stable == self.text.len()
             && !self.open
         {
@@ -185,6 +203,7 @@ impl Entry {
         *cache = Some(Cache {
             width,
             epoch: ctx.epoch,
+            expanded: self.expands(ctx),
             stable: self.text.len(),
             lines: lines.clone(),
             body: true,
@@ -211,6 +230,7 @@ impl Entry {
             _ => slot.insert(Cache {
                 width,
                 epoch: ctx.epoch,
+                expanded: false,
                 stable: 0,
                 lines: Rc::new(self.render("", width, ctx, true)),
                 body: false,

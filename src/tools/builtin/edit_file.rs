@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::providers::ToolSpec;
 use crate::tools::builtin::write_file::write_atomic;
+use crate::tools::diff;
 use crate::tools::paths::{self, Access};
 use crate::tools::{ToolContext, ToolOutput, arg_str};
 
@@ -94,9 +95,11 @@ fn edit(path: &Path, shown: &str, old_text: &str, new_text: &str) -> ToolOutput 
             let line = line_of(&content, *start);
             let removed = old_text.lines().count().max(1);
             let added = new_text.lines().count();
+            let diff = diff::between(shown, Some(content.as_bytes()), updated.as_bytes());
             ToolOutput::ok(format!(
                 "edited {shown}: replaced {removed} line(s) at line {line} with {added} line(s)"
             ))
+            .with_diff(diff)
         }
         many => {
             let lines: Vec<String> = many
@@ -228,6 +231,13 @@ mod tests {
             "edited f.rs: replaced 1 line(s) at line 2 with 2 line(s)"
         );
         assert_eq!(content(&dir), "fn a() {\n    2\n    3\n}\nfn b() {}\n");
+        // The user sees what changed; the model only the line above.
+        let diff = out.diff.unwrap();
+        assert_eq!((diff.added, diff.removed), (2, 1));
+        assert_eq!(
+            diff.text,
+            "@@ -1,4 +1,5 @@\n fn a() {\n-    1\n+    2\n+    3\n }\n fn b() {}"
+        );
     }
 
     #[tokio::test]
@@ -277,6 +287,9 @@ mod tests {
         let out = edit_args(dir.path(), "one\ntwo\n", "1\n2\n").await;
         assert!(out.success, "{}", out.output);
         assert_eq!(content(&dir), "1\r\n2\r\nthree\r\n");
+        let diff = out.diff.unwrap();
+        assert_eq!((diff.added, diff.removed), (2, 2));
+        assert!(!diff.text.contains('\r'), "{:?}", diff.text);
     }
 
     #[tokio::test]

@@ -374,6 +374,7 @@ fn report(
         success,
         output: text,
         suggest_escalation: false,
+        diff: None,
     }
 }
 

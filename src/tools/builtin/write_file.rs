@@ -3,7 +3,9 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use crate::protocol::FileDiff;
 use crate::providers::ToolSpec;
+use crate::tools::diff;
 use crate::tools::paths::{self, Access};
 use crate::tools::{ToolContext, ToolOutput, arg_str};
 
@@ -38,13 +40,13 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     let shown = paths::display(&ctx.workspace, &path);
     let job = tokio::task::spawn_blocking(move || write(&path, &content, &shown));
     match job.await {
-        Ok(Ok(summary)) => ToolOutput::ok(summary),
+        Ok(Ok((summary, diff))) => ToolOutput::ok(summary).with_diff(diff),
         Ok(Err(e)) => ToolOutput::fail(e),
         Err(e) => ToolOutput::fail(format!("write_file failed: {e}")),
     }
 }
 
-fn write(path: &Path, content: &str, shown: &str) -> Result<String, String> {
+fn write(path: &Path, content: &str, shown: &str) -> Result<(String, FileDiff), String> {
     if path.is_dir() {
         return Err(format!("`{shown}` is a directory; give a file path"));
     }
@@ -53,6 +55,7 @@ fn write(path: &Path, content: &str, shown: &str) -> Result<String, String> {
         crate::regular_file::check(&meta).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
     }
     let existed = path.exists();
+    let before = previous(path, existed);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create the directory for `{shown}`: {e}"))?;
@@ -61,10 +64,36 @@ fn write(path: &Path, content: &str, shown: &str) -> Result<String, String> {
     let verb = if existed { "overwrote" } else { "created" };
     let lines = content.lines().count();
     let s = if lines == 1 { "" } else { "s" };
-    Ok(format!(
-        "{verb} {shown} ({lines} line{s}, {} bytes)",
-        content.len()
-    ))
+    let summary = format!("{verb} {shown} ({lines} line{s}, {} bytes)", content.len());
+    let diff = match before {
+        Previous::Bytes(old) => diff::between(shown, old.as_deref(), content.as_bytes()),
+        Previous::TooLarge(len) => FileDiff {
+            path: shown.to_string(),
+            text: format!(
+                "(no diff: too large to diff, {len} → {} bytes)",
+                content.len()
+            ),
+            ..FileDiff::default()
+        },
+    };
+    Ok((summary, diff))
+}
+
+/// What the file held before the write, for the diff.
+enum Previous {
+    /// `None`: there was no file (or it could not be read).
+    Bytes(Option<Vec<u8>>),
+    TooLarge(u64),
+}
+
+fn previous(path: &Path, existed: bool) -> Previous {
+    if !existed {
+        return Previous::Bytes(None);
+    }
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > diff::MAX_INPUT as u64 => Previous::TooLarge(meta.len()),
+        _ => Previous::Bytes(crate::regular_file::read(path).ok()),
+    }
 }
 
 /// Writes through a temporary file in the same directory and a rename, so a
@@ -111,11 +140,23 @@ mod tests {
         let out = run(&json!({"path": "a/b/c.md", "content": "one\ntwo\n"}), &ctx).await;
         assert!(out.success, "{}", out.output);
         assert_eq!(out.output, "created a/b/c.md (2 lines, 8 bytes)");
+        let diff = out.diff.unwrap();
+        assert_eq!(
+            (diff.path.as_str(), diff.added, diff.removed),
+            ("a/b/c.md", 2, 0)
+        );
         let text = std::fs::read_to_string(dir.path().join("a/b/c.md")).unwrap();
         assert_eq!(text, "one\ntwo\n");
 
         let out = run(&json!({"path": "a/b/c.md", "content": "x"}), &ctx).await;
         assert_eq!(out.output, "overwrote a/b/c.md (1 line, 1 bytes)");
+        let diff = out.diff.unwrap();
+        assert_eq!((diff.added, diff.removed), (1, 2));
+        assert!(
+            diff.text.ends_with("+x\n\\ No newline at end of file"),
+            "{}",
+            diff.text
+        );
         // No temporary files are left behind.
         assert_eq!(
             std::fs::read_dir(dir.path().join("a/b")).unwrap().count(),

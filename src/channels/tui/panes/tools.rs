@@ -40,6 +40,20 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         if let Some(ms) = r.duration_ms {
             head.push(Span::styled(format!(" · {ms} ms"), t.muted()));
         }
+        if let Some(diff) = &r.diff {
+            head.extend([
+                Span::styled(" · ", t.muted()),
+                Span::styled(
+                    format!("+{}", diff.added),
+                    Style::default().fg(t.diff_added),
+                ),
+                Span::raw(" "),
+                Span::styled(
+                    format!("−{}", diff.removed),
+                    Style::default().fg(t.diff_removed),
+                ),
+            ]);
+        }
         out.push(Line::from(head));
         let inner = width.saturating_sub(2);
         let summary = r.summary();

@@ -60,8 +60,15 @@ pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Lin
     if let Some(ms) = r.duration_ms {
         status.push_str(&format!(" · {ms} ms"));
     }
+    let counts = r
+        .diff
+        .as_ref()
+        .map(|d| (format!("+{}", d.added), format!("−{}", d.removed)));
+    let counts_w = counts
+        .as_ref()
+        .map_or(0, |(a, r)| 3 + wrap::width(a) + 1 + wrap::width(r));
     let width = usize::from(width);
-    let fixed = 4 + wrap::width(&r.name) + 1 + 3 + wrap::width(&status);
+    let fixed = 4 + wrap::width(&r.name) + 1 + 3 + wrap::width(&status) + counts_w;
     let summary = wrap::one_line(&r.summary(), width.saturating_sub(fixed).max(8));
     let mut out = vec![Line::from(vec![
         Span::styled("  ⚙ ", Style::default().fg(t.tool)),
@@ -74,6 +81,14 @@ pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Lin
         Span::styled(" · ", t.muted()),
         Span::styled(status, Style::default().fg(color)),
     ])];
+    if let Some((added, removed)) = counts {
+        out[0].spans.extend([
+            Span::styled(" · ", t.muted()),
+            Span::styled(added, Style::default().fg(t.diff_added)),
+            Span::raw(" "),
+            Span::styled(removed, Style::default().fg(t.diff_removed)),
+        ]);
+    }
     if ctx.expanded {
         let bar = [Span::styled("    │ ", t.muted())];
         let inner = width.saturating_sub(6).max(8);

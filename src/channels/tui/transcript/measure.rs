@@ -15,11 +15,18 @@ impl Entry {
     /// Rows the entry takes at `width`. An entry not rendered at this
     /// width is rendered once and only its row count is kept.
     pub fn height(&self, width: u16, ctx: &RenderCtx<'_>) -> usize {
-        if self.open || matches!(self.kind, Kind::Tool(_)) {
+        if let Kind::Tool(seq) = self.kind {
+            // The one-liner follows live state; the diff's rows are kept.
+            let header = usize::from(!self.continued);
+            let diff = ctx.tools.get(seq).and_then(|r| r.diff.as_ref());
+            let diff_rows = diff.map_or(0, |d| self.diff.rows(d, width, ctx));
+            return header + super::cells::tool_lines(seq, width, ctx).len() + diff_rows;
+        }
+        if self.open {
             return self.lines(width, ctx).len();
         }
         if let Some((key, rows)) = self.height.get()
-            && key == (width, ctx.epoch, self.text.len())
+            && key == (width, ctx.epoch, self.text.len(), self.expands(ctx))
         {
             return rows;
         }
@@ -35,8 +42,10 @@ impl Entry {
     /// a streaming one changes with every delta).
     pub(super) fn note_height(&self, width: u16, ctx: &RenderCtx<'_>, rows: usize) {
         if !self.open && !matches!(self.kind, Kind::Tool(_)) {
-            self.height
-                .set(Some(((width, ctx.epoch, self.text.len()), rows)));
+            self.height.set(Some((
+                (width, ctx.epoch, self.text.len(), self.expands(ctx)),
+                rows,
+            )));
         }
     }
 
@@ -55,6 +64,9 @@ impl Transcript {
         for (i, e) in self.entries.iter().enumerate() {
             if !keep.contains(&i) && !e.open && e.cache.borrow().is_some() {
                 e.cache.replace(None);
+            }
+            if !keep.contains(&i) {
+                e.diff.clear();
             }
         }
     }

@@ -114,3 +114,76 @@ fn a_tool_call_splits_the_answer_and_clear_keeps_other_sessions() {
     assert_eq!(t.entries.len(), 1);
     assert_eq!(t.entries[0].text, "other more");
 }
+
+/// Ctrl+O re-renders the entries that expand (a tool call's diff,
+/// reasoning), never the finished answers around them.
+#[test]
+fn expanding_re_renders_only_the_entries_that_expand() {
+    use crate::channels::tui::feeds::{ToolRecord, ToolState};
+    let theme = Theme::default();
+    let mut tools = ToolLog::default();
+    let seq = tools.push(ToolRecord {
+        id: "c1".into(),
+        session: "s".into(),
+        origin: Origin::Tui,
+        name: "write_file".into(),
+        arguments: serde_json::json!({"path": "n.md"}),
+        state: ToolState::Ok,
+        duration_ms: Some(2),
+        output: "created n.md (10 lines, 40 bytes)".into(),
+        approval: None,
+        sandbox: None,
+        diff: None,
+    });
+    let new: String = (0..10).map(|i| format!("line {i}\n")).collect();
+    tools.diffed(
+        "s",
+        "c1",
+        crate::tools::diff::between("n.md", None, new.as_bytes()),
+    );
+    let mut t = Transcript::default();
+    t.answer("s", &Origin::Tui, "Here it is.");
+    t.push("s", &Origin::Tui, Kind::Tool(seq), String::new());
+    t.reasoning("s", &Origin::Tui, "think");
+    t.close("s");
+    let mut c = ctx(&theme, &tools);
+    let answer = t.entries[0].lines(40, &c);
+    let collapsed = t.entries[1].lines(40, &c);
+    t.entries[2].lines(40, &c);
+    // The one-liner (it continues the answer: no header), 6 diff lines
+    // of 11, the marker.
+    assert_eq!(collapsed.len(), 1 + diff::PREVIEW + 1);
+    let shown = collapsed.to_vec();
+    assert_eq!(
+        shown[shown.len() - 1].to_string(),
+        "    … 5 more lines · Ctrl+O expands"
+    );
+
+    c.expanded = true;
+    let again = t.entries[0].lines(40, &c);
+    assert!(
+        Rc::ptr_eq(&answer.head, &again.head),
+        "the answer was rendered again"
+    );
+    let expanded = t.entries[1].lines(40, &c);
+    assert!(
+        expanded
+            .to_vec()
+            .iter()
+            .any(|l| l.to_string() == "    +line 9")
+    );
+    let thinking = t.entries[2].lines(40, &c).to_vec();
+    assert_eq!(thinking.len(), 2, "reasoning shows its text expanded");
+    // Far from the viewport a diff drops its lines, not its height.
+    t.keep_lines_near(100..101);
+    assert!(!t.entries[1].diff.has_lines());
+    assert_eq!(t.entries[1].height(40, &c), expanded.len());
+    assert!(
+        !t.entries[1].diff.has_lines(),
+        "measuring rendered the diff again"
+    );
+    // Heights follow expansion too.
+    assert_eq!(t.entries[2].height(40, &c), 2);
+    c.expanded = false;
+    assert_eq!(t.entries[2].height(40, &c), 1);
+}
