@@ -135,11 +135,17 @@ fn expanding_re_renders_only_the_entries_that_expand() {
         sandbox: None,
         diff: None,
     });
-    let new: String = (0..10).map(|i| format!("line {i}\n")).collect();
+    // A new file of 10 lines, as the core's diff of it reads.
+    let body: String = (0..10).map(|i| format!("\n+line {i}")).collect();
     tools.diffed(
         "s",
         "c1",
-        crate::tools::diff::between("n.md", None, new.as_bytes()),
+        crate::protocol::FileDiff {
+            path: "n.md".into(),
+            added: 10,
+            removed: 0,
+            text: format!("@@ -0,0 +1,10 @@{body}"),
+        },
     );
     let mut t = Transcript::default();
     t.answer("s", &Origin::Tui, "Here it is.");
