@@ -276,7 +276,7 @@ pub enum EventKind {
         id: String,
         /// "approved" or "denied".
         decision: String,
-        /// "once", "session", "always" (absent when denied).
+        /// "once", "session", "always", "outside_sandbox" (absent when denied).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scope: Option<String>,
         by: String,
