@@ -10,19 +10,35 @@ use crate::support::fake_llama::FakeLlama;
 
 pub struct Cli {
     pub dir: tempfile::TempDir,
+    workspace: PathBuf,
 }
 
 impl Cli {
     /// `extra` is appended to the config (after `[local]`).
     pub fn new(fake: &FakeLlama, extra: &str) -> Self {
+        Self::with_workspace(fake, "ws", extra)
+    }
+
+    /// A Cli whose workspace is the directory holding its config
+    /// (`[workspace] path = "."`): the config is inside what the model can
+    /// reach, as when egirl is started from inside its workspace.
+    pub fn holding_its_config(fake: &FakeLlama, extra: &str) -> Self {
+        Self::with_workspace(fake, ".", extra)
+    }
+
+    fn with_workspace(fake: &FakeLlama, path: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let config = format!(
-            "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n{extra}",
+            "[workspace]\npath = \"{path}\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n{extra}",
             dir.path().join("logs").display(),
             fake.url()
         );
         std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
-        Self { dir }
+        let workspace = match path {
+            "." => dir.path().to_path_buf(),
+            _ => dir.path().join(path),
+        };
+        Self { dir, workspace }
     }
 
     pub fn config(&self) -> PathBuf {
@@ -31,7 +47,7 @@ impl Cli {
 
     /// The workspace (created by the first run).
     pub fn workspace(&self) -> PathBuf {
-        self.dir.path().join("ws")
+        self.workspace.clone()
     }
 
     pub async fn run(&self, args: &[&str]) -> Output {
