@@ -49,12 +49,21 @@ pub async fn run(env: &Environment) -> u8 {
             )
         },
     );
-    for exposure in exposed_in_workspace(&env.workspace, env.config_path.as_deref(), &env.env_files)
-    {
+    let exec = &env.config.tools.exec;
+    // Under "required" a kernel that lacks a piece refuses every command,
+    // so the protected paths hold either way.
+    let confined = exec.sandbox == crate::config::ExecSandbox::Required
+        || (exec.sandbox != crate::config::ExecSandbox::Off
+            && crate::tools::sandbox::gaps(exec).is_empty());
+    for exposure in exposed_in_workspace(
+        &env.workspace,
+        env.config_path.as_deref(),
+        &env.env_files,
+        confined,
+    ) {
         line(None, "workspace", exposure);
     }
 
-    let exec = &env.config.tools.exec;
     let sandbox = crate::tools::sandbox::describe(exec);
     match crate::tools::sandbox::notice(exec) {
         None => line(Some(true), "exec sandbox", sandbox),
@@ -205,12 +214,15 @@ pub async fn run(env: &Environment) -> u8 {
 }
 
 /// The files egirl read at start-up that lie inside the workspace, each
-/// with what that means: the model's file tools may not touch them, but a
-/// command the user approves can.
+/// with what that means: the model's file tools may not touch them; a
+/// command can change the config only outside a complete sandbox
+/// (`commands_confined` false: sandbox off or missing a piece here), or
+/// when the user lets it run outside the sandbox.
 fn exposed_in_workspace(
     workspace: &Path,
     config: Option<&Path>,
     env_files: &[PathBuf],
+    commands_confined: bool,
 ) -> Vec<String> {
     let root = workspace
         .canonicalize()
@@ -218,8 +230,13 @@ fn exposed_in_workspace(
     let inside = |p: &Path| p.canonicalize().is_ok_and(|c| c.starts_with(&root));
     let mut out = Vec::new();
     if let Some(config) = config.filter(|c| inside(c)) {
+        let who = if commands_confined {
+            "file tools and sandboxed commands may not change it, but a command you let run outside the sandbox can"
+        } else {
+            "file tools may not change it, but an approved command can (the sandbox is off or incomplete here; approval = \"full\" is one line away)"
+        };
         out.push(format!(
-            "holds the config file {}: file tools may not change it, but an approved command can (approval = \"full\" is one line away); keep the config outside the workspace and point [workspace] path at it",
+            "holds the config file {}: {who}; keep the config outside the workspace and point [workspace] path at it",
             config.display()
         ));
     }
@@ -265,11 +282,18 @@ mod tests {
         for f in [&inside, &outside, &env_in, &env_out] {
             std::fs::write(f, "").unwrap();
         }
-        let found = exposed_in_workspace(&ws, Some(&inside), &[env_in.clone(), env_out.clone()]);
+        let both = [env_in.clone(), env_out.clone()];
+        let found = exposed_in_workspace(&ws, Some(&inside), &both, true);
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(found[0].contains("holds the config file"), "{found:?}");
+        assert!(found[0].contains("sandboxed commands may not"), "{found:?}");
         assert!(found[1].contains(".env, loaded at start-up"), "{found:?}");
-        assert!(exposed_in_workspace(&ws, Some(&outside), &[env_out]).is_empty());
-        assert!(exposed_in_workspace(&ws, None, &[]).is_empty());
+        let unconfined = exposed_in_workspace(&ws, Some(&inside), &both, false);
+        assert!(
+            unconfined[0].contains("an approved command can"),
+            "{unconfined:?}"
+        );
+        assert!(exposed_in_workspace(&ws, Some(&outside), &[env_out], true).is_empty());
+        assert!(exposed_in_workspace(&ws, None, &[], true).is_empty());
     }
 }

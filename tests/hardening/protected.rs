@@ -108,8 +108,8 @@ async fn git_config_is_not_writable_and_an_allowed_git_status_runs_nothing() {
 
 /// A config whose workspace is its own directory: the config and the
 /// `.env` egirl reads at start-up are inside what the model can reach.
-fn workspace_holding_the_config(fake: &FakeLlama) -> Cli {
-    let cli = Cli::holding_its_config(fake, "");
+fn workspace_holding_the_config(fake: &FakeLlama, extra: &str) -> Cli {
+    let cli = Cli::holding_its_config(fake, extra);
     std::fs::write(
         cli.dir.path().join(".env"),
         "HARMLESS_SETTING=some-planted-value\n",
@@ -123,7 +123,7 @@ fn workspace_holding_the_config(fake: &FakeLlama) -> Cli {
 #[tokio::test]
 async fn the_model_cannot_read_env_or_rewrite_the_config_it_runs_under() {
     let fake = FakeLlama::start().await;
-    let cli = workspace_holding_the_config(&fake);
+    let cli = workspace_holding_the_config(&fake, "");
     let dir = cli.dir.path().to_path_buf();
     let config_before = std::fs::read_to_string(cli.config()).unwrap();
     let full = format!("{config_before}[tools.exec]\napproval = \"full\"\n");
@@ -171,7 +171,7 @@ async fn the_model_cannot_read_env_or_rewrite_the_config_it_runs_under() {
 #[tokio::test]
 async fn bash_env_in_egirls_environment_runs_nothing() {
     let fake = FakeLlama::start().await;
-    let cli = workspace_holding_the_config(&fake);
+    let cli = workspace_holding_the_config(&fake, "");
     let dir = cli.dir.path().to_path_buf();
     let evil = dir.join("evil.sh");
     std::fs::write(&evil, format!("touch {}\n", dir.join("pwned").display())).unwrap();
@@ -272,12 +272,15 @@ async fn transcripts_are_not_writable_and_the_session_resumes_intact() {
 #[tokio::test]
 async fn doctor_names_a_config_and_env_inside_the_workspace() {
     let fake = FakeLlama::start().await;
-    let cli = workspace_holding_the_config(&fake);
+    let cli = workspace_holding_the_config(&fake, "");
     let out = cli.run(&["doctor"]).await;
     let text = String::from_utf8_lossy(&out.stdout);
+    // A complete sandbox keeps the config from commands too; where this
+    // kernel lacks a piece, doctor says an approved command can change it.
     assert!(
         text.contains("note workspace: holds the config file")
-            && text.contains("an approved command can"),
+            && (text.contains("sandboxed commands may not change it")
+                || text.contains("an approved command can")),
         "{text}"
     );
     assert!(text.contains(".env, loaded at start-up"), "{text}");
@@ -287,6 +290,14 @@ async fn doctor_names_a_config_and_env_inside_the_workspace() {
         .unwrap_or_default();
     assert!(redaction.contains("HARMLESS_SETTING"), "{text}");
     assert!(!text.contains("some-planted-value"), "{text}");
+
+    let unsandboxed = workspace_holding_the_config(&fake, "[tools.exec]\nsandbox = \"off\"\n");
+    let out = unsandboxed.run(&["doctor"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("holds the config file") && text.contains("an approved command can"),
+        "{text}"
+    );
 
     let elsewhere = Cli::new(&fake, "");
     let out = elsewhere.run(&["doctor"]).await;
