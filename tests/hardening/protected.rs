@@ -6,15 +6,12 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::support::cli::{Cli, events, stderr};
+use crate::support::cli::{Cli, events, stderr, tool_result};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
 /// The tool results of a run, by call id.
 fn result(events: &[Value], id: &str) -> (bool, String) {
-    let e = events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == id)
-        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"));
+    let e = tool_result(events, id);
     (
         e["success"].as_bool().unwrap_or(true),
         e["output"].as_str().unwrap_or("").to_string(),

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::cli::{Cli, events, stderr};
+use crate::support::cli::{Cli, events, of_type, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
 fn landlock() -> bool {
@@ -55,9 +55,8 @@ async fn approved(cli: &Cli, fake: &FakeLlama, commands: &[&str]) -> Vec<Value> 
 }
 
 fn results(events: &[Value]) -> Vec<(bool, String)> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "tool_result")
+    of_type(events, "tool_result")
+        .into_iter()
         .map(|e| {
             (
                 e["success"].as_bool().unwrap_or(false),

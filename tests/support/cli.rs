@@ -76,6 +76,19 @@ pub fn events(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// The events of one `type`, in order.
+pub fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// The `tool_result` of call `id`; a run without one fails the test.
+pub fn tool_result<'a>(events: &'a [Value], id: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"))
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
