@@ -378,6 +378,22 @@ fn fanout_benches(c: &mut Criterion) {
                 elapsed
             })
         });
+        // A surface that keeps up: each event is read before the next is
+        // emitted, so it is queued on its own (emit and read both timed).
+        group.bench_function(format!("emit_and_read_{subscribers}_subscribers"), |b| {
+            b.iter(|| {
+                bus.emit(
+                    "bench-session",
+                    &Origin::Cli,
+                    EventKind::Delta {
+                        text: "ok".to_string(),
+                    },
+                );
+                for rx in &mut receivers {
+                    while rx.try_recv().is_ok() {}
+                }
+            })
+        });
     }
     group.finish();
 }
