@@ -331,6 +331,11 @@ impl Environment {
             &self.workspace,
             self.config_path.as_deref(),
             &self.env_files,
+        )
+        .with_start_up_files(
+            config::config_candidates()
+                .into_iter()
+                .chain(dotenv_candidates(self.config_path.as_deref())),
         );
         let (agent, core) = agent::spawn_guarded(
             self.config.clone(),
@@ -359,14 +364,8 @@ impl Environment {
 /// `.env` next to the config file, then in the working directory, then
 /// `~/.egirl/.env`; variables already set win. Returns the files read.
 fn load_dotenv(config_path: Option<&Path>) -> Vec<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(dir) = config_path.and_then(Path::parent) {
-        candidates.push(dir.join(".env"));
-    }
-    candidates.push(PathBuf::from(".env"));
-    candidates.push(config::expand_home("~/.egirl/.env"));
     let mut read = Vec::new();
-    for path in candidates {
+    for path in dotenv_candidates(config_path) {
         if !path.is_file() {
             continue;
         }
@@ -376,4 +375,15 @@ fn load_dotenv(config_path: Option<&Path>) -> Vec<PathBuf> {
         }
     }
     read
+}
+
+/// The `.env` files [`load_dotenv`] tries, in order, existing or not.
+fn dotenv_candidates(config_path: Option<&Path>) -> Vec<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(dir) = config_path.and_then(Path::parent) {
+        candidates.push(dir.join(".env"));
+    }
+    candidates.push(PathBuf::from(".env"));
+    candidates.push(config::expand_home("~/.egirl/.env"));
+    candidates
 }

@@ -64,6 +64,21 @@ pub fn find_config_path(explicit: Option<&Path>) -> Result<Option<PathBuf>, Conf
     Ok(home.is_file().then_some(home))
 }
 
+/// Every file [`find_config_path`] would try at a start without
+/// `--config` (absolute where the working directory is known), whether or
+/// not it exists now: one the model could write would take over the next
+/// start, so all of them are protected, not only the one in use.
+pub fn config_candidates() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::env::var_os("EGIRL_CONFIG")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    let local = PathBuf::from("egirl.toml");
+    out.push(std::path::absolute(&local).unwrap_or(local));
+    out.push(super::expand_home("~/.egirl/egirl.toml"));
+    out
+}
+
 pub fn load(explicit: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
     let Some(path) = find_config_path(explicit)? else {
         return Ok(LoadedConfig {

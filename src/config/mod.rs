@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 pub use duration::{ConfigDuration, parse_duration};
+pub use load::config_candidates;
 pub use load::{ConfigError, LoadedConfig, find_config_path, load, parse};
 pub use proactive::{CronConfig, Delivery, HeartbeatConfig, WebhookConfig};
 pub use redact::Redactor;

@@ -29,6 +29,7 @@ use crate::config::{ExecApproval, ExecConfig};
 use crate::protocol::{EventBus, EventKind, Origin, ReviewDecision, SessionId};
 use crate::tools::ToolContext;
 
+mod expansion;
 mod narrow;
 
 /// What the model is told when the user says no (defined in the protocol,
@@ -159,7 +160,7 @@ impl Approver {
                 "denied: no allow rule covers this command ([tools.exec] approval = \"allowlist\")"
                     .into()
             } else {
-                "denied: commands with pipes, redirects, chaining or substitutions are never allow-listed; run a plain command".into()
+                "denied: commands with pipes, redirects, chaining, substitutions or expansions ($, braces, a glob that could match an option) are never allow-listed; run a plain command".into()
             });
         }
         let (decision, by) = self.ask(command, ctx, None).await?;
@@ -414,7 +415,7 @@ const SHELL_SYNTAX: &[&str] = &[
 /// The argv of a command a rule may cover, or None when the command must be
 /// asked about (shell syntax, unbalanced quotes, empty).
 pub fn auto_approvable(command: &str) -> Option<Vec<String>> {
-    if SHELL_SYNTAX.iter().any(|s| command.contains(s)) {
+    if SHELL_SYNTAX.iter().any(|s| command.contains(s)) || expansion::expands(command) {
         return None;
     }
     let argv = shell_words::split(command).ok()?;

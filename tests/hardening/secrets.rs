@@ -16,13 +16,13 @@ const SERVICE_URL: &str = "postgres://app:dotenv-planted-pw@db/app";
 const DISCORD: &str = "discord-planted-token-abcdef0123";
 const FOO: &str = "foo-planted-token-9876543210";
 
-/// The `.env` next to the config: a named key and a variable no suffix marks.
+/// The `.env` next to the config: a named key and a variable no suffix
+/// marks; and `env-copy.txt`, the same text in a file egirl did not load
+/// (a sandboxed command reads the loaded `.env` itself as empty).
 fn plant_dotenv(cli: &Cli) {
-    std::fs::write(
-        cli.dir.path().join(".env"),
-        format!("ANTHROPIC_API_KEY={ANTHROPIC}\nMY_SERVICE_URL=\"{SERVICE_URL}\"\n"),
-    )
-    .unwrap();
+    let text = format!("ANTHROPIC_API_KEY={ANTHROPIC}\nMY_SERVICE_URL=\"{SERVICE_URL}\"\n");
+    std::fs::write(cli.dir.path().join(".env"), &text).unwrap();
+    std::fs::write(cli.dir.path().join("env-copy.txt"), text).unwrap();
 }
 
 const PLANTED_ENV: [(&str, &str); 2] = [("DISCORD_TOKEN", DISCORD), ("FOO_TOKEN", FOO)];
@@ -71,9 +71,12 @@ async fn no_secret_value_reaches_any_output_after_env_printenv_and_cat() {
         Reply::tool_calls(&[
             ("exec", r#"{"command":"env"}"#),
             ("exec", r#"{"command":"printenv"}"#),
-            ("exec", r#"{"command":"cat ../.env"}"#),
+            ("exec", r#"{"command":"cat ../env-copy.txt"}"#),
             // A command's own file holds what it wrote; the index must not.
-            ("exec", r#"{"command":"cat ../.env > memory/copied.md"}"#),
+            (
+                "exec",
+                r#"{"command":"cat ../env-copy.txt > memory/copied.md"}"#,
+            ),
             (
                 "memory_save",
                 &format!(r#"{{"text":"the foo token is {FOO}","long_term":true}}"#),
@@ -189,7 +192,12 @@ async fn no_secret_value_reaches_any_output_after_env_printenv_and_cat() {
             .unwrap()
             .contains(ANTHROPIC)
     );
-    let leaks = files_with_values(cli.dir.path(), &[cli.dir.path().join(".env"), copied], &all);
+    let planted = [
+        cli.dir.path().join(".env"),
+        cli.dir.path().join("env-copy.txt"),
+        copied,
+    ];
+    let leaks = files_with_values(cli.dir.path(), &planted, &all);
     assert!(leaks.is_empty(), "{leaks:#?}");
 }
 
@@ -226,7 +234,7 @@ async fn remote_requests_carry_no_secret_value() {
     remote.push(fake_anthropic::Reply::tool_use(
         "toolu_1",
         "exec",
-        &[r#"{"command": "cat ../.env; printenv"}"#],
+        &[r#"{"command": "cat ../env-copy.txt; printenv"}"#],
     ));
     remote.push(fake_anthropic::Reply::text(&["all ", "read"]));
     let cli = Cli::new(

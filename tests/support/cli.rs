@@ -55,7 +55,20 @@ impl Cli {
     }
 
     pub async fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        self.run_in(&std::env::current_dir().expect("cwd"), args, env)
+            .await
+    }
+
+    /// As [`Cli::run_with_env`], started in `cwd` (where egirl looks for
+    /// `./egirl.toml` and `./.env`).
+    pub async fn run_in(
+        &self,
+        cwd: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Output {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"));
+        cmd.current_dir(cwd);
         cmd.arg("--config")
             .arg(self.config())
             .args(args)

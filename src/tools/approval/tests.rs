@@ -74,7 +74,13 @@ fn recorded_prefixes() {
 #[test]
 fn prefix_rules_never_cover_options_that_run_or_write_something_else() {
     let table = [
-        ("find .", "find . -name *.md", true),
+        ("find .", "find . -name '*.md'", true),
+        // Unquoted, bash matches `*.md` against the files first (one could
+        // be named `-delete.md`...): asked, like any glob that could.
+        ("find .", "find . -name *.md", false),
+        ("ls", "ls src/*.rs", true),
+        ("find .", "find . {-delete,}", false),
+        ("find .", "find . $'-delete'", false),
         ("find .", "find . -exec touch X {} +", false),
         ("find .", "find . -name x -delete", false),
         ("find .", "find . -fprint out", false),

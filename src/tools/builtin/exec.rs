@@ -74,7 +74,10 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     let Some(sandbox) = sandbox else {
         return execute(command, ctx, timeout, None).await;
     };
-    let out = execute(command, ctx, timeout, Some(&sandbox)).await;
+    let mut out = execute(command, ctx, timeout, Some(&sandbox)).await;
+    if let Some(line) = sandbox.set_aside_planted() {
+        out.output = format!("{}\n{line}", out.output);
+    }
     drop(sandbox);
     if out.success || ctx.cancel.is_cancelled() {
         return out;
@@ -208,12 +211,24 @@ fn spawn(
         .env("GIT_PAGER", "cat")
         .kill_on_drop(true);
     // SAFETY: the closure runs in the forked child before exec and only calls
-    // setsid(2), which is async-signal-safe and touches no parent memory.
+    // setsid(2) and close_range(2), async-signal-safe, touching no parent
+    // memory.
     unsafe {
         cmd.pre_exec(|| {
             if libc::setsid() == -1 {
                 return Err(std::io::Error::last_os_error());
             }
+            // Only stdin, stdout and stderr reach the command: a descriptor
+            // egirl inherited without close-on-exec (a socket from whatever
+            // started it) would be network the sandbox never sees. Marked,
+            // not closed: std's own pipe must live until the exec. Best
+            // effort: kernels before 5.11 lack the flag.
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
             Ok(())
         });
     }

@@ -13,7 +13,8 @@
 //!   lacks a piece, instead of running with what there is.
 //! - `off`: no sandbox, exactly as before it existed.
 //!
-//! `network = false` (default) lets commands open Unix sockets only.
+//! `network = false` (default) lets commands open no socket, Unix ones
+//! included (a daemon on one may run commands outside the sandbox).
 //!
 //! How (Linux), applied in the forked child between fork and exec, with
 //! everything built in the parent so the child makes only raw,
@@ -30,8 +31,12 @@
 //! is sound because it only touches memory prepared before the fork. What
 //! the kernel lacks is probed once ([`probe`]) and said once.
 //!
-//! Not sandboxed: reads (a command may read any file the user can, `.env`
-//! included: what it prints is redacted elsewhere), Unix sockets, signals to
+//! The loaded `.env` files read as empty ([`mounts`] binds `/dev/null` over
+//! them): redaction would not catch `rev .env`.
+//!
+//! Not sandboxed: other reads (a command may read any file the user can:
+//! what it prints is redacted elsewhere), Unix sockets when
+//! `network = true`, signals to
 //! the user's other processes, nested `.git` directories below the
 //! workspace's own, and whatever runs outside `exec` (egirl itself).
 
@@ -39,6 +44,7 @@ pub mod env;
 pub mod filesystem;
 pub mod mounts;
 pub mod network;
+pub mod planted;
 pub mod probe;
 pub mod protected;
 pub mod refusal;
@@ -128,6 +134,8 @@ pub struct Prepared {
     pub label: String,
     tmp: TempDir,
     child: Arc<ChildSetup>,
+    /// The start-up files missing before the command.
+    absent: planted::Absent,
 }
 
 /// Everything the child needs, built before the fork.
@@ -161,8 +169,8 @@ pub fn prepare(ctx: &ToolContext) -> Result<Option<Prepared>, String> {
     let protected = protected_inside(ctx, &writable);
     writable.push(tmp.path.clone());
 
-    let mounts = match (&support.namespace, protected.is_empty()) {
-        (Ok(kind), false) => Some(MountPlan::new(*kind, &protected)?),
+    let mounts = match &support.namespace {
+        Ok(kind) => Some(MountPlan::new(*kind, &protected)?.hiding(ctx.protected.env_files())),
         _ => None,
     };
     let landlock = if support.landlock_abi > 0 {
@@ -177,6 +185,7 @@ pub fn prepare(ctx: &ToolContext) -> Result<Option<Prepared>, String> {
     };
     Ok(Some(Prepared {
         label: describe(exec),
+        absent: planted::Absent::before(ctx.protected.start_up_files()),
         tmp,
         child: Arc::new(ChildSetup {
             mounts: mounts.filter(|m| !m.is_empty()),
@@ -219,6 +228,12 @@ impl Prepared {
         unsafe {
             cmd.pre_exec(move || child.enter());
         }
+    }
+
+    /// After the command: sets aside the start-up files it created; one
+    /// line for its output, None when it created none.
+    pub fn set_aside_planted(&self) -> Option<String> {
+        self.absent.set_aside()
     }
 
     pub fn tmp_dir(&self) -> &Path {

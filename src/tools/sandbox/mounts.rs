@@ -35,6 +35,8 @@ pub struct MountPlan {
     gid_map: Vec<u8>,
     /// Each path to make read-only, with the flags its mount must keep.
     targets: Vec<(CString, libc::c_ulong)>,
+    /// Files the command reads as empty (`/dev/null` bound over them).
+    hidden: Vec<CString>,
 }
 
 impl MountPlan {
@@ -58,11 +60,24 @@ impl MountPlan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             targets,
+            hidden: Vec::new(),
         })
     }
 
+    /// Binds `/dev/null` over each of `files` (those that are regular
+    /// files): the loaded `.env` files, which a command would otherwise
+    /// print in a form redaction does not recognise (`rev`, `base64`).
+    pub fn hiding(mut self, files: &[PathBuf]) -> Self {
+        self.hidden = files
+            .iter()
+            .filter(|f| f.is_file())
+            .filter_map(|f| CString::new(f.as_os_str().as_bytes()).ok())
+            .collect();
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.targets.is_empty()
+        self.targets.is_empty() && self.hidden.is_empty()
     }
 
     /// In the forked child: a private mount namespace with every target
@@ -101,6 +116,15 @@ impl MountPlan {
                     path.as_ptr(),
                     none,
                     libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | locked,
+                    std::ptr::null(),
+                ))?;
+            }
+            for path in &self.hidden {
+                check(libc::mount(
+                    c"/dev/null".as_ptr(),
+                    path.as_ptr(),
+                    none,
+                    libc::MS_BIND,
                     std::ptr::null(),
                 ))?;
             }

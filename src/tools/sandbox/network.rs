@@ -1,20 +1,19 @@
-//! The network filter: a seccomp program that lets `socket()` create only
-//! Unix sockets and refuses io_uring (whose `IORING_OP_SOCKET` and
-//! `IORING_OP_CONNECT` would go around a syscall filter), with `EPERM`.
+//! The network filter: a seccomp program that refuses `socket()` and
+//! io_uring (whose `IORING_OP_SOCKET` and `IORING_OP_CONNECT` would go
+//! around a syscall filter), with `EPERM`.
 //!
 //! Why seccomp and not a network namespace: it needs no privilege (a user
-//! namespace may be off), it blocks UDP and raw sockets too (Landlock's
-//! network rules, ABI 4, only cover TCP bind and connect), and it leaves
-//! Unix sockets to local tools (ssh-agent, a build server). A program for
-//! another architecture (32-bit syscalls) is killed rather than let through.
+//! namespace may be off), and it blocks UDP and raw sockets too (Landlock's
+//! network rules, ABI 4, only cover TCP bind and connect). Unix sockets are
+//! refused as well: a tmux server, the systemd user manager or docker run
+//! commands for whoever connects, outside the sandbox. `socketpair()` stays
+//! (a private pair reaches nobody). A program for another architecture
+//! (32-bit syscalls) is killed rather than let through.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
+use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
 
 /// x32 syscalls on x86_64 carry this bit and pass the arch check.
 #[cfg(target_arch = "x86_64")]
@@ -29,19 +28,9 @@ pub fn filter() -> Result<Arc<BpfProgram>, String> {
 fn build() -> Result<BpfProgram, String> {
     let fail = |e: &dyn std::fmt::Display| format!("cannot build the network filter: {e}");
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| fail(&e))?;
-    let not_unix = || -> Result<Vec<SeccompRule>, String> {
-        let cond = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )
-        .map_err(|e| fail(&e))?;
-        Ok(vec![SeccompRule::new(vec![cond]).map_err(|e| fail(&e))?])
-    };
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, not_unix()?);
     for always in [
+        libc::SYS_socket,
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
@@ -50,7 +39,7 @@ fn build() -> Result<BpfProgram, String> {
     }
     #[cfg(target_arch = "x86_64")]
     {
-        rules.insert(libc::SYS_socket | X32_BIT, not_unix()?);
+        rules.insert(libc::SYS_socket | X32_BIT, Vec::new());
         rules.insert(libc::SYS_io_uring_setup | X32_BIT, Vec::new());
     }
     let filter = SeccompFilter::new(

@@ -14,7 +14,8 @@
 //! - any file named `.env` or `.env.<something>`.
 //!
 //! `.env` files hold secrets: the file tools may not read them either.
-//! Commands may (the sandbox is about writes); what they print is redacted.
+//! Sandboxed commands read the loaded ones as empty (`/dev/null` bound over
+//! them); other `.env` files they may read, and what they print is redacted.
 
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
@@ -25,6 +26,9 @@ pub struct ProtectedPaths {
     read_only: Vec<PathBuf>,
     /// The `.env` files egirl loaded (canonical): never read by file tools.
     env_files: Vec<PathBuf>,
+    /// Every config and `.env` egirl looks for at start-up (canonical),
+    /// existing or not; also in `read_only`.
+    start_up: Vec<PathBuf>,
 }
 
 impl ProtectedPaths {
@@ -42,7 +46,29 @@ impl ProtectedPaths {
         Self {
             read_only,
             env_files,
+            start_up: Vec::new(),
         }
+    }
+
+    /// Adds the files egirl would read at its next start (every config and
+    /// `.env` it looks for, existing or not): a model that planted one would
+    /// choose the next run's approvals and sandbox.
+    pub fn with_start_up_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        for file in files {
+            let file = canonical(&file);
+            if !self.read_only.contains(&file) {
+                self.read_only.push(file.clone());
+            }
+            self.start_up.push(file);
+        }
+        self
+    }
+
+    /// The files egirl looks for at start-up, existing or not: a sandboxed
+    /// command cannot be kept from creating a missing one, so exec sets
+    /// aside what a command planted (see `sandbox::planted`).
+    pub fn start_up_files(&self) -> &[PathBuf] {
+        &self.start_up
     }
 
     /// The fixed read-only paths (they may not exist yet); the sandbox
@@ -116,17 +142,24 @@ fn describe(root: &Path) -> &'static str {
     }
 }
 
-/// Canonical when it exists; else its canonical parent joined with the name,
-/// so a protected path created later still compares equal.
+/// Canonical when it exists; else its deepest existing ancestor, canonical,
+/// joined with the missing rest, so a protected path created later (even
+/// with its directory, `~/.egirl/egirl.toml`) still compares equal.
 fn canonical(path: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(path) {
-        return c;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
-            .map(|p| p.join(name))
-            .unwrap_or_else(|_| path.to_path_buf()),
-        _ => path.to_path_buf(),
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut missing = Vec::new();
+    let mut existing = path.as_path();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(existing) {
+            return missing.iter().rev().fold(c, |acc, name| acc.join(name));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name);
+                existing = parent;
+            }
+            _ => return path.clone(),
+        }
     }
 }
 
