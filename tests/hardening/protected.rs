@@ -6,20 +6,11 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::support::cli::{Cli, events, stderr, tool_result};
+use crate::support::cli::{Cli, events, stderr, tool_outcome};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
-/// The tool results of a run, by call id.
-fn result(events: &[Value], id: &str) -> (bool, String) {
-    let e = tool_result(events, id);
-    (
-        e["success"].as_bool().unwrap_or(true),
-        e["output"].as_str().unwrap_or("").to_string(),
-    )
-}
-
 fn refused(out: &Output, id: &str, because: &str) {
-    let (success, output) = result(&events(out), id);
+    let (success, output) = tool_outcome(&events(out), id);
     assert!(!success, "{id} was allowed: {output}");
     assert!(output.contains(because), "{id}: {output}");
 }
@@ -91,7 +82,7 @@ async fn git_config_is_not_writable_and_an_allowed_git_status_runs_nothing() {
         std::fs::read_to_string(ws.join(".git/config")).unwrap(),
         config_before
     );
-    let (_, status) = result(&events(&out), "fake_call_4");
+    let (_, status) = tool_outcome(&events(&out), "fake_call_4");
     assert!(
         status.contains("No commits yet"),
         "git status ran: {status}"
@@ -185,9 +176,9 @@ async fn bash_env_in_egirls_environment_runs_nothing() {
         )
         .await;
     assert!(out.status.success(), "{}", stderr(&out));
-    let (success, output) = result(&events(&out), "fake_call_0");
+    let (success, output) = tool_outcome(&events(&out), "fake_call_0");
     assert!(success && output.contains("evil.sh"), "{output}");
-    let (success, _) = result(&events(&out), "fake_call_1");
+    let (success, _) = tool_outcome(&events(&out), "fake_call_1");
     assert!(success);
     assert!(
         !dir.join("pwned").exists(),

@@ -102,6 +102,15 @@ pub fn tool_result<'a>(events: &'a [Value], id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no result for {id}: {events:?}"))
 }
 
+/// The `tool_result` of call `id` as (success, output).
+pub fn tool_outcome(events: &[Value], id: &str) -> (bool, String) {
+    let e = tool_result(events, id);
+    (
+        e["success"].as_bool().unwrap_or(true),
+        e["output"].as_str().unwrap_or("").to_string(),
+    )
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
