@@ -369,11 +369,29 @@ fn fanout_benches(c: &mut Criterion) {
                     );
                 }
                 let elapsed = start.elapsed();
-                // Drained outside the timing so the queues do not grow.
+                // Drained outside the timing. Nobody reads during the
+                // batch, so each delta after the first is merged into the
+                // one queued (a lagging surface's path, src/protocol/queue.rs).
                 for rx in &mut receivers {
                     while rx.try_recv().is_ok() {}
                 }
                 elapsed
+            })
+        });
+        // A surface that keeps up: each event is read before the next is
+        // emitted, so it is queued on its own (emit and read both timed).
+        group.bench_function(format!("emit_and_read_{subscribers}_subscribers"), |b| {
+            b.iter(|| {
+                bus.emit(
+                    "bench-session",
+                    &Origin::Cli,
+                    EventKind::Delta {
+                        text: "ok".to_string(),
+                    },
+                );
+                for rx in &mut receivers {
+                    while rx.try_recv().is_ok() {}
+                }
             })
         });
     }

@@ -19,6 +19,7 @@ pub mod routing;
 pub mod scheduler;
 pub mod sessions;
 pub mod skills;
+pub mod stop_signals;
 pub mod tools;
 pub mod tracking;
 pub mod workspace;

@@ -3,6 +3,7 @@
 //! knows which surface is listening.
 
 mod context;
+mod memory;
 mod redact;
 mod route;
 mod slots;
@@ -11,6 +12,8 @@ mod trim;
 mod turn;
 mod unattended;
 mod window;
+
+use memory::{search_memory, start_memory};
 
 pub use context::{
     STATIC_SYSTEM, system_prompt, system_prompt_with_skills, user_message, user_message_with_skill,
@@ -312,65 +315,6 @@ pub fn spawn_guarded(
         },
         task,
     )
-}
-
-/// The memory facade, with a first sync in the background so the index is
-/// fresh before the first search asks.
-fn start_memory(
-    config: &Config,
-    workspace: &std::path::Path,
-    remote: &RemoteProviders,
-    bus: &EventBus,
-    redactor: &Arc<Redactor>,
-) -> Arc<Memory> {
-    let memory = Arc::new(
-        Memory::new(workspace, config, remote)
-            .with_events(bus.clone())
-            .with_redactor(redactor.clone()),
-    );
-    let first = memory.clone();
-    tokio::spawn(async move {
-        match first.sync(None).await {
-            Ok(report) => {
-                for notice in report.notices {
-                    tracing::warn!("{notice}");
-                }
-            }
-            Err(e) => tracing::warn!("memory index not synced at start: {e:#}"),
-        }
-    });
-    memory
-}
-
-/// `/memory Q`: searched beside the session's turns, answered as `memory_hits`.
-fn search_memory(shared: &Arc<Shared>, session: SessionId, query: String) {
-    let shared = shared.clone();
-    // The query may go to an embeddings server, remote ones included.
-    let query = shared.redactor.redact(&query).into_owned();
-    tokio::spawn(async move {
-        let origin = Origin::Tui;
-        match shared.memory.search(&query, None, None).await {
-            Ok(result) => {
-                for message in &result.notices {
-                    shared.bus.emit(
-                        &session,
-                        &origin,
-                        EventKind::Notice {
-                            message: message.clone(),
-                        },
-                    );
-                }
-                shared.memory.announce(&session, &origin, &result);
-            }
-            Err(e) => shared.bus.emit(
-                &session,
-                &origin,
-                EventKind::Notice {
-                    message: format!("memory search failed: {e:#}"),
-                },
-            ),
-        }
-    });
 }
 
 enum Work {

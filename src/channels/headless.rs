@@ -6,6 +6,7 @@
 use crate::agent::AgentHandle;
 use crate::print;
 use crate::protocol::{EventKind, Op, Origin, ReviewDecision};
+use crate::stop_signals::StopSignals;
 
 pub struct HeadlessOptions {
     pub session: String,
@@ -30,7 +31,7 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
     });
     let mut outcome = Outcome::Failed;
     let mut stdout = std::io::stdout().lock();
-    let mut stop = StopSignals::new();
+    let mut stop = StopSignals::watch();
     loop {
         let event = tokio::select! {
             e = events.recv() => match e {
@@ -95,44 +96,6 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
                 return outcome;
             }
             _ => {}
-        }
-    }
-}
-
-/// SIGINT, SIGTERM and SIGHUP. Without a handler SIGTERM and SIGHUP would
-/// end the process at once and leave an approved command running.
-struct StopSignals {
-    term: Option<tokio::signal::unix::Signal>,
-    hup: Option<tokio::signal::unix::Signal>,
-}
-
-impl StopSignals {
-    fn new() -> Self {
-        use tokio::signal::unix::{SignalKind, signal};
-        let watch = |kind: SignalKind, name: &str| {
-            signal(kind)
-                .map_err(|e| tracing::warn!("cannot watch {name}: {e}"))
-                .ok()
-        };
-        Self {
-            term: watch(SignalKind::terminate(), "SIGTERM"),
-            hup: watch(SignalKind::hangup(), "SIGHUP"),
-        }
-    }
-
-    async fn next(&mut self) {
-        async fn recv(signal: &mut Option<tokio::signal::unix::Signal>) {
-            match signal {
-                Some(signal) => {
-                    signal.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        }
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            () = recv(&mut self.term) => {}
-            () = recv(&mut self.hup) => {}
         }
     }
 }

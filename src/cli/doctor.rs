@@ -49,12 +49,24 @@ pub async fn run(env: &Environment) -> u8 {
             )
         },
     );
-    for exposure in exposed_in_workspace(&env.workspace, env.config_path.as_deref(), &env.env_files)
-    {
+    let exec = &env.config.tools.exec;
+    // Under "required" a kernel that lacks a piece refuses every command,
+    // so the protected paths hold either way.
+    let sandboxed = exec.sandbox != crate::config::ExecSandbox::Off;
+    let commands = CommandLimits {
+        config_read_only: exec.sandbox == crate::config::ExecSandbox::Required
+            || (sandboxed && crate::tools::sandbox::gaps(exec).is_empty()),
+        env_hidden: sandboxed && crate::tools::sandbox::probe::support().namespace.is_ok(),
+    };
+    for exposure in exposed_in_workspace(
+        &env.workspace,
+        env.config_path.as_deref(),
+        &env.env_files,
+        commands,
+    ) {
         line(None, "workspace", exposure);
     }
 
-    let exec = &env.config.tools.exec;
     let sandbox = crate::tools::sandbox::describe(exec);
     match crate::tools::sandbox::notice(exec) {
         None => line(Some(true), "exec sandbox", sandbox),
@@ -204,13 +216,24 @@ pub async fn run(env: &Environment) -> u8 {
     }
 }
 
+/// What this machine's sandbox keeps from commands (both false with the
+/// sandbox off): the config read-only needs every piece of it, a loaded
+/// `.env` read as empty needs the mount namespace.
+#[derive(Clone, Copy)]
+struct CommandLimits {
+    config_read_only: bool,
+    env_hidden: bool,
+}
+
 /// The files egirl read at start-up that lie inside the workspace, each
-/// with what that means: the model's file tools may not touch them, but a
-/// command the user approves can.
+/// with what that means: the model's file tools may not touch them, a
+/// sandboxed command as far as `commands` says, and a command the user
+/// lets run outside the sandbox can.
 fn exposed_in_workspace(
     workspace: &Path,
     config: Option<&Path>,
     env_files: &[PathBuf],
+    commands: CommandLimits,
 ) -> Vec<String> {
     let root = workspace
         .canonicalize()
@@ -218,14 +241,32 @@ fn exposed_in_workspace(
     let inside = |p: &Path| p.canonicalize().is_ok_and(|c| c.starts_with(&root));
     let mut out = Vec::new();
     if let Some(config) = config.filter(|c| inside(c)) {
+        let who = if commands.config_read_only {
+            "file tools and sandboxed commands may not change it, but a command you let run outside the sandbox can"
+        } else {
+            "file tools may not change it, but an approved command can (the sandbox is off or incomplete here; approval = \"full\" is one line away)"
+        };
         out.push(format!(
-            "holds the config file {}: file tools may not change it, but an approved command can (approval = \"full\" is one line away); keep the config outside the workspace and point [workspace] path at it",
+            "holds the config file {}: {who}; keep the config outside the workspace and point [workspace] path at it",
             config.display()
         ));
     }
+    let reader = if commands.env_hidden {
+        "sandboxed commands read it as empty, but a command you let run outside the sandbox can read it"
+    } else {
+        "an approved command can read it"
+    };
+    // The .env next to the config and ./.env are one file when egirl runs
+    // in the config's directory: name it once.
+    let mut seen = Vec::new();
     for file in env_files.iter().filter(|f| inside(f)) {
+        let canonical = file.canonicalize().unwrap_or_else(|_| file.clone());
+        if seen.contains(&canonical) {
+            continue;
+        }
+        seen.push(canonical);
         out.push(format!(
-            "holds {}, loaded at start-up: file tools may neither read nor change it, but an approved command can read it (what it prints is redacted); keep secrets outside the workspace",
+            "holds {}, loaded at start-up: file tools may neither read nor change it; {reader} (what it prints is redacted); keep secrets outside the workspace",
             file.display()
         ));
     }
@@ -265,11 +306,34 @@ mod tests {
         for f in [&inside, &outside, &env_in, &env_out] {
             std::fs::write(f, "").unwrap();
         }
-        let found = exposed_in_workspace(&ws, Some(&inside), &[env_in.clone(), env_out.clone()]);
+        let both = [env_in.clone(), env_out.clone()];
+        let confined = CommandLimits {
+            config_read_only: true,
+            env_hidden: true,
+        };
+        let open = CommandLimits {
+            config_read_only: false,
+            env_hidden: false,
+        };
+        let twice = [env_in.clone(), ws.join("./.env"), env_out.clone()];
+        assert_eq!(
+            exposed_in_workspace(&ws, None, &twice, confined).len(),
+            1,
+            "one .env named twice is one line"
+        );
+        let found = exposed_in_workspace(&ws, Some(&inside), &both, confined);
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(found[0].contains("holds the config file"), "{found:?}");
+        assert!(found[0].contains("sandboxed commands may not"), "{found:?}");
         assert!(found[1].contains(".env, loaded at start-up"), "{found:?}");
-        assert!(exposed_in_workspace(&ws, Some(&outside), &[env_out]).is_empty());
-        assert!(exposed_in_workspace(&ws, None, &[]).is_empty());
+        assert!(found[1].contains("read it as empty"), "{found:?}");
+        let unconfined = exposed_in_workspace(&ws, Some(&inside), &both, open);
+        assert!(
+            unconfined[0].contains("an approved command can")
+                && unconfined[1].contains("an approved command can read it"),
+            "{unconfined:?}"
+        );
+        assert!(exposed_in_workspace(&ws, Some(&outside), &[env_out], confined).is_empty());
+        assert!(exposed_in_workspace(&ws, None, &[], confined).is_empty());
     }
 }

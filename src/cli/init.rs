@@ -39,7 +39,7 @@ pub fn run(args: &InitArgs) -> Result<u8> {
 
     let config_path = dir.join("egirl.toml");
     let config = render_config(answers.endpoint.as_deref());
-    report(&config_path, write_new(&config_path, &config, false)?);
+    report(&config_path, write_new(&config_path, &config, false)?)?;
     if !answers.secrets.is_empty() {
         let env_path = dir.join(".env");
         let body: String = answers
@@ -47,19 +47,19 @@ pub fn run(args: &InitArgs) -> Result<u8> {
             .iter()
             .map(|(k, v)| format!("{k}={v}\n"))
             .collect();
-        report(&env_path, write_new(&env_path, &body, true)?);
+        report(&env_path, write_new(&env_path, &body, true)?)?;
     }
     let (workspace, written) = crate::workspace::ensure(&dir.join("workspace"))?;
-    println!(
-        "workspace {} ({})",
+    let written = if written.is_empty() {
+        "already there".to_string()
+    } else {
+        format!("wrote {}", written.join(", "))
+    };
+    crate::print::out(&format!(
+        "workspace {} ({written})\nnext: egirl --config {} doctor\n",
         workspace.display(),
-        if written.is_empty() {
-            "already there".to_string()
-        } else {
-            format!("wrote {}", written.join(", "))
-        }
-    );
-    println!("next: egirl --config {} doctor", config_path.display());
+        config_path.display()
+    ))?;
     Ok(super::EXIT_OK)
 }
 
@@ -140,12 +140,13 @@ fn write_new(path: &Path, body: &str, secret: bool) -> Result<bool> {
     }
 }
 
-fn report(path: &Path, written: bool) {
-    if written {
-        println!("wrote {}", path.display());
+fn report(path: &Path, written: bool) -> std::io::Result<()> {
+    let line = if written {
+        format!("wrote {}\n", path.display())
     } else {
-        println!("kept {} (already there)", path.display());
-    }
+        format!("kept {} (already there)\n", path.display())
+    };
+    crate::print::out(&line)
 }
 
 #[cfg(test)]

@@ -83,21 +83,5 @@ async fn next_status(status: &mut Option<watch::Receiver<BotStatus>>) -> Option<
 /// Resolves on SIGINT, SIGTERM or SIGHUP (a closed terminal must not
 /// kill the process with a command still running).
 async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (mut term, mut hup) = match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) {
-        (Ok(term), Ok(hup)) => (term, hup),
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::warn!("cannot watch SIGTERM/SIGHUP ({e}); Ctrl+C still stops");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        }
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
+    crate::stop_signals::StopSignals::watch().next().await;
 }

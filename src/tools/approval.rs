@@ -482,40 +482,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A ToolContext for unit tests: a fresh bus, no allow rules beyond `exec`'s.
 #[cfg(test)]
-pub(crate) fn test_context(workspace: &Path, approval: ExecApproval) -> ToolContext {
-    let exec = ExecConfig {
-        approval,
-        ..ExecConfig::default()
-    };
-    let approver = Approver::new(
-        EventBus::new(),
-        PendingApprovals::new(),
-        exec.clone(),
-        workspace.join(".egirl/approvals.toml"),
-        Duration::from_secs(5),
-    );
-    ToolContext {
-        workspace: std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf()),
-        allowed_paths: Vec::new(),
-        exec,
-        session: "test".into(),
-        origin: Origin::Tui,
-        approver: Arc::new(approver),
-        cancel: tokio_util::sync::CancellationToken::new(),
-        skills: Arc::new(crate::skills::Registry::load(
-            &crate::config::SkillsConfig::default(),
-            workspace,
-        )),
-        memory: None,
-        protected: Arc::new(crate::tools::sandbox::ProtectedPaths::new(
-            &std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf()),
-            None,
-            &[],
-        )),
-    }
-}
+mod test_context;
+#[cfg(test)]
+pub(crate) use test_context::test_context;
 
 #[cfg(test)]
 mod tests;

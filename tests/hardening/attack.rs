@@ -1,22 +1,10 @@
 //! Hardening, attacked: holes found after the merge of issue 14, each
 //! replayed through the real binary with a scripted model.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::cli::{Cli, events, stderr};
+use crate::support::cli::{Cli, events, stderr, tool_outcome};
 use crate::support::fake_llama::{FakeLlama, Reply};
-
-/// The tool result of call `id`: (success, output).
-fn result(events: &[Value], id: &str) -> (bool, String) {
-    let e = events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == id)
-        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"));
-    (
-        e["success"].as_bool().unwrap_or(true),
-        e["output"].as_str().unwrap_or("").to_string(),
-    )
-}
 
 /// A config egirl would pick up at its next start that turns every guard off.
 fn planted_config(fake: &FakeLlama) -> String {
@@ -68,7 +56,7 @@ async fn the_model_cannot_plant_a_config_egirl_would_load_next_time() {
     assert!(out.status.success(), "{}", stderr(&out));
     let events = events(&out);
     for id in ["fake_call_0", "fake_call_1"] {
-        let (success, output) = result(&events, id);
+        let (success, output) = tool_outcome(&events, id);
         assert!(!success, "{id} was written: {output}");
         assert!(output.contains("protected"), "{id}: {output}");
     }
@@ -107,7 +95,7 @@ async fn a_prefix_rule_does_not_cover_options_bash_makes_by_expansion() {
     assert!(out.status.success(), "{}", stderr(&out));
     let events = events(&out);
     for (i, command) in commands.iter().enumerate() {
-        let (success, output) = result(&events, &format!("fake_call_{i}"));
+        let (success, output) = tool_outcome(&events, &format!("fake_call_{i}"));
         assert!(
             !success && output.starts_with("denied"),
             "{command} ran: {output}"
@@ -135,7 +123,7 @@ async fn a_sandboxed_command_cannot_plant_a_start_up_file() {
     ]);
     let out = cli.run_in(&ws, &["-m", "configure", "--json"], &[]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    let (_, output) = result(&events(&out), "fake_call_0");
+    let (_, output) = tool_outcome(&events(&out), "fake_call_0");
     assert!(!ws.join("egirl.toml").exists(), "{output}");
     assert!(!ws.join(".env").exists(), "{output}");
     assert!(ws.join("egirl.toml.refused").exists(), "{output}");
@@ -181,7 +169,7 @@ async fn a_sandboxed_command_cannot_reach_a_daemon_over_a_unix_socket() {
         .arg("kill-server")
         .status();
     assert!(out.status.success(), "{}", stderr(&out));
-    let (success, output) = result(&events(&out), "fake_call_0");
+    let (success, output) = tool_outcome(&events(&out), "fake_call_0");
     assert!(!success, "tmux reached its server: {output}");
     assert!(
         !escaped.exists(),
@@ -206,7 +194,7 @@ async fn a_sandboxed_command_cannot_read_a_loaded_env_file_in_another_form() {
     ]);
     let out = cli.run(&["-m", "look", "--json"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    let (_, output) = result(&events(&out), "fake_call_0");
+    let (_, output) = tool_outcome(&events(&out), "fake_call_0");
     if !output.contains("[sandbox: workspace-write, no network]") {
         eprintln!("skipped: the sandbox is incomplete here: {output}");
         return;
@@ -246,6 +234,6 @@ async fn a_command_inherits_no_descriptor_egirl_was_started_with() {
     // SAFETY: closes the duplicate made above.
     unsafe { libc::close(FD) };
     assert!(out.status.success(), "{}", stderr(&out));
-    let (_, output) = result(&events(&out), "fake_call_0");
+    let (_, output) = tool_outcome(&events(&out), "fake_call_0");
     assert!(!output.contains("inherited"), "{output}");
 }

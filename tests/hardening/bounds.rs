@@ -3,15 +3,9 @@
 //! without end, and one turn whose tool outputs exceed the window is
 //! trimmed to fit instead of failing.
 
-use serde_json::Value;
-
-use crate::support::cli::{Cli, events, stderr};
+use crate::support::cli::{Cli, events, of_type, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply, count_tokens, render_prompt};
 use crate::support::fake_openai::{self, FakeOpenAi};
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
-}
 
 /// Finding 11: five `read_file`s of ~30 KB files at the default 32,768
 /// context. The old main failed the turn ("needs N prompt tokens ... the

@@ -6,23 +6,11 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::support::cli::{Cli, events, stderr};
+use crate::support::cli::{Cli, events, stderr, tool_outcome};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
-/// The tool results of a run, by call id.
-fn result(events: &[Value], id: &str) -> (bool, String) {
-    let e = events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == id)
-        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"));
-    (
-        e["success"].as_bool().unwrap_or(true),
-        e["output"].as_str().unwrap_or("").to_string(),
-    )
-}
-
 fn refused(out: &Output, id: &str, because: &str) {
-    let (success, output) = result(&events(out), id);
+    let (success, output) = tool_outcome(&events(out), id);
     assert!(!success, "{id} was allowed: {output}");
     assert!(output.contains(because), "{id}: {output}");
 }
@@ -94,7 +82,7 @@ async fn git_config_is_not_writable_and_an_allowed_git_status_runs_nothing() {
         std::fs::read_to_string(ws.join(".git/config")).unwrap(),
         config_before
     );
-    let (_, status) = result(&events(&out), "fake_call_4");
+    let (_, status) = tool_outcome(&events(&out), "fake_call_4");
     assert!(
         status.contains("No commits yet"),
         "git status ran: {status}"
@@ -109,18 +97,12 @@ async fn git_config_is_not_writable_and_an_allowed_git_status_runs_nothing() {
 /// A config whose workspace is its own directory: the config and the
 /// `.env` egirl reads at start-up are inside what the model can reach.
 fn workspace_holding_the_config(fake: &FakeLlama, extra: &str) -> Cli {
-    let cli = Cli::new(fake, "");
-    let dir = cli.dir.path();
+    let cli = Cli::holding_its_config(fake, extra);
     std::fs::write(
-        cli.config(),
-        format!(
-            "[workspace]\npath = \".\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n{extra}",
-            dir.join("logs").display(),
-            fake.url()
-        ),
+        cli.dir.path().join(".env"),
+        "HARMLESS_SETTING=some-planted-value\n",
     )
     .unwrap();
-    std::fs::write(dir.join(".env"), "HARMLESS_SETTING=some-planted-value\n").unwrap();
     cli
 }
 
@@ -194,9 +176,9 @@ async fn bash_env_in_egirls_environment_runs_nothing() {
         )
         .await;
     assert!(out.status.success(), "{}", stderr(&out));
-    let (success, output) = result(&events(&out), "fake_call_0");
+    let (success, output) = tool_outcome(&events(&out), "fake_call_0");
     assert!(success && output.contains("evil.sh"), "{output}");
-    let (success, _) = result(&events(&out), "fake_call_1");
+    let (success, _) = tool_outcome(&events(&out), "fake_call_1");
     assert!(success);
     assert!(
         !dir.join("pwned").exists(),
@@ -281,9 +263,12 @@ async fn doctor_names_a_config_and_env_inside_the_workspace() {
     let cli = workspace_holding_the_config(&fake, "");
     let out = cli.run(&["doctor"]).await;
     let text = String::from_utf8_lossy(&out.stdout);
+    // A complete sandbox keeps the config from commands too; where this
+    // kernel lacks a piece, doctor says an approved command can change it.
     assert!(
         text.contains("note workspace: holds the config file")
-            && text.contains("an approved command can"),
+            && (text.contains("sandboxed commands may not change it")
+                || text.contains("an approved command can")),
         "{text}"
     );
     assert!(text.contains(".env, loaded at start-up"), "{text}");
@@ -293,6 +278,14 @@ async fn doctor_names_a_config_and_env_inside_the_workspace() {
         .unwrap_or_default();
     assert!(redaction.contains("HARMLESS_SETTING"), "{text}");
     assert!(!text.contains("some-planted-value"), "{text}");
+
+    let unsandboxed = workspace_holding_the_config(&fake, "[tools.exec]\nsandbox = \"off\"\n");
+    let out = unsandboxed.run(&["doctor"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("holds the config file") && text.contains("an approved command can"),
+        "{text}"
+    );
 
     let elsewhere = Cli::new(&fake, "");
     let out = elsewhere.run(&["doctor"]).await;

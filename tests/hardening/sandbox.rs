@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::cli::{Cli, events, stderr};
+use crate::support::cli::{Cli, events, of_type, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
 fn landlock() -> bool {
@@ -55,9 +55,8 @@ async fn approved(cli: &Cli, fake: &FakeLlama, commands: &[&str]) -> Vec<Value> 
 }
 
 fn results(events: &[Value]) -> Vec<(bool, String)> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "tool_result")
+    of_type(events, "tool_result")
+        .into_iter()
         .map(|e| {
             (
                 e["success"].as_bool().unwrap_or(false),
@@ -65,18 +64,6 @@ fn results(events: &[Value]) -> Vec<(bool, String)> {
             )
         })
         .collect()
-}
-
-/// A Cli whose workspace is the directory holding its config (`path = "."`).
-fn workspace_holds_config(fake: &FakeLlama, extra: &str) -> Cli {
-    let cli = Cli::new(fake, extra);
-    let config = std::fs::read_to_string(cli.config()).unwrap();
-    std::fs::write(
-        cli.config(),
-        config.replace("path = \"ws\"", "path = \".\""),
-    )
-    .unwrap();
-    cli
 }
 
 #[tokio::test]
@@ -117,7 +104,7 @@ async fn git_config_and_the_config_file_in_the_workspace_stay_read_only() {
         return;
     }
     let fake = FakeLlama::start().await;
-    let cli = workspace_holds_config(&fake, "");
+    let cli = Cli::holding_its_config(&fake, "");
     let ws = cli.dir.path();
     std::fs::create_dir_all(ws.join(".git")).unwrap();
     std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
@@ -237,7 +224,7 @@ async fn the_private_tmp_is_fresh_per_command_and_removed() {
 #[tokio::test]
 async fn sandbox_off_restores_the_unconfined_behaviour() {
     let fake = FakeLlama::start().await;
-    let cli = workspace_holds_config(&fake, "[tools.exec]\nsandbox = \"off\"\n");
+    let cli = Cli::holding_its_config(&fake, "[tools.exec]\nsandbox = \"off\"\n");
     let elsewhere = tempfile::tempdir().unwrap();
     let outside = elsewhere.path().join("written.txt");
     std::fs::create_dir_all(cli.dir.path().join(".git")).unwrap();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::cli::{Cli, events, stderr};
+use crate::support::cli::{Cli, events, stderr, tool_result};
 use crate::support::fake_anthropic::{self, FakeAnthropic};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
@@ -54,11 +54,7 @@ fn files_with_values(dir: &Path, except: &[PathBuf], values: &[&str]) -> Vec<Str
 }
 
 fn result_of<'a>(events: &'a [Value], id: &str) -> &'a str {
-    events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == id)
-        .and_then(|e| e["output"].as_str())
-        .unwrap_or_else(|| panic!("no result for {id}"))
+    tool_result(events, id)["output"].as_str().unwrap_or("")
 }
 
 fn under(cli: &Cli, sub: &str) -> Vec<std::path::PathBuf> {

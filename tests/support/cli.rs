@@ -10,19 +10,35 @@ use crate::support::fake_llama::FakeLlama;
 
 pub struct Cli {
     pub dir: tempfile::TempDir,
+    workspace: PathBuf,
 }
 
 impl Cli {
     /// `extra` is appended to the config (after `[local]`).
     pub fn new(fake: &FakeLlama, extra: &str) -> Self {
+        Self::with_workspace(fake, "ws", extra)
+    }
+
+    /// A Cli whose workspace is the directory holding its config
+    /// (`[workspace] path = "."`): the config is inside what the model can
+    /// reach, as when egirl is started from inside its workspace.
+    pub fn holding_its_config(fake: &FakeLlama, extra: &str) -> Self {
+        Self::with_workspace(fake, ".", extra)
+    }
+
+    fn with_workspace(fake: &FakeLlama, path: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let config = format!(
-            "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n{extra}",
+            "[workspace]\npath = \"{path}\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n{extra}",
             dir.path().join("logs").display(),
             fake.url()
         );
         std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
-        Self { dir }
+        let workspace = match path {
+            "." => dir.path().to_path_buf(),
+            _ => dir.path().join(path),
+        };
+        Self { dir, workspace }
     }
 
     pub fn config(&self) -> PathBuf {
@@ -31,7 +47,7 @@ impl Cli {
 
     /// The workspace (created by the first run).
     pub fn workspace(&self) -> PathBuf {
-        self.dir.path().join("ws")
+        self.workspace.clone()
     }
 
     pub async fn run(&self, args: &[&str]) -> Output {
@@ -71,6 +87,28 @@ pub fn events(out: &Output) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
+}
+
+/// The events of one `type`, in order.
+pub fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// The `tool_result` of call `id`; a run without one fails the test.
+pub fn tool_result<'a>(events: &'a [Value], id: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"))
+}
+
+/// The `tool_result` of call `id` as (success, output).
+pub fn tool_outcome(events: &[Value], id: &str) -> (bool, String) {
+    let e = tool_result(events, id);
+    (
+        e["success"].as_bool().unwrap_or(true),
+        e["output"].as_str().unwrap_or("").to_string(),
+    )
 }
 
 pub fn stderr(out: &Output) -> String {

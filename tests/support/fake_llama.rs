@@ -35,10 +35,12 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+mod embeddings;
 mod frames;
 mod reply;
 pub mod slots;
 
+use embeddings::embeddings;
 use frames::{PromptCounts, endless_response, sse_response, stream_frames, whole_reply};
 pub use reply::Reply;
 use reply::{ReplyBody, StreamEnd};
@@ -352,78 +354,6 @@ async fn apply_template(State(state): State<Shared>, bytes: Bytes) -> Response {
         return error_response(404, "File Not Found", "not_found_error");
     }
     Json(json!({ "prompt": render_prompt(&body) })).into_response()
-}
-
-async fn embeddings(State(state): State<Shared>, bytes: Bytes) -> Response {
-    let body = parse_body(&bytes);
-    record(&state, "/v1/embeddings", &body);
-    let (dims, synonyms) = {
-        let state = lock(&state);
-        (state.embedding_dims, state.embedding_synonyms.clone())
-    };
-    let inputs: Vec<String> = match &body["input"] {
-        Value::String(s) => vec![s.clone()],
-        Value::Array(items) => items
-            .iter()
-            .map(|i| i.as_str().unwrap_or("").to_string())
-            .collect(),
-        _ => Vec::new(),
-    };
-    let data: Vec<Value> = inputs
-        .iter()
-        .enumerate()
-        .map(|(index, text)| {
-            let text = with_synonyms(text, &synonyms);
-            json!({ "object": "embedding", "index": index, "embedding": embed(&text, dims) })
-        })
-        .collect();
-    let tokens: u64 = inputs.iter().map(|t| count_tokens(t, false)).sum();
-    Json(json!({
-        "object": "list",
-        "data": data,
-        "model": body["model"].as_str().unwrap_or("fake-embed"),
-        "usage": { "prompt_tokens": tokens, "total_tokens": tokens },
-    }))
-    .into_response()
-}
-
-fn with_synonyms(text: &str, synonyms: &HashMap<String, String>) -> String {
-    if synonyms.is_empty() {
-        return text.to_string();
-    }
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let w = w.to_lowercase();
-            synonyms.get(&w).cloned().unwrap_or(w)
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// A deterministic embedding: hashed bag of lowercase words, L2-normalised,
-/// so texts sharing words are close (cosine) and unrelated texts are not.
-pub fn embed(text: &str, dims: usize) -> Vec<f32> {
-    let mut vector = vec![0f32; dims];
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        vector[(fnv1a(&word.to_lowercase()) % dims as u64) as usize] += 1.0;
-    }
-    let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
-    if norm == 0.0 {
-        vector[0] = 1.0;
-    } else {
-        vector.iter_mut().for_each(|v| *v /= norm);
-    }
-    vector
-}
-
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 fn error_response(status: u16, message: &str, kind: &str) -> Response {

@@ -1,6 +1,5 @@
 //! Fakes and helpers shared by the integration suites.
 
-#[allow(dead_code)]
 pub mod cli;
 pub mod fake_anthropic;
 pub mod fake_discord;

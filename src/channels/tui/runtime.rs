@@ -89,7 +89,9 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
         Ok(t) => t,
         Err(e) => {
             restore();
-            eprintln!("egirl: cannot start the TUI ({e:#}); use -m for a headless turn");
+            crate::print::err(format_args!(
+                "egirl: cannot start the TUI ({e:#}); use -m for a headless turn"
+            ));
             return crate::cli::EXIT_FAILURE;
         }
     };
@@ -117,7 +119,7 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
     match result {
         Ok(_) => crate::cli::EXIT_OK,
         Err(e) => {
-            eprintln!("egirl: {e:#}");
+            crate::print::err(format_args!("egirl: {e:#}"));
             crate::cli::EXIT_FAILURE
         }
     }

@@ -1,0 +1,83 @@
+use super::*;
+
+#[test]
+fn event_json_has_type_first_then_session_and_origin() {
+    let event = Event {
+        session: "s1".into(),
+        origin: Origin::Discord("123".into()),
+        kind: EventKind::Delta { text: "hi".into() },
+    };
+    let line = serde_json::to_string(&event).unwrap();
+    assert_eq!(
+        line,
+        r#"{"type":"delta","session":"s1","origin":"discord:123","text":"hi"}"#
+    );
+    let back: Event = serde_json::from_str(&line).unwrap();
+    assert_eq!(back, event);
+}
+
+#[test]
+fn origins_round_trip() {
+    for s in [
+        "tui",
+        "cli",
+        "webhook",
+        "heartbeat",
+        "discord:42",
+        "cron:daily",
+    ] {
+        assert_eq!(s.parse::<Origin>().unwrap().to_string(), s);
+    }
+    assert!("discord:".parse::<Origin>().is_err());
+    assert!("smoke".parse::<Origin>().is_err());
+}
+
+#[tokio::test]
+async fn every_subscriber_gets_every_event() {
+    let bus = EventBus::new();
+    let mut a = bus.subscribe();
+    let mut b = bus.subscribe();
+    for i in 0..1000 {
+        bus.emit(
+            "s",
+            &Origin::Cli,
+            EventKind::Delta {
+                text: i.to_string(),
+            },
+        );
+        bus.emit(
+            "s",
+            &Origin::Cli,
+            EventKind::Notice {
+                message: i.to_string(),
+            },
+        );
+    }
+    for _ in 0..2000 {
+        assert!(a.recv().await.is_some());
+        assert!(b.recv().await.is_some());
+    }
+    drop(bus);
+    assert!(a.recv().await.is_none());
+}
+
+#[test]
+fn a_hit_shows_its_best_line_or_its_first_content() {
+    let mut hit = MemoryHit {
+        path: "MEMORY.md".into(),
+        start_line: 23,
+        end_line: 43,
+        score: 1.0,
+        snippet: "## Tools\nMy favorite shell is fish.\nMy favorite text editor is Helix.".into(),
+        snippet_start_line: 41,
+        snippet_end_line: 43,
+        best_line: 43,
+    };
+    assert_eq!(hit.matched_line(), "My favorite text editor is Helix.");
+    hit.best_line = 0;
+    assert_eq!(hit.matched_line(), "My favorite shell is fish.");
+    hit.snippet = "### 18:02 · user · tui\n\nGave Ana the key.".into();
+    assert_eq!(hit.matched_line(), "Gave Ana the key.");
+    hit.snippet = "# Only a heading".into();
+    assert_eq!(hit.matched_line(), "# Only a heading");
+}
