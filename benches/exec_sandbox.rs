@@ -7,13 +7,10 @@
 //! runs `EGIRL_BENCH_RUNS` commands (default 300), interleaved so that the
 //! machine's noise falls on both alike, after 20 warm-up runs each.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use egirl::config::{ExecApproval, ExecConfig, ExecSandbox, SkillsConfig};
-use egirl::protocol::{EventBus, Origin};
-use egirl::tools::approval::{Approver, PendingApprovals};
-use egirl::tools::sandbox::ProtectedPaths;
+use egirl::config::{ExecApproval, ExecConfig, ExecSandbox};
+use egirl::protocol::Origin;
 use egirl::tools::{ToolContext, sandbox};
 
 fn context(workspace: &std::path::Path, mode: ExecSandbox) -> ToolContext {
@@ -22,28 +19,7 @@ fn context(workspace: &std::path::Path, mode: ExecSandbox) -> ToolContext {
         sandbox: mode,
         ..ExecConfig::default()
     };
-    let approver = Approver::new(
-        EventBus::new(),
-        PendingApprovals::new(),
-        exec.clone(),
-        workspace.join(".egirl/approvals.toml"),
-        Duration::from_secs(5),
-    );
-    ToolContext {
-        workspace: workspace.to_path_buf(),
-        allowed_paths: Vec::new(),
-        exec,
-        session: "bench".into(),
-        origin: Origin::Cli,
-        approver: Arc::new(approver),
-        cancel: tokio_util::sync::CancellationToken::new(),
-        memory: None,
-        skills: Arc::new(egirl::skills::Registry::load(
-            &SkillsConfig::default(),
-            workspace,
-        )),
-        protected: Arc::new(ProtectedPaths::new(workspace, None, &[])),
-    }
+    ToolContext::standalone(workspace, exec, "bench", Origin::Cli)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

@@ -56,12 +56,15 @@ pub fn find_config_path(explicit: Option<&Path>) -> Result<Option<PathBuf>, Conf
         }
         return Ok(Some(path));
     }
-    let local = PathBuf::from("egirl.toml");
-    if local.is_file() {
-        return Ok(Some(local));
-    }
-    let home = super::expand_home("~/.egirl/egirl.toml");
-    Ok(home.is_file().then_some(home))
+    Ok(fallback_paths().into_iter().find(|p| p.is_file()))
+}
+
+/// Where a config is looked for when none is named, in order.
+fn fallback_paths() -> [PathBuf; 2] {
+    [
+        PathBuf::from("egirl.toml"),
+        super::expand_home("~/.egirl/egirl.toml"),
+    ]
 }
 
 /// Every file [`find_config_path`] would try at a start without
@@ -73,9 +76,11 @@ pub fn config_candidates() -> Vec<PathBuf> {
         .map(PathBuf::from)
         .into_iter()
         .collect();
-    let local = PathBuf::from("egirl.toml");
-    out.push(std::path::absolute(&local).unwrap_or(local));
-    out.push(super::expand_home("~/.egirl/egirl.toml"));
+    out.extend(
+        fallback_paths()
+            .into_iter()
+            .map(|p| std::path::absolute(&p).unwrap_or(p)),
+    );
     out
 }
 

@@ -86,6 +86,41 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// A context outside the agent's core (tests, benches): a bus nobody
+    /// reads, no allow rules beyond `exec`'s, the workspace's skills, no
+    /// memory, and the protected paths of the workspace alone.
+    pub fn standalone(
+        workspace: &std::path::Path,
+        exec: ExecConfig,
+        session: &str,
+        origin: Origin,
+    ) -> Self {
+        let workspace =
+            std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        let approver = Approver::new(
+            crate::protocol::EventBus::new(),
+            approval::PendingApprovals::new(),
+            exec.clone(),
+            workspace.join(".egirl/approvals.toml"),
+            std::time::Duration::from_secs(5),
+        );
+        Self {
+            skills: Arc::new(crate::skills::Registry::load(
+                &crate::config::SkillsConfig::default(),
+                &workspace,
+            )),
+            protected: Arc::new(sandbox::ProtectedPaths::new(&workspace, None, &[])),
+            workspace,
+            allowed_paths: Vec::new(),
+            exec,
+            session: session.into(),
+            origin,
+            approver: Arc::new(approver),
+            cancel: CancellationToken::new(),
+            memory: None,
+        }
+    }
+
     /// Roots `read_file` may read: the allowed paths and the skills
     /// directories (read-only: the write tools never get these).
     pub fn readable_roots(&self) -> Vec<PathBuf> {

@@ -13,11 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use egirl::config::{ExecConfig, SkillsConfig};
-use egirl::protocol::{EventBus, Origin};
+use egirl::protocol::Origin;
 use egirl::skills::Registry;
 use egirl::skills::gating::Host;
 use egirl::tools::ToolContext;
-use egirl::tools::approval::{Approver, PendingApprovals};
 
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skills")
@@ -63,30 +62,10 @@ pub fn workspace() -> (tempfile::TempDir, PathBuf) {
 }
 
 pub fn tool_context(workspace: &Path, skills: Arc<Registry>) -> ToolContext {
-    let exec = ExecConfig::default();
-    let approver = Approver::new(
-        EventBus::new(),
-        PendingApprovals::new(),
-        exec.clone(),
-        workspace.join(".egirl/approvals.toml"),
-        Duration::from_secs(5),
-    );
-    ToolContext {
-        workspace: std::fs::canonicalize(workspace).expect("canonical workspace"),
-        allowed_paths: Vec::new(),
-        exec,
-        session: "skills-test".into(),
-        origin: Origin::Cli,
-        approver: Arc::new(approver),
-        cancel: tokio_util::sync::CancellationToken::new(),
-        memory: None,
-        protected: Arc::new(egirl::tools::sandbox::ProtectedPaths::new(
-            &std::fs::canonicalize(workspace).expect("canonical workspace"),
-            None,
-            &[],
-        )),
-        skills,
-    }
+    let mut ctx =
+        ToolContext::standalone(workspace, ExecConfig::default(), "skills-test", Origin::Cli);
+    ctx.skills = skills;
+    ctx
 }
 
 /// Polls `done` until it holds or `limit` passes (a bound, never a timing
