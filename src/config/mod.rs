@@ -6,6 +6,7 @@ mod load;
 mod proactive;
 pub mod redact;
 pub mod secrets;
+mod web;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ pub use load::{ConfigError, LoadedConfig, find_config_path, load, parse};
 pub use proactive::{CronConfig, Delivery, HeartbeatConfig, WebhookConfig};
 pub use redact::Redactor;
 pub use secrets::Secrets;
+pub use web::{BRAVE_KEY_VAR, SearchProvider, WebConfig, WebFetchPolicy, WebSearchConfig};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -253,6 +255,8 @@ pub struct ToolsConfig {
     /// Directories outside the workspace the file tools may use.
     pub allowed_paths: Vec<String>,
     pub exec: ExecConfig,
+    /// `[tools.web]`: web_fetch and web_search.
+    pub web: WebConfig,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]

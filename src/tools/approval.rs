@@ -30,6 +30,7 @@ use crate::protocol::{EventBus, EventKind, Origin, ReviewDecision, SessionId};
 use crate::tools::ToolContext;
 
 mod expansion;
+mod hosts;
 mod narrow;
 
 /// What the model is told when the user says no (defined in the protocol,
@@ -81,6 +82,9 @@ impl PendingApprovals {
 struct RulesFile {
     #[serde(default)]
     allow: Vec<String>,
+    /// Hosts `web_fetch` may reach without asking (`p` on a web request).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    hosts: Vec<String>,
 }
 
 /// Decides whether a command may run; parks `ask` requests until a surface answers.
@@ -93,6 +97,9 @@ pub struct Approver {
     /// Rules from the approvals file; the lock also serializes its rewrites.
     saved: Mutex<Vec<String>>,
     session_rules: Mutex<HashMap<SessionId, Vec<String>>>,
+    /// Hosts approved for `web_fetch`: from the approvals file, and per session.
+    saved_hosts: Mutex<Vec<String>>,
+    session_hosts: Mutex<HashMap<SessionId, Vec<String>>>,
 }
 
 impl Approver {
@@ -105,9 +112,9 @@ impl Approver {
         approvals_file: PathBuf,
         unattended_timeout: Duration,
     ) -> Self {
-        let saved = read_rules_file(&approvals_file).unwrap_or_else(|e| {
+        let saved = read_rules(&approvals_file).unwrap_or_else(|e| {
             tracing::warn!("ignoring the approvals file: {e}");
-            Vec::new()
+            RulesFile::default()
         });
         Self {
             bus,
@@ -115,8 +122,10 @@ impl Approver {
             exec,
             approvals_file,
             unattended_timeout,
-            saved: Mutex::new(saved),
+            saved: Mutex::new(saved.allow),
             session_rules: Mutex::new(HashMap::new()),
+            saved_hosts: Mutex::new(saved.hosts),
+            session_hosts: Mutex::new(HashMap::new()),
         }
     }
 
@@ -210,6 +219,26 @@ impl Approver {
         ctx: &ToolContext,
         escalation: Option<&str>,
     ) -> Result<Answer, String> {
+        let rule = escalation
+            .is_none()
+            .then(|| approval_prefix(command))
+            .flatten();
+        let sandbox = Some(crate::tools::sandbox::describe(&ctx.exec));
+        self.ask_as("exec", command, rule, sandbox, escalation, ctx)
+            .await
+    }
+
+    /// Raises a request for `tool` (`rule`: what `a`/`p` would remember)
+    /// and waits for the answer.
+    async fn ask_as(
+        &self,
+        tool: &str,
+        command: &str,
+        rule: Option<String>,
+        sandbox: Option<String>,
+        escalation: Option<&str>,
+        ctx: &ToolContext,
+    ) -> Result<Answer, String> {
         let id = uuid::Uuid::new_v4().to_string();
         let mut rx = self.pending.park(&id);
         // Cleans up when this future is dropped mid-wait (turn aborted), so a
@@ -224,14 +253,11 @@ impl Approver {
             ctx,
             EventKind::ApprovalRequest {
                 id: id.clone(),
-                tool: "exec".into(),
+                tool: tool.into(),
                 command: command.into(),
                 cwd: ctx.workspace.display().to_string(),
-                rule: escalation
-                    .is_none()
-                    .then(|| approval_prefix(command))
-                    .flatten(),
-                sandbox: Some(crate::tools::sandbox::describe(&ctx.exec)),
+                rule,
+                sandbox,
                 escalation: escalation.map(str::to_string),
             },
         );
@@ -331,16 +357,22 @@ impl Approver {
     /// (another egirl process may have written it since we read it).
     fn save_rule(&self, rule: &str) -> Result<(), String> {
         let mut saved = lock(&self.saved);
-        let mut rules = read_rules_file(&self.approvals_file)?;
-        if !rules.iter().any(|r| r == rule) {
-            rules.push(rule.to_string());
+        let mut file = read_rules(&self.approvals_file)?;
+        if !file.allow.iter().any(|r| r == rule) {
+            file.allow.push(rule.to_string());
         }
-        let body = toml::to_string(&RulesFile {
-            allow: rules.clone(),
-        })
-        .map_err(|e| format!("could not save the approval: {e}"))?;
+        self.write_rules(&file)?;
+        *saved = file.allow;
+        Ok(())
+    }
+
+    /// Writes the approvals file whole (the caller holds the lock of what
+    /// it changes and read the file just before).
+    fn write_rules(&self, file: &RulesFile) -> Result<(), String> {
+        let body =
+            toml::to_string(file).map_err(|e| format!("could not save the approval: {e}"))?;
         let text = format!(
-            "# Command prefixes approved with \"always\"; matched against the parsed argv.\n{body}"
+            "# Approved with \"always\": command prefixes (allow, matched against the parsed argv) and web_fetch hosts.\n{body}"
         );
         if let Some(dir) = self.approvals_file.parent() {
             std::fs::create_dir_all(dir).map_err(|e| {
@@ -357,7 +389,6 @@ impl Approver {
                     self.approvals_file.display()
                 )
             })?;
-        *saved = rules;
         Ok(())
     }
 
@@ -393,14 +424,17 @@ impl Drop for Parked<'_> {
 
 /// Reads the rules of an approvals file; a missing file has none.
 pub fn read_rules_file(path: &Path) -> Result<Vec<String>, String> {
+    read_rules(path).map(|file| file.allow)
+}
+
+/// The whole approvals file (command rules and hosts); missing: empty.
+fn read_rules(path: &Path) -> Result<RulesFile, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RulesFile::default()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let file: RulesFile =
-        toml::from_str(&text).map_err(|e| format!("{} is not valid: {e}", path.display()))?;
-    Ok(file.allow)
+    toml::from_str(&text).map_err(|e| format!("{} is not valid: {e}", path.display()))
 }
 
 /// Characters that let a command do more than run its argv: chaining (`;`,

@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod diff;
 pub mod paths;
 pub mod sandbox;
+pub mod web;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -83,6 +84,8 @@ pub struct ToolContext {
     pub skills: Arc<crate::skills::Registry>,
     /// What the model may never change or read (see `sandbox::protected`).
     pub protected: Arc<sandbox::ProtectedPaths>,
+    /// `[tools.web]`: what web_fetch may reach and web_search asks.
+    pub web: crate::config::WebConfig,
 }
 
 impl ToolContext {
@@ -118,6 +121,7 @@ impl ToolContext {
             approver: Arc::new(approver),
             cancel: CancellationToken::new(),
             memory: None,
+            web: crate::config::WebConfig::default(),
         }
     }
 
@@ -166,7 +170,23 @@ pub fn specs() -> Vec<ToolSpec> {
         builtin::cron_add::spec(),
         builtin::cron_list::spec(),
         builtin::cron_remove::spec(),
+        builtin::web_fetch::spec(),
     ]
+}
+
+/// The tools offered under `config`: [`specs`] less what is switched off
+/// (`[tools.web] fetch = "off"`), plus what is configured (`web_search`
+/// with `[tools.web.search]`), in a fixed order (prefix cache).
+pub fn offered(config: &crate::config::Config) -> Vec<ToolSpec> {
+    let web = &config.tools.web;
+    let mut tools: Vec<ToolSpec> = specs()
+        .into_iter()
+        .filter(|s| s.name != "web_fetch" || web.fetch != crate::config::WebFetchPolicy::Off)
+        .collect();
+    if web.search.as_ref().is_some_and(|s| s.endpoint().is_ok()) {
+        tools.push(builtin::web_search::spec());
+    }
+    tools
 }
 
 /// Runs the named tool. Unknown names are a tool error for the model, not a crash.
@@ -185,6 +205,8 @@ pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> Too
         "cron_add" => builtin::cron_add::run(args, ctx).await,
         "cron_list" => builtin::cron_list::run(args, ctx).await,
         "cron_remove" => builtin::cron_remove::run(args, ctx).await,
+        "web_fetch" => builtin::web_fetch::run(args, ctx).await,
+        "web_search" => builtin::web_search::run(args, ctx).await,
         other => {
             let known: Vec<&str> = specs().iter().map(|s| s.name).collect();
             ToolOutput::fail(format!(

@@ -215,6 +215,22 @@ fn approval_modal_shows_the_exact_rule_for_a_widening_command() {
     assert_snapshot!(screen(&app, 100, 30));
 }
 
+/// A web_fetch request shows the URL and offers the host as the rule.
+#[test]
+fn approval_modal_for_a_new_web_host() {
+    let mut app = conversation();
+    app.apply(ev(EventKind::ApprovalRequest {
+        id: "ap-1".into(),
+        tool: "web_fetch".into(),
+        command: "https://docs.example.org/guide/install.html".into(),
+        cwd: "/home/me/ws".into(),
+        rule: Some("docs.example.org".into()),
+        sandbox: None,
+        escalation: None,
+    }));
+    assert_snapshot!(screen(&app, 100, 30));
+}
+
 #[test]
 fn approval_modal_queued() {
     let mut app = conversation();

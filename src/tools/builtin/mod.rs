@@ -12,4 +12,6 @@ pub mod memory_get;
 pub mod memory_save;
 pub mod memory_search;
 pub mod read_file;
+pub mod web_fetch;
+pub mod web_search;
 pub mod write_file;

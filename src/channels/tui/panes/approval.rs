@@ -24,8 +24,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner_w = usize::from(width.saturating_sub(4));
 
     let mut body: Vec<Line<'static>> = Vec::new();
+    // web_fetch asks about a URL, not a command.
     let prompt = [Span::styled(
-        "$ ",
+        if request.tool == "web_fetch" {
+            "GET "
+        } else {
+            "$ "
+        },
         Style::default().fg(t.tool).add_modifier(Modifier::BOLD),
     )];
     let cont = [Span::raw("  ")];
@@ -98,7 +103,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let prefix = request
         .rule
         .as_ref()
-        .filter(|_| request.tool == "exec" && request.escalation.is_none());
+        .filter(|_| matches!(request.tool.as_str(), "exec" | "web_fetch"))
+        .filter(|_| request.escalation.is_none());
     let mut keys = match request.escalation {
         // Never a rule, never `y`: its own key, once.
         Some(_) => vec![key("o"), Span::raw(" run once outside the sandbox · ")],
