@@ -15,4 +15,5 @@ mod seam;
 mod skills;
 mod support;
 mod tui;
+mod web;
 mod webhook;
