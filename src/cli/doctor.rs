@@ -77,6 +77,10 @@ pub async fn run(env: &Environment) -> u8 {
         ),
     }
 
+    for (ok, what, detail) in crate::tools::web::doctor_lines(&env.config.tools.web) {
+        line(ok, what, detail);
+    }
+
     let local = &env.config.local;
     let provider = LlamaCpp::new(local);
     match provider.health().await {

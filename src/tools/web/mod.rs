@@ -19,3 +19,39 @@ pub fn human_bytes(n: u64) -> String {
         n => format!("{:.1} MB", n as f64 / (1024.0 * 1024.0)),
     }
 }
+
+/// What `egirl doctor` says of the web tools: (ok, what, detail).
+pub fn doctor_lines(web: &crate::config::WebConfig) -> Vec<(Option<bool>, &'static str, String)> {
+    use crate::config::WebFetchPolicy;
+    let fetch = match web.fetch {
+        WebFetchPolicy::Off => "off ([tools.web] fetch = \"off\"): not offered".to_string(),
+        policy => format!(
+            "{} ({} allowed domains){}",
+            if policy == WebFetchPolicy::Ask {
+                "asks for new hosts"
+            } else {
+                "any public host"
+            },
+            web.allow_domains.len(),
+            if web.allow_private {
+                "; private addresses allowed"
+            } else {
+                ""
+            }
+        ),
+    };
+    let search = match &web.search {
+        None => (None, "not offered: no [tools.web.search]".to_string()),
+        Some(s) => match s.endpoint() {
+            Ok(url) => (
+                Some(true),
+                format!("{:?} at {url}", s.provider).to_lowercase(),
+            ),
+            Err(why) => (Some(false), format!("not offered: {why}")),
+        },
+    };
+    vec![
+        (Some(true), "web_fetch", fetch),
+        (search.0, "web_search", search.1),
+    ]
+}
