@@ -103,6 +103,11 @@ impl ReviewDecision {
 /// restored transcript shows such a result as a refusal.
 pub const DENIED_BY_USER: &str = "denied by user";
 
+/// The `tool` of an approval request that answers one of Claude Code's own
+/// permission prompts during a delegation (its tool and input in
+/// `command`). `--approve-exec` never approves it.
+pub const CLAUDE_CODE_PERMISSION: &str = "claude_code";
+
 /// Which side the next turn is forced to (`/local`, `/remote`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -347,6 +352,12 @@ pub enum EventKind {
     /// The turn is over (after `final`, `error` or an interrupt); the session is idle.
     TurnEnded {
         interrupted: bool,
+    },
+    /// A running tool call's progress, shown under the call (a delegated
+    /// agent's text and tool uses); never sent to the model.
+    ToolProgress {
+        id: String,
+        text: String,
     },
 }
 

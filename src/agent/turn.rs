@@ -427,7 +427,9 @@ async fn run_tools(
         skills: shared.skills.clone(),
         memory: Some(shared.memory.clone()),
         protected: shared.protected.clone(),
-        web: shared.config.tools.web.clone(),
+        config: std::sync::Arc::new(shared.config.clone()),
+        bus: turn.shared.bus.clone(),
+        call_id: String::new(),
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {
@@ -439,8 +441,11 @@ async fn run_tools(
         });
         // The same call twice in one turn is a loop the model needs to hear about.
         let repeated = !seen.insert(format!("{}:{}", call.name, call.arguments));
-        let ctx = &ctx;
+        // Its own id, for the progress it reports.
+        let mut call_ctx = ctx.clone();
+        call_ctx.call_id = call.id.clone();
         jobs.push(async move {
+            let ctx = &call_ctx;
             let started = Instant::now();
             let output = if let Some(err) = &call.arguments_error {
                 tools::ToolOutput::fail(format!(

@@ -5,7 +5,7 @@
 
 use crate::agent::AgentHandle;
 use crate::print;
-use crate::protocol::{EventKind, Op, Origin, ReviewDecision};
+use crate::protocol::{CLAUDE_CODE_PERMISSION, EventKind, Op, Origin, ReviewDecision};
 use crate::stop_signals::StopSignals;
 
 pub struct HeadlessOptions {
@@ -58,12 +58,17 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
         match event.kind {
             EventKind::ApprovalRequest {
                 id,
+                tool,
                 command,
                 escalation,
                 ..
             } => {
-                // --approve-exec never covers running outside the sandbox.
-                let decision = if opts.approve_exec && escalation.is_none() {
+                // --approve-exec never covers running outside the sandbox,
+                // nor Claude Code's own permission requests (nobody saw them).
+                let decision = if opts.approve_exec
+                    && escalation.is_none()
+                    && tool != CLAUDE_CODE_PERMISSION
+                {
                     ReviewDecision::ApprovedOnce
                 } else {
                     if !opts.json {

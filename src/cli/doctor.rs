@@ -80,6 +80,8 @@ pub async fn run(env: &Environment) -> u8 {
     for (ok, what, detail) in crate::tools::web::doctor_lines(&env.config.tools.web) {
         line(ok, what, detail);
     }
+    let (ok, detail) = crate::tools::builtin::delegate_claude_code::doctor_line(&env.config);
+    line(ok, "delegate_claude_code", detail);
 
     let local = &env.config.local;
     let provider = LlamaCpp::new(local);

@@ -1,6 +1,7 @@
 //! `egirl.toml`: typed sections with built-in defaults. Every key is
 //! documented in the README's config reference and in the repo's egirl.toml.
 
+mod delegate;
 mod duration;
 mod load;
 mod proactive;
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateConfig};
 pub use duration::{ConfigDuration, parse_duration};
 pub use load::config_candidates;
 pub use load::{ConfigError, LoadedConfig, find_config_path, load, parse};
@@ -39,6 +41,8 @@ pub struct Config {
     pub ui: UiConfig,
     pub log: LogConfig,
     pub pricing: BTreeMap<String, Pricing>,
+    /// `[delegate.claude_code]`: the delegate_claude_code tool.
+    pub delegate: DelegateConfig,
 }
 
 #[derive(Clone, Debug, Deserialize)]

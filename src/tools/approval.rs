@@ -29,6 +29,7 @@ use crate::config::{ExecApproval, ExecConfig};
 use crate::protocol::{EventBus, EventKind, Origin, ReviewDecision, SessionId};
 use crate::tools::ToolContext;
 
+mod delegation;
 mod expansion;
 mod hosts;
 mod narrow;
@@ -36,6 +37,7 @@ mod narrow;
 /// What the model is told when the user says no (defined in the protocol,
 /// where surfaces read it).
 pub use crate::protocol::DENIED_BY_USER;
+pub use delegation::CLAUDE_CODE_PERMISSION;
 
 type Answer = (ReviewDecision, Origin);
 

@@ -84,8 +84,27 @@ pub struct ToolContext {
     pub skills: Arc<crate::skills::Registry>,
     /// What the model may never change or read (see `sandbox::protected`).
     pub protected: Arc<sandbox::ProtectedPaths>,
-    /// `[tools.web]`: what web_fetch may reach and web_search asks.
-    pub web: crate::config::WebConfig,
+    /// The whole config, for tools with a section of their own
+    /// (`[tools.web]`, `[delegate.claude_code]`, the local model).
+    pub config: Arc<crate::config::Config>,
+    /// Where a tool's progress goes (`EventKind::ToolProgress`).
+    pub bus: crate::protocol::EventBus,
+    /// The id of the call being run ("" outside a turn).
+    pub call_id: String,
+}
+
+impl ToolContext {
+    /// Reports progress of the running call, shown under it.
+    pub fn progress(&self, text: impl Into<String>) {
+        self.bus.emit(
+            &self.session,
+            &self.origin,
+            crate::protocol::EventKind::ToolProgress {
+                id: self.call_id.clone(),
+                text: text.into(),
+            },
+        );
+    }
 }
 
 impl ToolContext {
@@ -100,8 +119,9 @@ impl ToolContext {
     ) -> Self {
         let workspace =
             std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        let bus = crate::protocol::EventBus::new();
         let approver = Approver::new(
-            crate::protocol::EventBus::new(),
+            bus.clone(),
             approval::PendingApprovals::new(),
             exec.clone(),
             workspace.join(".egirl/approvals.toml"),
@@ -121,7 +141,9 @@ impl ToolContext {
             approver: Arc::new(approver),
             cancel: CancellationToken::new(),
             memory: None,
-            web: crate::config::WebConfig::default(),
+            config: Arc::new(crate::config::Config::default()),
+            bus,
+            call_id: String::new(),
         }
     }
 
@@ -186,6 +208,9 @@ pub fn offered(config: &crate::config::Config) -> Vec<ToolSpec> {
     if web.search.as_ref().is_some_and(|s| s.endpoint().is_ok()) {
         tools.push(builtin::web_search::spec());
     }
+    if config.delegate.claude_code.executable().is_ok() {
+        tools.push(builtin::delegate_claude_code::spec());
+    }
     tools
 }
 
@@ -207,6 +232,7 @@ pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> Too
         "cron_remove" => builtin::cron_remove::run(args, ctx).await,
         "web_fetch" => builtin::web_fetch::run(args, ctx).await,
         "web_search" => builtin::web_search::run(args, ctx).await,
+        "delegate_claude_code" => builtin::delegate_claude_code::run(args, ctx).await,
         other => {
             let known: Vec<&str> = specs().iter().map(|s| s.name).collect();
             ToolOutput::fail(format!(

@@ -404,6 +404,7 @@ impl App {
                     self.tools.diffed(&session, &id, diff);
                 }
             }
+            EventKind::ToolProgress { id, text } => self.tools.progressed(&session, &id, &text),
             EventKind::MemoryHits { query, hits } => {
                 self.memory = Some(MemorySearch {
                     session,

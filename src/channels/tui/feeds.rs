@@ -9,6 +9,8 @@ use crate::protocol::{FileDiff, MemoryHit, Origin, SessionId, Target};
 /// Side panes keep this many records: they show what is happening now,
 /// the transcript on disk keeps the rest.
 pub const KEEP: usize = 500;
+/// Progress lines a running call keeps (a delegation reports many).
+pub const PROGRESS_LINES: usize = 40;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum RoutingRecord {
@@ -188,7 +190,10 @@ impl ToolLog {
                 && r.name == tool
                 && r.state == ToolState::Running
                 && r.approval.is_none()
-                && r.arguments.get("command").and_then(|c| c.as_str()) == Some(command)
+                // exec's command, web_fetch's url, a delegation's task.
+                && r.arguments.as_object().is_some_and(|args| {
+                    args.values().any(|v| v.as_str() == Some(command))
+                })
         }) {
             r.state = ToolState::AwaitingApproval;
             r.approval = Some(approval.to_string());
@@ -221,6 +226,22 @@ impl ToolLog {
     }
 
     /// The change a finished file tool call made.
+    /// A running call's progress, one line each, shown as its output until
+    /// the result replaces it (the last `PROGRESS_LINES` are kept).
+    pub fn progressed(&mut self, session: &str, id: &str, text: &str) {
+        if let Some(r) = self.find_mut(|r| r.session == session && r.id == id) {
+            if !r.output.is_empty() {
+                r.output.push('\n');
+            }
+            r.output.push_str(text.trim_end());
+            let lines = r.output.lines().count();
+            if lines > PROGRESS_LINES {
+                let drop = lines - PROGRESS_LINES;
+                r.output = r.output.lines().skip(drop).collect::<Vec<_>>().join("\n");
+            }
+        }
+    }
+
     pub fn diffed(&mut self, session: &str, id: &str, diff: FileDiff) {
         if let Some(r) = self.find_mut(|r| r.session == session && r.id == id) {
             r.diff = Some(diff);

@@ -19,14 +19,14 @@ impl Approver {
         ctx: &ToolContext,
     ) -> Result<String, String> {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        match ctx.web.fetch {
+        match ctx.config.tools.web.fetch {
             WebFetchPolicy::Off => {
                 return Err("web_fetch is disabled here ([tools.web] fetch = \"off\")".into());
             }
             WebFetchPolicy::Allow => return Ok("policy allow".into()),
             WebFetchPolicy::Ask => {}
         }
-        if ctx.web.domain_allowed(&host) {
+        if ctx.config.tools.web.domain_allowed(&host) {
             return Ok("in [tools.web] allow_domains".into());
         }
         if lock(&self.saved_hosts).contains(&host) {

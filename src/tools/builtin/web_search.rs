@@ -45,7 +45,7 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         Ok(n) => n.unwrap_or(DEFAULT_COUNT).clamp(1, MAX_COUNT),
         Err(e) => return e,
     };
-    let Some(search) = &ctx.web.search else {
+    let Some(search) = &ctx.config.tools.web.search else {
         return ToolOutput::fail("web search is not configured ([tools.web.search])");
     };
     let endpoint = match search.endpoint() {
@@ -53,7 +53,7 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         Err(why) => return ToolOutput::fail(format!("web search is unavailable: {why}")),
     };
     let client = match reqwest::Client::builder()
-        .timeout(ctx.web.timeout.0)
+        .timeout(ctx.config.tools.web.timeout.0)
         .user_agent(crate::tools::web::user_agent())
         .build()
     {

@@ -32,10 +32,10 @@ pub struct Page {
 /// Fetches `raw`; Err is one line for the model.
 pub async fn get(raw: &str, ctx: &ToolContext) -> Result<Page, String> {
     let mut url = url::Url::parse(raw.trim()).map_err(|e| format!("invalid URL `{raw}`: {e}"))?;
-    let timeout = ctx.web.timeout.0;
+    let timeout = ctx.config.tools.web.timeout.0;
     let client = reqwest::Client::builder()
         .dns_resolver(Arc::new(GuardedResolver {
-            allow_private: ctx.web.allow_private,
+            allow_private: ctx.config.tools.web.allow_private,
         }))
         .redirect(reqwest::redirect::Policy::none())
         // A proxy would resolve the name itself, past the guard.
@@ -67,7 +67,7 @@ pub async fn get(raw: &str, ctx: &ToolContext) -> Result<Page, String> {
             continue;
         }
         return tokio::select! {
-            page = read(response, url.clone(), ctx.web.max_bytes, timeout) => page,
+            page = read(response, url.clone(), ctx.config.tools.web.max_bytes, timeout) => page,
             _ = ctx.cancel.cancelled() => Err("interrupted".into()),
         };
     }
@@ -96,7 +96,9 @@ fn check_target(url: &url::Url, ctx: &ToolContext) -> Result<String, String> {
 
 fn check_literal(ip: std::net::IpAddr, ctx: &ToolContext) -> Result<String, String> {
     match non_public(ip) {
-        Some(kind) if !ctx.web.allow_private => Err(refusal(&ip.to_string(), ip, kind)),
+        Some(kind) if !ctx.config.tools.web.allow_private => {
+            Err(refusal(&ip.to_string(), ip, kind))
+        }
         _ => Ok(ip.to_string()),
     }
 }

@@ -24,12 +24,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner_w = usize::from(width.saturating_sub(4));
 
     let mut body: Vec<Line<'static>> = Vec::new();
-    // web_fetch asks about a URL, not a command.
+    // web_fetch asks about a URL, a delegation about a task: not commands.
     let prompt = [Span::styled(
-        if request.tool == "web_fetch" {
-            "GET "
-        } else {
-            "$ "
+        match request.tool.as_str() {
+            "exec" => "$ ",
+            "web_fetch" => "GET ",
+            _ => "",
         },
         Style::default().fg(t.tool).add_modifier(Modifier::BOLD),
     )];

@@ -1,0 +1,269 @@
+//! `delegate_claude_code {task, dir?}`: hands a coding task to Claude Code
+//! (`claude -p --output-format stream-json --verbose`) in `dir` (inside the
+//! workspace or `[tools] allowed_paths`). Starting it is approved like
+//! exec; Claude Code's own permission requests come back to egirl
+//! ([`permission`]); its text and tool uses are shown under the call as
+//! they happen; the model gets the final result, cost and session id, and
+//! the cost goes to the stats under `claude-code`. An interrupt or the
+//! timeout kills its whole process group. It gets only the environment it
+//! needs, not egirl's.
+
+mod local_model;
+mod permission;
+mod stream;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Instant;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+use crate::protocol::EventKind;
+use crate::providers::ToolSpec;
+use crate::tools::{ToolContext, ToolOutput, arg_str, paths};
+use stream::{Line, Outcome};
+
+/// The provider name its usage is counted under.
+pub const PROVIDER: &str = "claude-code";
+
+/// Bytes of Claude Code's stderr kept to explain a failure.
+const STDERR_KEPT: usize = 4096;
+
+/// Variables Claude Code keeps from egirl's environment (plus its key and
+/// base URL); everything else, egirl's other secrets included, is left out.
+const ENV_KEPT: [&str; 8] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+];
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "delegate_claude_code",
+        description: "Hand a coding task to Claude Code, working in dir.",
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {"task": {"type": "string"}, "dir": {"type": "string"}},
+            "required": ["task"]
+        }),
+    }
+}
+
+pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
+    let task = match arg_str(args, "task") {
+        Ok(t) if !t.trim().is_empty() => t.trim(),
+        Ok(_) => return ToolOutput::fail("`task` is empty"),
+        Err(e) => return e,
+    };
+    let requested = args.get("dir").and_then(|d| d.as_str()).unwrap_or(".");
+    let cc = &ctx.config.delegate.claude_code;
+    let binary = match cc.executable() {
+        Ok(b) => b,
+        Err(why) => return ToolOutput::fail(format!("Claude Code is unavailable: {why}")),
+    };
+    let dir = match ctx.resolve(requested, paths::Access::Write) {
+        Ok(d) if d.is_dir() => d,
+        Ok(d) => return ToolOutput::fail(format!("{} is not a directory", d.display())),
+        Err(e) => return ToolOutput::fail(e),
+    };
+    if let Err(why) = ctx.approver.check_delegation(task, &dir, ctx).await {
+        return ToolOutput::fail(why);
+    }
+    let shown_dir = paths::display(&ctx.workspace, &dir);
+    let server = match permission::start(ctx.clone(), task, &shown_dir).await {
+        Ok(s) => s,
+        Err(e) => return ToolOutput::fail(e),
+    };
+    let mut cmd = command(&binary, &dir, &server, ctx);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return ToolOutput::fail(format!("could not start {}: {e}", binary.display()));
+        }
+    };
+    let group = GroupGuard(child.id().map(|id| id as libc::pid_t));
+    // The task goes in on stdin: never mistaken for an option.
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(task.as_bytes()).await;
+    }
+    let mut stderr = child.stderr.take();
+    let stderr_task = tokio::spawn(async move {
+        let mut kept = Vec::new();
+        if let Some(err) = stderr.as_mut() {
+            let _ = err.take(STDERR_KEPT as u64).read_to_end(&mut kept).await;
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    });
+    let Some(stdout) = child.stdout.take() else {
+        return ToolOutput::fail("Claude Code's output could not be read");
+    };
+    let started = Instant::now();
+    let mut model = String::new();
+    let mut outcome: Option<Outcome> = None;
+    let mut lines = BufReader::new(stdout).lines();
+    let read = async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            for item in stream::parse(&line) {
+                match item {
+                    Line::Init { model: m, .. } => model = m,
+                    Line::Progress(text) => ctx.progress(text),
+                    Line::Done(o) => outcome = Some(o),
+                }
+            }
+        }
+    };
+    let timeout = cc.timeout.0;
+    let ended = tokio::select! {
+        () = read => None,
+        _ = tokio::time::sleep(timeout) => Some(format!(
+            "Claude Code ran past [delegate.claude_code] timeout ({}s) and was stopped",
+            timeout.as_secs()
+        )),
+        _ = ctx.cancel.cancelled() => Some("interrupted: Claude Code was stopped".to_string()),
+    };
+    group.kill();
+    let status = child.wait().await.ok();
+    drop(server);
+    if let Some(why) = ended {
+        return ToolOutput::fail(why);
+    }
+    let Some(outcome) = outcome else {
+        let stderr = stderr_task.await.unwrap_or_default();
+        let code = status
+            .and_then(|s| s.code())
+            .map_or("a signal".to_string(), |c| format!("exit code {c}"));
+        return ToolOutput::fail(format!(
+            "Claude Code ended ({code}) without a result: {}",
+            stderr.trim()
+        ));
+    };
+    ctx.bus.emit(
+        &ctx.session,
+        &ctx.origin,
+        EventKind::Usage {
+            provider: PROVIDER.into(),
+            model: if model.is_empty() {
+                "claude".into()
+            } else {
+                model
+            },
+            input_tokens: outcome.input_tokens,
+            output_tokens: outcome.output_tokens,
+            cached_tokens: outcome.cached_tokens,
+            cost_usd: outcome.cost_usd,
+            tokens_per_sec: None,
+            latency_ms: Some(started.elapsed().as_millis() as u64),
+        },
+    );
+    let text = format!(
+        "Claude Code {} in {} turns (session {}, cost ${:.4}):\n{}",
+        if outcome.is_error {
+            "failed"
+        } else {
+            "finished"
+        },
+        outcome.num_turns,
+        outcome.session_id,
+        outcome.cost_usd,
+        outcome.result
+    );
+    if outcome.is_error {
+        ToolOutput::fail(text)
+    } else {
+        ToolOutput::ok(text)
+    }
+}
+
+/// `claude -p` in its own process group, with its permission requests
+/// sent to `server` and only the environment it needs.
+fn command(
+    binary: &Path,
+    dir: &Path,
+    server: &permission::PermissionServer,
+    ctx: &ToolContext,
+) -> tokio::process::Command {
+    let cc = &ctx.config.delegate.claude_code;
+    let mut cmd = tokio::process::Command::new(binary);
+    cmd.args(["-p", "--output-format", "stream-json", "--verbose"])
+        .args(["--permission-mode", "default", "--strict-mcp-config"])
+        .arg("--mcp-config")
+        .arg(server.mcp_config())
+        .arg("--permission-prompt-tool")
+        .arg(format!("mcp__{}__{}", permission::SERVER, permission::TOOL));
+    if !cc.allowed_tools.is_empty() {
+        cmd.arg("--allowedTools").arg(cc.allowed_tools.join(","));
+    }
+    cmd.current_dir(dir)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in ENV_KEPT {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
+    if let Ok(key) = std::env::var(crate::providers::anthropic::KEY_VAR) {
+        cmd.env(crate::providers::anthropic::KEY_VAR, key);
+    }
+    let base_url = std::env::var("ANTHROPIC_BASE_URL").ok().or_else(|| {
+        ctx.config
+            .remote
+            .anthropic
+            .as_ref()
+            .map(|a| a.base_url.clone())
+    });
+    if let Some(url) = base_url {
+        cmd.env("ANTHROPIC_BASE_URL", url);
+    }
+    // No telemetry, error reports or update checks from a delegated run.
+    cmd.env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    cmd
+}
+
+/// Kills Claude Code's whole process group (its shells, its MCP servers),
+/// now or when dropped.
+struct GroupGuard(Option<libc::pid_t>);
+
+impl GroupGuard {
+    fn kill(&self) {
+        if let Some(pgid) = self.0 {
+            // SAFETY: plain syscall; ESRCH (group already gone) is fine.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// What `egirl doctor` says of delegation: (ok, detail).
+pub fn doctor_line(config: &crate::config::Config) -> (Option<bool>, String) {
+    let cc = &config.delegate.claude_code;
+    match cc.executable() {
+        Ok(path) => (
+            Some(true),
+            format!(
+                "{} (permissions: {})",
+                path.display(),
+                match cc.permissions {
+                    crate::config::ClaudePermissions::Ask => "ask",
+                    crate::config::ClaudePermissions::LocalModel => "local-model",
+                }
+            ),
+        ),
+        Err(why) => (None, format!("not offered: {why}")),
+    }
+}
