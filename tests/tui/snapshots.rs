@@ -231,6 +231,43 @@ fn approval_modal_for_a_new_web_host() {
     assert_snapshot!(screen(&app, 100, 30));
 }
 
+/// A delegation shows Claude Code's progress under the call while it runs
+/// (tools pane zoomed), and its own permission request asks with its tool
+/// and input.
+#[test]
+fn a_delegation_shows_its_progress_and_claude_codes_request() {
+    let mut app = conversation();
+    app.apply(ev(EventKind::ToolCall {
+        id: "d1".into(),
+        name: "delegate_claude_code".into(),
+        arguments: serde_json::json!({"task": "Add a --verbose flag to the CLI", "dir": "."}),
+        sandbox: None,
+    }));
+    for text in [
+        "I'll look at the argument parser first.",
+        "→ Read /home/me/ws/src/cli.rs",
+        "→ Edit /home/me/ws/src/cli.rs",
+        "? Edit /home/me/ws/src/cli.rs (asking you)",
+    ] {
+        app.apply(ev(EventKind::ToolProgress {
+            id: "d1".into(),
+            text: text.into(),
+        }));
+    }
+    press(&mut app, key(KeyCode::F(3)));
+    assert_snapshot!("delegation_progress", screen(&app, 100, 30));
+    app.apply(ev(EventKind::ApprovalRequest {
+        id: "ap-9".into(),
+        tool: "claude_code".into(),
+        command: r#"Edit {"file_path":"/home/me/ws/src/cli.rs","old_string":"quiet: bool,","new_string":"quiet: bool,\n    verbose: bool,"}"#.into(),
+        cwd: "/home/me/ws".into(),
+        rule: None,
+        sandbox: None,
+        escalation: None,
+    }));
+    assert_snapshot!("delegation_permission_request", screen(&app, 100, 30));
+}
+
 #[test]
 fn approval_modal_queued() {
     let mut app = conversation();

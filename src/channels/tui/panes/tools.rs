@@ -73,12 +73,19 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
             ]));
         }
         // exec's stream markers say nothing on their own: skip them.
-        for line in r
+        let lines: Vec<&str> = r
             .output
             .lines()
             .filter(|l| !l.trim().is_empty() && !matches!(l.trim(), "[stdout]" | "[stderr]"))
-            .take(OUTPUT_LINES)
-        {
+            .collect();
+        // A running call's output is its progress: the latest lines matter.
+        let skip = match r.state {
+            ToolState::Running | ToolState::AwaitingApproval => {
+                lines.len().saturating_sub(OUTPUT_LINES)
+            }
+            _ => 0,
+        };
+        for line in lines.into_iter().skip(skip).take(OUTPUT_LINES) {
             out.push(Line::from(vec![
                 Span::raw("  "),
                 Span::styled(wrap::truncate(line.trim_end(), inner), t.muted()),
