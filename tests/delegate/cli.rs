@@ -208,6 +208,8 @@ async fn an_interrupted_delegation_leaves_no_process_behind() {
         .env("HOME", cli.dir.path())
         .env("ANTHROPIC_BASE_URL", &api.url)
         .env("ANTHROPIC_API_KEY", API_KEY)
+        .env("OPENAI_API_KEY", "sk-openai-must-not-reach-claude")
+        .env("SOME_SERVICE_TOKEN", "token-must-not-reach-claude")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -219,7 +221,17 @@ async fn an_interrupted_delegation_leaves_no_process_behind() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         waited += 1;
     }
-    assert!(!processes_in(&workspace).is_empty());
+    let running = processes_in(&workspace);
+    assert!(!running.is_empty());
+    // Claude Code got its key and base URL, not egirl's other secrets.
+    let environ = std::fs::read(format!("/proc/{}/environ", running[0])).unwrap();
+    let environ = String::from_utf8_lossy(&environ);
+    let names: Vec<&str> = environ
+        .split('\0')
+        .filter_map(|kv| kv.split_once('=').map(|(k, _)| k))
+        .collect();
+    assert!(names.contains(&"ANTHROPIC_API_KEY") && names.contains(&"ANTHROPIC_BASE_URL"));
+    assert!(!names.contains(&"OPENAI_API_KEY") && !names.contains(&"SOME_SERVICE_TOKEN"));
     // SAFETY: signalling the child this test started.
     unsafe {
         libc::kill(child.id().unwrap() as i32, libc::SIGINT);
