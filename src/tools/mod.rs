@@ -197,8 +197,9 @@ pub fn specs() -> Vec<ToolSpec> {
 }
 
 /// The tools offered under `config`: [`specs`] less what is switched off
-/// (`[tools.web] fetch = "off"`), plus what is configured (`web_search`
-/// with `[tools.web.search]`), in a fixed order (prefix cache).
+/// (`[tools.web] fetch = "off"`), plus what is configured and usable
+/// (`web_search` with `[tools.web.search]`, `delegate_claude_code` when its
+/// `claude` exists), in a fixed order (prefix cache).
 pub fn offered(config: &crate::config::Config) -> Vec<ToolSpec> {
     let web = &config.tools.web;
     let mut tools: Vec<ToolSpec> = specs()

@@ -138,3 +138,43 @@ async fn headless_approve_exec_approves_a_host_and_allow_domains_skip_the_questi
     assert!(ok, "{out}");
     assert!(!events.iter().any(|e| e["type"] == "approval_request"));
 }
+
+#[tokio::test]
+async fn webhook_turns_get_no_web_tool_unless_webhook_tools_lists_it() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::text("a"), Reply::text("b")]);
+    let search = |c: &mut egirl::config::Config| {
+        c.tools.web.search = Some(egirl::config::WebSearchConfig {
+            provider: egirl::config::SearchProvider::Searxng,
+            endpoint: Some("http://127.0.0.1:9".into()),
+        });
+    };
+    let offered = |fake: &FakeLlama, i: usize| fake.requests()[i]["tools"].to_string();
+    let mut h = start(&fake, search);
+    h.agent.submit(Op::UserMessage {
+        session: "hook".into(),
+        origin: Origin::Webhook,
+        text: "hi".into(),
+    });
+    h.turn("hook").await;
+    assert!(!offered(&fake, 0).contains("web_fetch"));
+    assert!(!offered(&fake, 0).contains("web_search"));
+    h.send("tui", "hi");
+    h.turn("tui").await;
+    assert!(offered(&fake, 1).contains("web_fetch") && offered(&fake, 1).contains("web_search"));
+
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::text("a")]);
+    let mut h = start(&fake, |c| {
+        search(c);
+        c.webhook.tools = vec!["web_fetch".into()];
+    });
+    h.agent.submit(Op::UserMessage {
+        session: "hook".into(),
+        origin: Origin::Webhook,
+        text: "hi".into(),
+    });
+    h.turn("hook").await;
+    assert!(offered(&fake, 0).contains("web_fetch"));
+    assert!(!offered(&fake, 0).contains("web_search"));
+}
