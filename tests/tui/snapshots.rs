@@ -254,6 +254,7 @@ fn a_delegation_shows_its_progress_and_claude_codes_request() {
             text: text.into(),
         }));
     }
+    assert_snapshot!("delegation_progress_in_conversation", screen(&app, 100, 30));
     press(&mut app, key(KeyCode::F(3)));
     assert_snapshot!("delegation_progress", screen(&app, 100, 30));
     app.apply(ev(EventKind::ApprovalRequest {

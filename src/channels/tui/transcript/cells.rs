@@ -89,6 +89,20 @@ pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Lin
             Span::styled(removed, Style::default().fg(t.diff_removed)),
         ]);
     }
+    // A running call's latest progress (a delegation's step) under it.
+    let running = matches!(r.state, ToolState::Running | ToolState::AwaitingApproval);
+    if running
+        && !ctx.expanded
+        && let Some(last) = r.output.lines().rev().find(|l| !l.trim().is_empty())
+    {
+        out.push(Line::from(vec![
+            Span::styled("    ↳ ", t.muted()),
+            Span::styled(
+                wrap::one_line(last.trim(), width.saturating_sub(6).max(8)),
+                t.muted(),
+            ),
+        ]));
+    }
     if ctx.expanded {
         let bar = [Span::styled("    │ ", t.muted())];
         let inner = width.saturating_sub(6).max(8);
