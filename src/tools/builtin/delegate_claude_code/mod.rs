@@ -26,6 +26,9 @@ use stream::{Line, Outcome};
 /// The provider name its usage is counted under.
 pub const PROVIDER: &str = "claude-code";
 
+/// How long Claude Code may take to exit after its result line.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Bytes of Claude Code's stderr kept to explain a failure.
 const STDERR_KEPT: usize = 4096;
 
@@ -86,7 +89,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
             return ToolOutput::fail(format!("could not start {}: {e}", binary.display()));
         }
     };
-    let group = GroupGuard(child.id().map(|id| id as libc::pid_t));
+    let mut group = GroupGuard(child.id().map(|id| id as libc::pid_t));
     // The task goes in on stdin: never mistaken for an option.
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(task.as_bytes()).await;
@@ -106,8 +109,12 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     let mut model = String::new();
     let mut outcome: Option<Outcome> = None;
     let mut lines = BufReader::new(stdout).lines();
+    // Up to the result line: a process it left behind may hold the pipe
+    // open long after.
     let read = async {
-        while let Ok(Some(line)) = lines.next_line().await {
+        while outcome.is_none()
+            && let Ok(Some(line)) = lines.next_line().await
+        {
             for item in stream::parse(&line) {
                 match item {
                     Line::Init { model: m, .. } => model = m,
@@ -126,8 +133,15 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         )),
         _ = ctx.cancel.cancelled() => Some("interrupted: Claude Code was stopped".to_string()),
     };
+    // After its result it still saves its session (for --resume): a moment
+    // to exit by itself, then whatever it left running goes with it.
+    if ended.is_none() {
+        let _ = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
+    }
     group.kill();
     let status = child.wait().await.ok();
+    // Reaped: its number may be reused, never signal it again.
+    group.0 = None;
     drop(server);
     if let Some(why) = ended {
         return ToolOutput::fail(why);
