@@ -163,3 +163,72 @@ async fn decide(asker: &Asker, args: &Value) -> Value {
         Err(why) => json!({"behavior": "deny", "message": format!("egirl: {why}")}),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, ExecConfig};
+    use crate::protocol::Origin;
+
+    async fn rpc(url: &str, body: Value) -> (u16, Value) {
+        let response = reqwest::Client::new()
+            .post(url)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    #[tokio::test]
+    async fn speaks_mcp_behind_its_token_and_denies_when_the_local_model_cannot_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = ToolContext::standalone(dir.path(), ExecConfig::default(), "t", Origin::Tui);
+        let mut config = Config::default();
+        config.delegate.claude_code.permissions = ClaudePermissions::LocalModel;
+        // Nothing listens there: no answer is no permission.
+        config.local.endpoint = "http://127.0.0.1:9".into();
+        ctx.config = Arc::new(config);
+        let server = start(ctx, "write a.txt", ".").await.unwrap();
+
+        let wrong = server.url.rsplit_once('/').unwrap().0.to_string() + "/not-the-token";
+        let (status, _) = rpc(
+            &wrong,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await;
+        assert_eq!(status, 404);
+
+        let (_, init) = rpc(
+            &server.url,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}),
+        )
+        .await;
+        assert_eq!(init["result"]["serverInfo"]["name"], SERVER);
+        let (_, list) = rpc(
+            &server.url,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await;
+        assert_eq!(list["result"]["tools"][0]["name"], TOOL);
+
+        let (_, call) = rpc(
+            &server.url,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": TOOL,
+                "arguments": {"tool_name": "Bash", "input": {"command": "rm -rf /"}}
+            }}),
+        )
+        .await;
+        let text = call["result"]["content"][0]["text"].as_str().unwrap();
+        let decision: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(decision["behavior"], "deny", "{decision}");
+        assert!(
+            decision["message"]
+                .as_str()
+                .unwrap()
+                .contains("could not be asked")
+        );
+    }
+}
