@@ -130,6 +130,34 @@ async fn headless_denies_claude_codes_own_request_and_nothing_is_written() {
 }
 
 #[tokio::test]
+async fn allowed_tools_pass_through_and_are_not_asked_about() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        delegate_call("Write hello.txt saying hi"),
+        Reply::text("done"),
+    ]);
+    let cli = Cli::new(
+        &fake,
+        &format!("{}allowed_tools = [\"Write\"]\n", config("ask")),
+    );
+    std::fs::create_dir_all(cli.workspace()).unwrap();
+    let target = std::fs::canonicalize(cli.workspace())
+        .unwrap()
+        .join("hello.txt");
+    let api = FakeClaudeApi::start(target.clone(), false).await;
+    let ev = run(&cli, &api, &["--approve-exec"]).await;
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "hi from claude\n"
+    );
+    let tools: Vec<&str> = of_type(&ev, "approval_request")
+        .iter()
+        .map(|r| r["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["delegate_claude_code"]);
+}
+
+#[tokio::test]
 async fn without_approve_exec_the_delegation_never_starts() {
     let fake = FakeLlama::start().await;
     fake.push_replies([delegate_call("Write hello.txt"), Reply::text("ok")]);

@@ -209,8 +209,9 @@ fn command(
         .arg(server.mcp_config())
         .arg("--permission-prompt-tool")
         .arg(format!("mcp__{}__{}", permission::SERVER, permission::TOOL));
+    // Last: the option takes every argument after it (the task goes in on stdin).
     if !cc.allowed_tools.is_empty() {
-        cmd.arg("--allowedTools").arg(cc.allowed_tools.join(","));
+        cmd.arg("--allowedTools").args(&cc.allowed_tools);
     }
     cmd.current_dir(dir)
         .env_clear()
