@@ -46,6 +46,17 @@ impl Default for ClaudeCodeConfig {
 }
 
 impl ClaudeCodeConfig {
+    /// A zero timeout would stop every delegation at once: (key, why).
+    pub fn check(&self) -> Result<(), (String, String)> {
+        if self.timeout.is_zero() {
+            return Err((
+                "delegate.claude_code.timeout".into(),
+                "must be more than 0".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The executable to run, or why there is none (said by `doctor`; the
     /// tool is then not offered).
     pub fn executable(&self) -> Result<std::path::PathBuf, String> {

@@ -217,6 +217,8 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             "must be at least 1".into(),
         ));
     }
+    config.tools.web.check()?;
+    config.delegate.claude_code.check()?;
     for (i, prefix) in config.tools.exec.allow.iter().enumerate() {
         match shell_words::split(prefix) {
             Ok(words) if !words.is_empty() => {}
@@ -325,6 +327,12 @@ mod tests {
             ),
             ("[memory]\nmin_score = -1.0", "memory.min_score"),
             ("[memory]\nmax_results = 0", "memory.max_results"),
+            ("[tools.web]\nmax_bytes = 0", "tools.web.max_bytes"),
+            ("[tools.web]\ntimeout = \"0\"", "tools.web.timeout"),
+            (
+                "[delegate.claude_code]\ntimeout = \"0\"",
+                "delegate.claude_code.timeout",
+            ),
             (
                 "[memory]\ncandidate_multiplier = 0",
                 "memory.candidate_multiplier",

@@ -101,6 +101,17 @@ impl WebSearchConfig {
 }
 
 impl WebConfig {
+    /// The values that would make every fetch fail: (key, why).
+    pub fn check(&self) -> Result<(), (String, String)> {
+        if self.max_bytes == 0 {
+            return Err(("tools.web.max_bytes".into(), "must be at least 1".into()));
+        }
+        if self.timeout.is_zero() {
+            return Err(("tools.web.timeout".into(), "must be more than 0".into()));
+        }
+        Ok(())
+    }
+
     /// Whether `host` is covered by `allow_domains` (the entry itself or a
     /// subdomain of it; case and a trailing dot do not matter).
     pub fn domain_allowed(&self, host: &str) -> bool {
