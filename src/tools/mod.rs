@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod builtin;
+pub mod checkpoints;
 pub mod diff;
 pub mod paths;
 pub mod sandbox;
@@ -83,6 +84,9 @@ pub struct ToolContext {
     pub skills: Arc<crate::skills::Registry>,
     /// What the model may never change or read (see `sandbox::protected`).
     pub protected: Arc<sandbox::ProtectedPaths>,
+    /// Where `write_file`/`edit_file` keep a file before changing it (for
+    /// `/rewind`); `None`: not kept (checkpoints off, or outside a turn).
+    pub checkpoint: Option<Arc<checkpoints::TurnCheckpoint>>,
 }
 
 impl ToolContext {
@@ -118,6 +122,7 @@ impl ToolContext {
             approver: Arc::new(approver),
             cancel: CancellationToken::new(),
             memory: None,
+            checkpoint: None,
         }
     }
 
