@@ -37,7 +37,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "/rewind",
         "",
-        "go back to before an earlier message, restoring files",
+        "go back to before a message, restoring files",
     ),
     (
         "/find",
