@@ -317,6 +317,16 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_example_is_the_default() {
+        let example = "[checkpoints]\nenabled = true\nmax_age = \"7d\"\nmax_total_mb = 512\n";
+        let parsed = crate::config::parse(example, Path::new("egirl.toml")).unwrap();
+        let default = CheckpointsConfig::default();
+        assert_eq!(parsed.checkpoints.enabled, default.enabled);
+        assert_eq!(parsed.checkpoints.max_age, default.max_age);
+        assert_eq!(parsed.checkpoints.max_total_mb, default.max_total_mb);
+    }
+
+    #[test]
     fn restores_the_first_copy_since_the_turn_and_removes_created_files() {
         let ws = tempfile::tempdir().unwrap();
         let cps = Checkpoints::new(ws.path(), &config(10));
