@@ -324,7 +324,10 @@ mod tests {
         // /skills and /sessions share only "/s".
         assert_eq!(completion("/s"), None);
         assert_eq!(completion("/se").as_deref(), Some("/sessions"));
-        assert_eq!(completion("/r").as_deref(), Some("/remote"));
+        // /remote and /rewind share "/re".
+        assert_eq!(completion("/r").as_deref(), Some("/re"));
+        assert_eq!(completion("/rem").as_deref(), Some("/remote"));
+        assert_eq!(completion("/rew").as_deref(), Some("/rewind"));
         assert_eq!(completion("hello"), None);
         assert_eq!(matches(&app, "/theme x").len(), 0);
     }
