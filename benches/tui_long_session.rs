@@ -11,7 +11,8 @@
 //! `cargo bench --bench tui_long_session` prints a table (figures in
 //! BENCHMARKS.md). Not criterion: the first frame is once per process
 //! (cold), the rest are individually timed iterations (p50/p90/p99/max).
-//! The real binary, in a pseudo-terminal, is `scripts/bench-tui-startup.sh`.
+//! The real binary, in a pseudo-terminal, is `scripts/bench-tui-startup.sh`;
+//! `EGIRL_LONG_SESSION_FILE=PATH` also writes the session file there.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -131,6 +132,10 @@ fn main() {
         .join("sessions")
         .join(format!("{}.jsonl", corpus::SESSION));
     std::fs::write(&path, &jsonl).expect("session file");
+    // A copy for measuring the real binary by hand (`--session`).
+    if let Some(copy) = std::env::var_os("EGIRL_LONG_SESSION_FILE") {
+        std::fs::write(copy, &jsonl).expect("session file copy");
+    }
     println!(
         "session: {MESSAGES} records, {:.1} MiB; terminal {WIDTH}x{HEIGHT}",
         jsonl.len() as f64 / (1024.0 * 1024.0)
