@@ -1,6 +1,7 @@
 //! Fork, rewind and file checkpoints (issue 16) through the real binary
 //! against the scripted fake model.
 
+mod core;
 mod files;
 mod fork;
 mod pruning;
