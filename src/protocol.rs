@@ -133,6 +133,12 @@ pub enum Command {
     Clear,
     /// Search memory for the session (`/memory Q`): answered with `memory_hits`.
     MemorySearch { query: String },
+    /// Copy the session into a new one (`/fork`): answered with `forked`.
+    Fork,
+    /// Go back to before the session's user message `turn` (1-based),
+    /// restoring the files the file tools changed since: answered with
+    /// `rewound` (or `error`).
+    Rewind { turn: usize },
 }
 
 #[derive(Clone, Debug)]
@@ -358,6 +364,27 @@ pub enum EventKind {
     ToolProgress {
         id: String,
         text: String,
+    },
+    /// The session was copied into `new_session` (`/fork`).
+    Forked {
+        new_session: String,
+    },
+    /// The session went back to before its user message `turn`: the
+    /// messages from there on are out of the live session (the transcript
+    /// keeps them, marked), and the files are as they were then.
+    Rewound {
+        turn: usize,
+        /// The user message gone back before (to edit and send again).
+        text: String,
+        dropped_messages: usize,
+        /// Files put back, and files created since that were removed.
+        restored: Vec<String>,
+        removed: Vec<String>,
+        /// Files left as they are, each with why.
+        not_restored: Vec<String>,
+        /// Set when commands ran since: their changes are not undone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        untracked: Option<String>,
     },
 }
 

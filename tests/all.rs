@@ -10,6 +10,7 @@ mod provider_anthropic;
 mod provider_llamacpp;
 mod provider_openai;
 mod provider_remote;
+mod rewind;
 mod routing;
 mod scheduler;
 mod seam;

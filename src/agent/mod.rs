@@ -5,6 +5,7 @@
 mod context;
 mod memory;
 mod redact;
+pub mod rewind;
 mod route;
 mod slots;
 mod steps;
@@ -133,6 +134,8 @@ pub(crate) struct Shared {
     pub server_counts_tokens: AtomicBool,
     /// Secret values out of what the core stores, sends and shows.
     pub redactor: Arc<Redactor>,
+    /// The file tools' copies for `/rewind` (`.egirl/checkpoints/`).
+    pub checkpoints: crate::tools::checkpoints::Checkpoints,
 }
 
 impl Shared {
@@ -279,7 +282,12 @@ pub fn spawn_guarded(
             }
         })
         .flatten();
+    let checkpoints = crate::tools::checkpoints::Checkpoints::new(&workspace, &config.checkpoints);
+    // Checkpoints past their age or the size budget go at start too.
+    let pruning = checkpoints.clone();
+    tokio::task::spawn_blocking(move || pruning.prune(std::time::SystemTime::now()));
     let shared = Arc::new(Shared {
+        checkpoints,
         local_tools_in_prompt: local.with_tool_format(ToolFormat::Qwen3),
         local,
         local_permits: Semaphore::new(config.local.max_concurrent),
@@ -467,6 +475,17 @@ fn start_session(
                             turn::run_turn(&shared, s, origin, text, token).await;
                         }
                         turn_over();
+                    }
+                    Work::Command(Command::Fork) => rewind::fork(&shared, &id),
+                    Work::Command(Command::Rewind { turn }) => {
+                        // The next turn reads the history as the rewind left it.
+                        if rewind::rewind(&shared, &id, turn)
+                            && let Some(s) = session.as_mut()
+                            && let Err(e) = s.reload(&shared)
+                        {
+                            tracing::warn!("session {id} reopens at its next turn: {e:#}");
+                            session = None;
+                        }
                     }
                     Work::Command(command) => {
                         if let Some(s) = session.as_mut() {

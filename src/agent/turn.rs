@@ -40,14 +40,19 @@ pub(crate) struct Session {
     /// Tool outputs trimmed to fit the window, as they were (by history
     /// index): a later trim cuts from these, never from a cut text.
     pub(super) untrimmed: HashMap<usize, String>,
+    /// User messages in the live transcript: the number of the running
+    /// turn, which keys its file checkpoints (`/clear` leaves it).
+    turns: usize,
 }
 
 impl Session {
     pub async fn open(shared: &Shared, id: &str) -> Result<Self> {
         let (transcript, records) = Transcript::open(&shared.workspace, id)?;
+        let turns = crate::sessions::user_turns(&records);
         let history: Vec<ChatMessage> = records.into_iter().map(|r| r.message).collect();
         let limits = shared.limits().await;
         let session = Self {
+            turns,
             id: id.to_string(),
             transcript,
             tokens: vec![None; history.len()],
@@ -66,6 +71,18 @@ impl Session {
         Ok(session)
     }
 
+    /// Reads the history again from the transcript (after a rewind).
+    pub fn reload(&mut self, shared: &Shared) -> Result<()> {
+        let (transcript, records) = Transcript::open(&shared.workspace, &self.id)?;
+        self.turns = crate::sessions::user_turns(&records);
+        self.transcript = transcript;
+        self.history = records.into_iter().map(|r| r.message).collect();
+        self.tokens = vec![None; self.history.len()];
+        self.window_start = 0;
+        self.untrimmed.clear();
+        Ok(())
+    }
+
     /// The server slot holding this session's KV cache.
     pub(super) fn cache_slot(&self) -> u32 {
         self.slot.unwrap_or(0)
@@ -80,8 +97,9 @@ impl Session {
                 self.window_start = 0;
                 self.untrimmed.clear();
             }
-            // Answered by the core without the session (see `run_core`).
-            Command::MemorySearch { .. } => {}
+            // Answered by the core without the session (see `run_core`),
+            // or by the session's worker (fork, rewind).
+            Command::MemorySearch { .. } | Command::Fork | Command::Rewind { .. } => {}
         }
     }
 
@@ -162,6 +180,12 @@ pub(crate) async fn run_turn(
         }
     };
     turn.emit(EventKind::TurnEnded { interrupted });
+    // Old and excess file checkpoints go between turns.
+    let checkpoints = shared.checkpoints.clone();
+    let _ = tokio::task::spawn_blocking(move || {
+        checkpoints.prune(std::time::SystemTime::now());
+    })
+    .await;
 }
 
 /// Returns whether the turn was interrupted.
@@ -181,6 +205,8 @@ async fn run_steps(
         Some(typed.to_string()),
         ChatMessage::user(content),
     )?;
+    session.turns += 1;
+    let checkpoint = shared.checkpoints.turn(&session.id, session.turns);
     // The heartbeat's standing prompt is not news; only what it finds is.
     if turn.origin != Origin::Heartbeat {
         log_daily(turn, "user", typed);
@@ -311,6 +337,7 @@ async fn run_steps(
             &response.tool_calls,
             &mut seen_calls,
             cancel,
+            checkpoint.clone(),
         )
         .await;
         for (call, output) in response.tool_calls.iter().zip(results) {
@@ -414,6 +441,7 @@ async fn run_tools(
     calls: &[ToolCall],
     seen: &mut HashSet<String>,
     cancel: &CancellationToken,
+    checkpoint: Option<Arc<tools::checkpoints::TurnCheckpoint>>,
 ) -> Vec<tools::ToolOutput> {
     let shared = turn.shared;
     let ctx = ToolContext {
@@ -430,6 +458,7 @@ async fn run_tools(
         config: std::sync::Arc::new(shared.config.clone()),
         bus: turn.shared.bus.clone(),
         call_id: String::new(),
+        checkpoint,
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {

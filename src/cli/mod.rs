@@ -9,6 +9,7 @@ mod serve;
 mod services;
 pub mod skills;
 pub mod stats;
+mod timeline;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,6 +51,18 @@ pub struct Cli {
     /// With -m: approve every exec the model asks for.
     #[arg(long, requires = "message")]
     pub approve_exec: bool,
+    /// With --session: copy the session into a new one and print its id.
+    #[arg(long, requires = "session", conflicts_with_all = ["message", "rewind"])]
+    pub fork: bool,
+    /// With --session: go back to before the session's user message N
+    /// (1-based), restoring the files write_file/edit_file changed since.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "session",
+        conflicts_with = "message"
+    )]
+    pub rewind: Option<usize>,
     #[command(subcommand)]
     pub command: Option<CliCommand>,
 }
@@ -127,6 +140,12 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         }
         Some(CliCommand::Memory(args)) => return memory::run(&env, args).await,
         _ => {}
+    }
+    if let Some(id) = cli.session.as_deref().filter(|_| cli.fork) {
+        return timeline::fork(&env, id);
+    }
+    if let (Some(id), Some(turn)) = (cli.session.as_deref(), cli.rewind) {
+        return timeline::rewind(&env, id, turn);
     }
     let log_dir = config::expand_home(&env.config.log.dir);
     let serving = matches!(cli.command, Some(CliCommand::Serve));
@@ -327,16 +346,7 @@ impl Environment {
         for notice in &notices {
             tracing::warn!("{notice}");
         }
-        let protected = crate::tools::sandbox::ProtectedPaths::new(
-            &self.workspace,
-            self.config_path.as_deref(),
-            &self.env_files,
-        )
-        .with_start_up_files(
-            config::config_candidates()
-                .into_iter()
-                .chain(dotenv_candidates(self.config_path.as_deref())),
-        );
+        let protected = self.protected_paths();
         let (agent, core) = agent::spawn_guarded(
             self.config.clone(),
             self.workspace.clone(),
@@ -358,6 +368,23 @@ impl Environment {
             ));
         }
         (agent, core, notices)
+    }
+}
+
+impl Environment {
+    /// What the model may never change or read: what start-up read and
+    /// would read (see `tools::sandbox::protected`).
+    pub fn protected_paths(&self) -> crate::tools::sandbox::ProtectedPaths {
+        crate::tools::sandbox::ProtectedPaths::new(
+            &self.workspace,
+            self.config_path.as_deref(),
+            &self.env_files,
+        )
+        .with_start_up_files(
+            config::config_candidates()
+                .into_iter()
+                .chain(dotenv_candidates(self.config_path.as_deref())),
+        )
     }
 }
 

@@ -43,6 +43,7 @@ pub struct Config {
     pub pricing: BTreeMap<String, Pricing>,
     /// `[delegate.claude_code]`: the delegate_claude_code tool.
     pub delegate: DelegateConfig,
+    pub checkpoints: CheckpointsConfig,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -480,4 +481,28 @@ pub fn expand_home(path: &str) -> PathBuf {
         return PathBuf::from(home).join(rest);
     }
     PathBuf::from(path)
+}
+
+/// `[checkpoints]`: what `write_file`/`edit_file` keep of a file before
+/// changing it, so `/rewind` can put it back.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckpointsConfig {
+    /// Off: no copies are kept and `/rewind` restores no file.
+    pub enabled: bool,
+    /// Checkpoints older than this are deleted (at start and after each turn).
+    pub max_age: ConfigDuration,
+    /// All checkpoints together stay under this many MiB: the oldest turns
+    /// go first; a single file larger than this is not kept.
+    pub max_total_mb: u64,
+}
+
+impl Default for CheckpointsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_age: ConfigDuration::from_secs(7 * 24 * 3600),
+            max_total_mb: 512,
+        }
+    }
 }

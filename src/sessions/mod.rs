@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::Origin;
 use crate::providers::ChatMessage;
 
+mod marks;
+pub use marks::{Entry, Mark, MarkRecord, fork, live, user_message_index, user_turns};
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub ts: chrono::DateTime<chrono::Utc>,
@@ -74,6 +77,10 @@ impl Transcript {
     }
 
     pub fn append(&mut self, record: &Record) -> Result<()> {
+        self.append_line(record)
+    }
+
+    fn append_line(&mut self, record: &impl Serialize) -> Result<()> {
         let mut line = serde_json::to_string(record).context("cannot serialize a message")?;
         line.push('\n');
         std::fs::OpenOptions::new()
@@ -105,9 +112,15 @@ fn drop_torn_tail(path: &Path) -> Result<()> {
         .with_context(|| format!("cannot repair {}", path.display()))
 }
 
-/// Reads a transcript. A torn last line (crash mid-write) is skipped; a bad
-/// line elsewhere is an error naming the line.
+/// Reads a transcript's live messages: what a resumed session holds (a
+/// `rewound` mark leaves out the messages it cut). A torn last line (crash
+/// mid-write) is skipped; a bad line elsewhere is an error naming the line.
 pub fn load(path: &Path) -> Result<Vec<Record>> {
+    load_entries(path).map(live)
+}
+
+/// Every line of a transcript, messages and marks, in file order.
+pub fn load_entries(path: &Path) -> Result<Vec<Entry>> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let lines: Vec<String> = std::io::BufReader::new(file)
@@ -120,7 +133,7 @@ pub fn load(path: &Path) -> Result<Vec<Record>> {
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Record>(line) {
+        match Entry::parse(line) {
             Ok(r) => records.push(r),
             Err(_) if n + 1 == last => {
                 tracing::warn!(path = %path.display(), "skipping a torn last line");

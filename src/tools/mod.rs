@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod builtin;
+pub mod checkpoints;
 pub mod diff;
 pub mod paths;
 pub mod sandbox;
@@ -84,6 +85,9 @@ pub struct ToolContext {
     pub skills: Arc<crate::skills::Registry>,
     /// What the model may never change or read (see `sandbox::protected`).
     pub protected: Arc<sandbox::ProtectedPaths>,
+    /// Where `write_file`/`edit_file` keep a file before changing it (for
+    /// `/rewind`); `None`: not kept (checkpoints off, or outside a turn).
+    pub checkpoint: Option<Arc<checkpoints::TurnCheckpoint>>,
     /// The whole config, for tools with a section of their own
     /// (`[tools.web]`, `[delegate.claude_code]`, the local model).
     pub config: Arc<crate::config::Config>,
@@ -144,6 +148,7 @@ impl ToolContext {
             config: Arc::new(crate::config::Config::default()),
             bus,
             call_id: String::new(),
+            checkpoint: None,
         }
     }
 

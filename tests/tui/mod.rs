@@ -9,6 +9,7 @@ mod driver;
 mod keys;
 mod proactive;
 mod pty;
+mod rewind;
 mod sandbox;
 mod screenshots;
 mod sessions;

@@ -1,6 +1,7 @@
 //! Start-up to first frame and resident memory (issue 4): the real binary
 //! in a pseudo-terminal (`pty::Pty`) against the fake llama-server, with
-//! a new session and with a 2,000-message session passed as `--session`.
+//! a new session and with a 2,000-message and a 10,000-message session
+//! (issue 16) passed as `--session`.
 //!
 //! A measurement, not a check: `#[ignore]`d, it prints its figures and
 //! asserts nothing about time. `scripts/bench-tui-startup.sh` builds
@@ -29,6 +30,8 @@ use crate::support::tui_corpus;
 
 const SESSION_ID: &str = "bench-2000";
 const MESSAGES: usize = 2000;
+const LONG_SESSION_ID: &str = "bench-10000";
+const LONG_MESSAGES: usize = 10_000;
 /// The screen is settled after this long without output.
 const QUIET: Duration = Duration::from_secs(1);
 const WAIT: Duration = Duration::from_secs(30);
@@ -219,26 +222,21 @@ async fn startup_to_first_frame_and_resident_memory() {
     std::fs::write(&config_path, config).expect("config");
     let sessions = dir.path().join("ws").join("sessions");
     std::fs::create_dir_all(&sessions).expect("sessions dir");
-    let records = tui_corpus::records(&tui_corpus::turns(tui_corpus::turns_for_records(MESSAGES)));
-    assert_eq!(records.len(), MESSAGES);
-    let mut jsonl = String::new();
-    for r in &records {
-        jsonl.push_str(&serde_json::to_string(r).expect("record"));
-        jsonl.push('\n');
-    }
-    std::fs::write(sessions.join(format!("{SESSION_ID}.jsonl")), &jsonl).expect("session");
+    let jsonl = write_session(&sessions, SESSION_ID, MESSAGES);
+    let long = write_session(&sessions, LONG_SESSION_ID, LONG_MESSAGES);
 
     let egirl = PathBuf::from(env!("CARGO_BIN_EXE_egirl"));
     let debug = egirl.components().any(|c| c.as_os_str() == "debug");
     println!(
-        "{} ({}), {runs} runs each; session file {:.1} MiB",
+        "{} ({}), {runs} runs each; session files {:.1} and {:.1} MiB",
         egirl.display(),
         if debug {
             "a DEBUG build: use --release for figures"
         } else {
             "release"
         },
-        jsonl.len() as f64 / (1024.0 * 1024.0)
+        jsonl as f64 / (1024.0 * 1024.0),
+        long as f64 / (1024.0 * 1024.0)
     );
     let config_arg = config_path.display().to_string();
     let mut subjects = vec![
@@ -252,12 +250,25 @@ async fn startup_to_first_frame_and_resident_memory() {
         },
         Subject {
             name: "egirl --session (2,000 messages)",
-            bin: egirl,
+            bin: egirl.clone(),
+            args: vec![
+                "--config".into(),
+                config_arg.clone(),
+                "--session".into(),
+                SESSION_ID.into(),
+            ],
+            home: dir.path().to_path_buf(),
+            marker: "? help",
+            egirl: true,
+        },
+        Subject {
+            name: "egirl --session (10,000 messages)",
+            bin: egirl.clone(),
             args: vec![
                 "--config".into(),
                 config_arg,
                 "--session".into(),
-                SESSION_ID.into(),
+                LONG_SESSION_ID.into(),
             ],
             home: dir.path().to_path_buf(),
             marker: "? help",
@@ -299,6 +310,19 @@ async fn startup_to_first_frame_and_resident_memory() {
             println!("    RSS by process (last run): {}", split.join(", "));
         }
     }
+}
+
+/// Writes `messages` records of the corpus as session `id`; returns its size.
+fn write_session(sessions: &Path, id: &str, messages: usize) -> usize {
+    let records = tui_corpus::records(&tui_corpus::turns(tui_corpus::turns_for_records(messages)));
+    assert_eq!(records.len(), messages);
+    let mut jsonl = String::new();
+    for r in &records {
+        jsonl.push_str(&serde_json::to_string(r).expect("record"));
+        jsonl.push('\n');
+    }
+    std::fs::write(sessions.join(format!("{id}.jsonl")), &jsonl).expect("session");
+    jsonl.len()
 }
 
 struct Subject {

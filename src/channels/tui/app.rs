@@ -124,6 +124,10 @@ pub struct App {
     /// The core's skills (hot-reloaded there): `/skills`, and a slash
     /// command per user-invocable skill. `None`: no skills.
     pub skills: Option<std::sync::Arc<crate::skills::Registry>>,
+    /// The open `/rewind` picker.
+    pub rewind: Option<super::rewind::RewindPicker>,
+    /// The active search (`/find`, Ctrl+F).
+    pub search: Option<super::search::Search>,
 }
 
 impl App {
@@ -177,6 +181,8 @@ impl App {
             side_lines: SideCache::default(),
             conversation_width: Cell::new(0),
             skills: None,
+            rewind: None,
+            search: None,
         }
     }
 
@@ -470,6 +476,9 @@ impl App {
                 self.transcript.close(&session);
                 self.transcript
                     .push(&session, &origin, Kind::Notice(Level::Error), message);
+            }
+            kind @ (EventKind::Forked { .. } | EventKind::Rewound { .. }) => {
+                self.timeline_event(&session, kind);
             }
             EventKind::TurnEnded { interrupted } => {
                 info.running = false;

@@ -29,6 +29,21 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/approvals", "", "list approval rules"),
     ("/sessions", "", "list sessions and pick one"),
     ("/cron", "", "list scheduled jobs with their next run"),
+    (
+        "/fork",
+        "",
+        "copy this session into a new one and switch to it",
+    ),
+    (
+        "/rewind",
+        "",
+        "go back to before a message, restoring files",
+    ),
+    (
+        "/find",
+        "TEXT",
+        "highlight TEXT in the conversation (n/N jump)",
+    ),
     ("/quit", "", "leave egirl"),
 ];
 
@@ -200,6 +215,9 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         "/sessions" => app.open_session_picker(),
         "/skills" => app.notice(Level::Info, skills::listing(app)),
         "/cron" => cron_command(app),
+        "/fork" => return app.fork(),
+        "/rewind" => app.open_rewind_picker(),
+        "/find" => app.start_search(arg),
         _ if NOT_YET.contains(&name) => {
             app.notice(Level::Warning, format!("{name} is not available yet"));
         }
@@ -306,7 +324,10 @@ mod tests {
         // /skills and /sessions share only "/s".
         assert_eq!(completion("/s"), None);
         assert_eq!(completion("/se").as_deref(), Some("/sessions"));
-        assert_eq!(completion("/r").as_deref(), Some("/remote"));
+        // /remote and /rewind share "/re".
+        assert_eq!(completion("/r").as_deref(), Some("/re"));
+        assert_eq!(completion("/rem").as_deref(), Some("/remote"));
+        assert_eq!(completion("/rew").as_deref(), Some("/rewind"));
         assert_eq!(completion("hello"), None);
         assert_eq!(matches(&app, "/theme x").len(), 0);
     }

@@ -42,6 +42,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     panes::status::render(app, rects.status, buf);
     if app.approvals.current().is_some() {
         panes::approval::render(app, area, buf);
+    } else if let Some(picker) = &app.rewind {
+        panes::rewind::render(app, picker, area, buf);
     } else if app.overlay == Some(Overlay::Help) {
         panes::help::render(app, area, buf);
     } else if app.overlay == Some(Overlay::Sessions) {

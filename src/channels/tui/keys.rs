@@ -61,6 +61,9 @@ impl App {
         if !self.approvals.is_empty() {
             return self.approval_key(key);
         }
+        if self.rewind.is_some() {
+            return self.rewind_key(key);
+        }
         if self.overlay == Some(Overlay::Sessions) {
             self.picker_key(key);
             return Vec::new();
@@ -81,6 +84,9 @@ impl App {
                 KeyCode::Home | KeyCode::Char('g') => self.help_scroll = 0,
                 _ => {}
             }
+            return Vec::new();
+        }
+        if self.focus == Focus::Input && self.search_key(key).is_some() {
             return Vec::new();
         }
         if let Some(effects) = self.global_key(key, ctrl, alt) {
@@ -160,6 +166,10 @@ impl App {
             }
             KeyCode::Char('s') if ctrl => {
                 self.open_session_picker();
+                Some(Vec::new())
+            }
+            KeyCode::Char('f') if ctrl => {
+                self.open_find();
                 Some(Vec::new())
             }
             KeyCode::Char('t') if ctrl => {

@@ -87,6 +87,21 @@ impl Scroll {
         }
     }
 
+    /// Scrolls so that `line` shows a third of the way down (search jumps).
+    pub fn show(&mut self, line: usize) {
+        let (total, height) = self.view.get();
+        if total <= height {
+            return;
+        }
+        let bottom = total - height;
+        let top = line.saturating_sub(height / 3).min(bottom);
+        if top == bottom {
+            self.end();
+        } else {
+            self.top = Some(top);
+        }
+    }
+
     pub fn end(&mut self) {
         self.top = None;
         self.unseen = false;

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::providers::ToolSpec;
 use crate::tools::builtin::write_file::write_atomic;
+use crate::tools::checkpoints::TurnCheckpoint;
 use crate::tools::diff;
 use crate::tools::paths::{self, Access};
 use crate::tools::{ToolContext, ToolOutput, arg_str};
@@ -51,7 +52,10 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     };
     let shown = paths::display(&ctx.workspace, &path);
     let (old_text, new_text) = (old_text.to_string(), new_text.to_string());
-    let job = tokio::task::spawn_blocking(move || edit(&path, &shown, &old_text, &new_text));
+    let checkpoint = ctx.checkpoint.clone();
+    let job = tokio::task::spawn_blocking(move || {
+        edit(&path, &shown, &old_text, &new_text, checkpoint.as_deref())
+    });
     match job.await {
         Ok(output) => output,
         Err(e) => ToolOutput::fail(format!("edit_file failed: {e}")),
@@ -66,7 +70,13 @@ fn string_args(args: &serde_json::Value) -> Result<(&str, &str, &str), ToolOutpu
     ))
 }
 
-fn edit(path: &Path, shown: &str, old_text: &str, new_text: &str) -> ToolOutput {
+fn edit(
+    path: &Path,
+    shown: &str,
+    old_text: &str,
+    new_text: &str,
+    checkpoint: Option<&TurnCheckpoint>,
+) -> ToolOutput {
     let content = match load(path, shown) {
         Ok(c) => c,
         Err(e) => return ToolOutput::fail(e),
@@ -89,6 +99,10 @@ fn edit(path: &Path, shown: &str, old_text: &str, new_text: &str) -> ToolOutput 
             updated.push_str(&content[..*start]);
             updated.push_str(&new_text);
             updated.push_str(&content[start + old_text.len()..]);
+            // Kept for `/rewind` before it changes.
+            if let Some(checkpoint) = checkpoint {
+                checkpoint.before_write(path, shown);
+            }
             if let Err(e) = write_atomic(path, updated.as_bytes()) {
                 return ToolOutput::fail(format!("cannot write `{shown}`: {e}"));
             }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::protocol::FileDiff;
 use crate::providers::ToolSpec;
+use crate::tools::checkpoints::TurnCheckpoint;
 use crate::tools::diff;
 use crate::tools::paths::{self, Access};
 use crate::tools::{ToolContext, ToolOutput, arg_str};
@@ -38,7 +39,9 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::fail(e),
     };
     let shown = paths::display(&ctx.workspace, &path);
-    let job = tokio::task::spawn_blocking(move || write(&path, &content, &shown));
+    let checkpoint = ctx.checkpoint.clone();
+    let job =
+        tokio::task::spawn_blocking(move || write(&path, &content, &shown, checkpoint.as_deref()));
     match job.await {
         Ok(Ok((summary, diff))) => ToolOutput::ok(summary).with_diff(diff),
         Ok(Err(e)) => ToolOutput::fail(e),
@@ -46,7 +49,12 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     }
 }
 
-fn write(path: &Path, content: &str, shown: &str) -> Result<(String, FileDiff), String> {
+fn write(
+    path: &Path,
+    content: &str,
+    shown: &str,
+    checkpoint: Option<&TurnCheckpoint>,
+) -> Result<(String, FileDiff), String> {
     if path.is_dir() {
         return Err(format!("`{shown}` is a directory; give a file path"));
     }
@@ -59,6 +67,10 @@ fn write(path: &Path, content: &str, shown: &str) -> Result<(String, FileDiff), 
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create the directory for `{shown}`: {e}"))?;
+    }
+    // Kept for `/rewind` before it changes.
+    if let Some(checkpoint) = checkpoint {
+        checkpoint.before_write(path, shown);
     }
     write_atomic(path, content.as_bytes()).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
     let verb = if existed { "overwrote" } else { "created" };

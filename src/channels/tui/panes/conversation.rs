@@ -15,6 +15,7 @@ use ratatui::widgets::Widget;
 use super::frame;
 use crate::channels::tui::app::App;
 use crate::channels::tui::layout::Pane;
+use crate::channels::tui::search::highlight_row;
 use crate::channels::tui::transcript::{Rendered, badge};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
@@ -36,6 +37,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         block = block.title_bottom(
             Line::from(Span::styled(" scrolled · End to follow ", t.muted())).right_aligned(),
         );
+    }
+    if let Some(search) = &app.search {
+        block = block.title_bottom(Line::from(Span::styled(
+            format!(
+                " find \"{}\" {}/{} · n/N jump · Esc leaves ",
+                search.query,
+                search.current + 1,
+                search.hits.len()
+            ),
+            Style::default().fg(t.warning),
+        )));
     }
     // Which sessions show, once there is more than one to choose from.
     if let Some(id) = &app.filter {
@@ -116,14 +128,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 
     let mut y = inner.y;
     let bottom = inner.y + inner.height;
-    for (_, gap, lines) in &blocks {
+    let search = app.search.as_ref();
+    for (entry, gap, lines) in &blocks {
         let len = gap + lines.len();
+        let current = search.and_then(|s| s.current_entry()) == Some(*entry);
         for i in 0..len {
             if row >= first && y < bottom {
                 if i >= *gap
                     && let Some(line) = lines.get(i - gap)
                 {
                     buf.set_line(inner.x, y, line, inner.width);
+                    if let Some(search) = search {
+                        highlight_row(app, search, inner, y, current, buf);
+                    }
                 }
                 y += 1;
             }
@@ -138,7 +155,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 /// The shown entries (all sessions', or the filtered one's) with the gap
 /// above each: one blank row between entries, none between consecutive
 /// one-liners (tool calls, notices) or above the first.
-fn shown(app: &App) -> Vec<(usize, usize)> {
+pub(crate) fn shown(app: &App) -> Vec<(usize, usize)> {
     let mut out = Vec::with_capacity(app.transcript.entries.len());
     let mut prev_compact: Option<bool> = None;
     for (i, entry) in app.transcript.entries.iter().enumerate() {

@@ -19,6 +19,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+O", "expand / collapse tool calls and diffs"),
     ("Ctrl+S", "sessions: pick where input goes"),
     ("Ctrl+T", "conversation: all sessions / one"),
+    ("Ctrl+F  n / N", "find in the conversation; next / previous"),
     ("Ctrl+C", "interrupt or clear; twice quits"),
     ("Alt+Y", "copy the last answer"),
     ("F12", "mouse capture on/off (select text)"),

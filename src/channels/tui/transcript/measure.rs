@@ -31,11 +31,38 @@ impl Entry {
             return rows;
         }
         let had_lines = self.cache.borrow().is_some();
+        // A message never drawn at this width gets an estimate from its
+        // text: measuring a 10,000-message session exactly meant rendering
+        // every message (seconds) on the first scroll or search. Drawing it
+        // records its exact height (`note_height`).
+        if !had_lines && matches!(self.kind, Kind::User { .. } | Kind::Assistant) {
+            let rows = self.estimate(width);
+            self.height.set(Some((
+                (width, ctx.epoch, self.text.len(), self.expands(ctx)),
+                rows,
+            )));
+            return rows;
+        }
         let rows = self.lines(width, ctx).len();
         if !had_lines {
             self.cache.replace(None);
         }
         rows
+    }
+
+    /// Rows the text takes wrapped at the body's width, plus the header:
+    /// close to what markdown renders (lists, code and tables differ by a
+    /// row or two), at the cost of one pass over the text.
+    fn estimate(&self, width: u16) -> usize {
+        let body = usize::from(width).saturating_sub(2).max(8);
+        let header = usize::from(!(self.kind == Kind::Assistant && self.continued));
+        let rows: usize = self
+            .text
+            .trim_end()
+            .split('\n')
+            .map(|line| super::wrap::width(line).div_ceil(body).max(1))
+            .sum();
+        header + rows
     }
 
     /// Records the height of lines just rendered (finished entries only:

@@ -193,3 +193,27 @@ fn expanding_re_renders_only_the_entries_that_expand() {
     c.expanded = false;
     assert_eq!(t.entries[2].height(40, &c), 1);
 }
+
+#[test]
+fn messages_never_drawn_are_measured_by_estimate_and_drawing_makes_it_exact() {
+    let theme = Theme::default();
+    let tools = ToolLog::default();
+    let c = ctx(&theme, &tools);
+    let mut t = Transcript::default();
+    for i in 0..50 {
+        t.user("s", &Origin::Tui, &format!("question {i}"));
+        t.finish(
+            "s",
+            &Origin::Tui,
+            &format!("answer {i}\n\nwith a second paragraph"),
+        );
+    }
+    let total: usize = t.entries.iter().map(|e| e.height(40, &c)).sum();
+    assert_eq!(t.entries_with_lines(), 0, "measuring rendered messages");
+    // Header and text: a user message is exact; an answer's blank line
+    // between paragraphs is a text line too.
+    assert_eq!(t.entries[0].height(40, &c), 2);
+    assert_eq!(total, 50 * (2 + 4));
+    let drawn = t.entries[1].lines(40, &c).len();
+    assert_eq!(t.entries[1].height(40, &c), drawn);
+}

@@ -1,0 +1,143 @@
+//! Fork and rewind: a session copied into a new one, or taken back to
+//! before one of its user messages with the files the file tools changed
+//! since put back. The core runs them between turns (`Command::Fork`,
+//! `Command::Rewind`); `egirl --session ID --fork|--rewind N` runs them
+//! without a core.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use super::Shared;
+use crate::protocol::{EventKind, Origin, Role};
+use crate::sessions::{self, Mark, Transcript};
+use crate::tools::checkpoints::Checkpoints;
+use crate::tools::paths::{self, Access};
+use crate::tools::sandbox::ProtectedPaths;
+
+/// What a rewind may write: the paths the file tools may write now.
+pub struct Bounds<'a> {
+    pub workspace: &'a Path,
+    pub allowed_paths: &'a [PathBuf],
+    pub protected: &'a ProtectedPaths,
+}
+
+impl Bounds<'_> {
+    /// A checkpointed path is put back only where `write_file` could write
+    /// it today: inside the roots (the same canonical path, so a directory
+    /// swapped for a symlink since is refused) and not protected.
+    fn writable(&self, path: &Path) -> Result<(), String> {
+        let requested = path.to_string_lossy();
+        let resolved = paths::resolve(
+            self.workspace,
+            self.allowed_paths,
+            &requested,
+            Access::Write,
+        )?;
+        if resolved != path {
+            return Err(format!("now resolves to {}", resolved.display()));
+        }
+        let shown = paths::display(self.workspace, path);
+        match self.protected.write_refusal(path, &shown) {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Copies session `from` into a new session (its transcript, a
+/// `forked_from` mark, its checkpoints); returns the new id.
+pub fn fork_session(workspace: &Path, checkpoints: &Checkpoints, from: &str) -> Result<String> {
+    sessions::validate_id(from)?;
+    if !Transcript::path(workspace, from).exists() {
+        bail!(
+            "no session `{from}` in {}",
+            workspace.join("sessions").display()
+        );
+    }
+    let to = sessions::new_id("fork");
+    sessions::fork(workspace, from, &to)?;
+    if let Err(e) = checkpoints.copy_session(from, &to) {
+        tracing::warn!("the fork {to} cannot rewind files: {e:#}");
+    }
+    Ok(to)
+}
+
+/// Takes session `id` back to before its user message `turn` (1-based):
+/// a `rewound` mark first (the transcript keeps every message), then the
+/// files. Returns the `rewound` event.
+pub fn rewind_session(
+    bounds: &Bounds<'_>,
+    checkpoints: &Checkpoints,
+    id: &str,
+    turn: usize,
+) -> Result<EventKind> {
+    if !Transcript::path(bounds.workspace, id).exists() {
+        bail!("no session `{id}` to rewind");
+    }
+    let (mut transcript, records) = Transcript::open(bounds.workspace, id)?;
+    let turns = sessions::user_turns(&records);
+    let Some(keep) = sessions::user_message_index(&records, turn) else {
+        bail!(match turns {
+            0 => format!("session `{id}` has no message to rewind to"),
+            n => format!("session `{id}` has {n} user message(s); rewind to one of 1..={n}"),
+        });
+    };
+    let record = &records[keep];
+    let text = record
+        .typed
+        .clone()
+        .unwrap_or_else(|| record.message.content.clone());
+    let commands = records[keep..]
+        .iter()
+        .filter(|r| r.message.role == Role::Assistant)
+        .flat_map(|r| &r.message.tool_calls)
+        .filter(|c| c.name == "exec")
+        .count();
+    transcript.append_mark(Mark::Rewound { keep, turn })?;
+    let files = checkpoints.restore(id, turn, &|p| bounds.writable(p));
+    Ok(EventKind::Rewound {
+        turn,
+        text,
+        dropped_messages: records.len() - keep,
+        restored: files.restored,
+        removed: files.removed,
+        not_restored: files.failed,
+        untracked: (commands > 0).then(|| {
+            let s = if commands == 1 { "" } else { "s" };
+            format!("{commands} command{s} ran since; commands' changes are not undone")
+        }),
+    })
+}
+
+/// `Command::Fork` in the core: answered with `forked` or `error`.
+pub(super) fn fork(shared: &Shared, id: &str) {
+    let kind = match fork_session(&shared.workspace, &shared.checkpoints, id) {
+        Ok(new_session) => EventKind::Forked { new_session },
+        Err(e) => EventKind::Error {
+            message: format!("cannot fork: {e:#}"),
+        },
+    };
+    shared.bus.emit(id, &Origin::Tui, kind);
+}
+
+/// `Command::Rewind` in the core: answered with `rewound` or `error`.
+/// True when the session's history must be read again.
+pub(super) fn rewind(shared: &Shared, id: &str, turn: usize) -> bool {
+    let bounds = Bounds {
+        workspace: &shared.workspace,
+        allowed_paths: &shared.allowed_paths,
+        protected: &shared.protected,
+    };
+    let (kind, done) = match rewind_session(&bounds, &shared.checkpoints, id, turn) {
+        Ok(kind) => (kind, true),
+        Err(e) => (
+            EventKind::Error {
+                message: format!("cannot rewind: {e:#}"),
+            },
+            false,
+        ),
+    };
+    shared.bus.emit(id, &Origin::Tui, kind);
+    done
+}

@@ -1,0 +1,241 @@
+//! `/rewind` and `/fork` in the TUI. The picker lists the session's user
+//! messages (from its transcript, as the core counts them); choosing one
+//! asks the core to go back to before it. The core answers with
+//! `rewound` (the conversation is read again and the message comes back
+//! into the input box) or `forked` (the input moves to the copy).
+
+use std::time::SystemTime;
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::app::{App, Effect};
+use super::transcript::Level;
+use crate::protocol::{Command, EventKind, Op, Role};
+
+/// Said under the picker and after a rewind: only the file tools are undone.
+pub const UNTRACKED_NOTE: &str =
+    "files changed by write_file/edit_file are restored; commands' changes are not undone";
+
+/// Whether a component used a key (gitui's `EventState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventState {
+    Consumed,
+    NotConsumed,
+}
+
+/// One earlier user message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RewindRow {
+    /// Its number among the session's user messages (1-based).
+    pub turn: usize,
+    pub text: String,
+    pub at: SystemTime,
+}
+
+/// What the user did with the open picker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Picked {
+    Turn(usize),
+    Cancel,
+}
+
+/// The open picker: rows fixed when it opened, the newest selected.
+#[derive(Clone, Debug, Default)]
+pub struct RewindPicker {
+    pub rows: Vec<RewindRow>,
+    pub selected: usize,
+    /// Set by the key that closes it.
+    pub done: Option<Picked>,
+}
+
+impl RewindPicker {
+    pub fn new(rows: Vec<RewindRow>) -> Self {
+        Self {
+            selected: rows.len().saturating_sub(1),
+            rows,
+            done: None,
+        }
+    }
+
+    /// Move, choose with Enter, close with Esc; other keys are not its own.
+    pub fn event(&mut self, key: KeyEvent) -> EventState {
+        let last = self.rows.len().saturating_sub(1);
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => self.selected = (self.selected + 1).min(last),
+            KeyCode::Home | KeyCode::Char('g') => self.selected = 0,
+            KeyCode::End | KeyCode::Char('G') => self.selected = last,
+            KeyCode::Enter => {
+                self.done = Some(match self.rows.get(self.selected) {
+                    Some(row) => Picked::Turn(row.turn),
+                    None => Picked::Cancel,
+                });
+            }
+            KeyCode::Esc | KeyCode::Char('q') => self.done = Some(Picked::Cancel),
+            _ => return EventState::NotConsumed,
+        }
+        EventState::Consumed
+    }
+}
+
+impl App {
+    /// `/rewind`: opens the picker on the session's user messages.
+    pub fn open_rewind_picker(&mut self) {
+        if self.busy() {
+            self.notice(
+                Level::Warning,
+                "a turn is running: wait for it to end (or Ctrl+C) before /rewind",
+            );
+            return;
+        }
+        let path = self
+            .sessions_dir
+            .as_ref()
+            .map(|dir| dir.join(format!("{}.jsonl", self.session)));
+        let records = match path {
+            Some(path) if path.exists() => match crate::sessions::load(&path) {
+                Ok(records) => records,
+                Err(e) => {
+                    self.notice(Level::Error, format!("{e:#}"));
+                    return;
+                }
+            },
+            _ => Vec::new(),
+        };
+        let rows: Vec<RewindRow> = records
+            .iter()
+            .filter(|r| r.message.role == Role::User)
+            .enumerate()
+            .map(|(i, r)| RewindRow {
+                turn: i + 1,
+                text: r.typed.clone().unwrap_or_else(|| r.message.content.clone()),
+                at: r.ts.into(),
+            })
+            .collect();
+        if rows.is_empty() {
+            self.notice(Level::Info, "nothing to rewind: no message sent yet");
+            return;
+        }
+        self.rewind = Some(RewindPicker::new(rows));
+    }
+
+    /// A key while the picker is open; it takes every key.
+    pub(super) fn rewind_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Some(picker) = self.rewind.as_mut() else {
+            return Vec::new();
+        };
+        if picker.event(key) == EventState::NotConsumed {
+            return Vec::new();
+        }
+        match picker.done {
+            None => Vec::new(),
+            Some(Picked::Cancel) => {
+                self.rewind = None;
+                Vec::new()
+            }
+            Some(Picked::Turn(turn)) => {
+                self.rewind = None;
+                vec![Effect::Submit(Op::Command {
+                    session: self.session.clone(),
+                    command: Command::Rewind { turn },
+                })]
+            }
+        }
+    }
+
+    /// `/fork`: the core copies the session and answers `forked`.
+    pub fn fork(&mut self) -> Vec<Effect> {
+        vec![Effect::Submit(Op::Command {
+            session: self.session.clone(),
+            command: Command::Fork,
+        })]
+    }
+
+    /// The core's answers to `/fork` and `/rewind`.
+    pub(super) fn timeline_event(&mut self, session: &str, kind: EventKind) {
+        match kind {
+            EventKind::Forked { new_session } => {
+                let here = session == self.session;
+                self.notice(Level::Info, format!("forked {session} into {new_session}"));
+                if here {
+                    self.pick_session(&new_session);
+                }
+            }
+            EventKind::Rewound {
+                turn,
+                text,
+                dropped_messages,
+                restored,
+                removed,
+                not_restored,
+                untracked,
+            } => {
+                self.reload_session(session);
+                if session == self.session && self.input.is_empty() {
+                    self.input.insert(&text);
+                }
+                let mut lines = vec![format!(
+                    "rewound {session} to before message {turn} ({dropped_messages} messages out; the transcript keeps them)"
+                )];
+                let list = |label: &str, files: &[String]| {
+                    (!files.is_empty()).then(|| format!("{label}: {}", files.join(", ")))
+                };
+                lines.extend(list("restored", &restored));
+                lines.extend(list("removed", &removed));
+                lines.extend(list("not restored", &not_restored));
+                let warn = untracked.is_some() || !not_restored.is_empty();
+                lines.push(untracked.unwrap_or_else(|| UNTRACKED_NOTE.to_string()));
+                let level = if warn { Level::Warning } else { Level::Info };
+                self.notice(level, lines.join("\n"));
+            }
+            _ => {}
+        }
+    }
+
+    /// Shows a session's conversation as its transcript now holds it.
+    fn reload_session(&mut self, session: &str) {
+        self.transcript.clear_session(session);
+        let Some(dir) = self.sessions_dir.clone() else {
+            return;
+        };
+        match crate::sessions::load(&dir.join(format!("{session}.jsonl"))) {
+            Ok(records) => self.load_history(session, &records),
+            Err(e) => self.notice(Level::Error, format!("{e:#}")),
+        }
+        self.epoch += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn rows(n: usize) -> Vec<RewindRow> {
+        (1..=n)
+            .map(|turn| RewindRow {
+                turn,
+                text: format!("message {turn}"),
+                at: SystemTime::UNIX_EPOCH,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_picker_starts_on_the_newest_and_consumes_only_its_keys() {
+        let mut p = RewindPicker::new(rows(3));
+        assert_eq!(p.selected, 2);
+        assert_eq!(p.event(key(KeyCode::Up)), EventState::Consumed);
+        assert_eq!(p.event(key(KeyCode::Char('x'))), EventState::NotConsumed);
+        assert_eq!(p.done, None);
+        assert_eq!(p.event(key(KeyCode::Enter)), EventState::Consumed);
+        assert_eq!(p.done, Some(Picked::Turn(2)));
+        let mut p = RewindPicker::new(rows(3));
+        p.event(key(KeyCode::Esc));
+        assert_eq!(p.done, Some(Picked::Cancel));
+    }
+}
