@@ -14,5 +14,6 @@ mod scheduler;
 mod seam;
 mod skills;
 mod support;
+mod telegram;
 mod tui;
 mod webhook;

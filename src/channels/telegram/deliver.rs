@@ -66,15 +66,13 @@ async fn handle(bridge: &Bridge, event: Event) {
             command,
             rule,
             sandbox,
-            escalation,
+            // Running outside the sandbox is asked at the TUI only.
+            escalation: None,
             ..
         } => {
-            // Running outside the sandbox is asked at the TUI only.
-            if escalation.is_none() {
-                let prompt = approvals::prompt_html(command, sandbox.as_deref());
-                let keyboard = approvals::keyboard(id, rule.as_deref());
-                approval_requested(bridge, chat, id, command, prompt, keyboard).await;
-            }
+            let prompt = approvals::prompt_html(command, sandbox.as_deref());
+            let keyboard = approvals::keyboard(id, rule.as_deref());
+            approval_requested(bridge, chat, id, command, prompt, keyboard).await;
         }
         EventKind::ApprovalDecision {
             id,

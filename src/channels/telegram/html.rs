@@ -110,9 +110,8 @@ pub fn render(markdown: &str) -> String {
                 TagEnd::Strong => out.push_str("</b>"),
                 TagEnd::Strikethrough => out.push_str("</s>"),
                 TagEnd::Link => {
-                    if links.pop() == Some(true) {
-                        out.push_str("</a>");
-                    }
+                    let opened = links.pop() == Some(true);
+                    out.push_str(if opened { "</a>" } else { "" });
                 }
                 TagEnd::Image => {
                     links.pop();
