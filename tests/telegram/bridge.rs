@@ -2,7 +2,7 @@
 //! escaping and long answers.
 
 use egirl::channels::telegram::{self, html, split::TELEGRAM_LIMIT};
-use egirl::protocol::{EventKind, Origin};
+use egirl::protocol::{EventKind, Op, Origin};
 
 use super::{DM, GROUP, Setup, settle, start};
 use crate::support::fake_llama::Reply;
@@ -155,4 +155,26 @@ async fn a_10000_character_answer_is_split_at_blocks_under_the_limit() {
         .map(|s| html::visible(&s.text).matches("All work").count())
         .sum::<usize>();
     assert_eq!(paragraphs, 6 * 20);
+}
+
+/// The TUI's input pointed at the chat (the session picker): the answer
+/// goes to Telegram, not as a reply, with typing while it runs.
+#[tokio::test]
+async fn a_message_typed_at_the_desk_into_the_chat_is_answered_in_telegram() {
+    let mut rig = start(Setup::default(), |_| {}).await;
+    rig.llama.push_reply(Reply::text("sent from the desk"));
+    let session = telegram::session_for(DM);
+    rig.agent.submit(Op::UserMessage {
+        session: session.clone(),
+        origin: Origin::Tui,
+        text: "tell my phone hello".into(),
+    });
+    let events = rig.turn(&session).await;
+    assert!(events.iter().all(|e| e.origin == Origin::Tui));
+    let sent = rig.telegram.wait_sent(1).await;
+    assert_eq!(
+        (sent[0].chat, sent[0].text.as_str(), sent[0].reply_to),
+        (DM, "sent from the desk", None)
+    );
+    assert!(rig.telegram.actions().contains(&(DM, "typing".to_string())));
 }

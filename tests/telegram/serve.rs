@@ -1,11 +1,13 @@
-//! `egirl serve` (the real binary) runs the Telegram bot without a TUI: an
-//! answer still streaming when SIGTERM comes is delivered before it exits.
+//! The real binary: `egirl serve` runs the Telegram bot without a TUI (an
+//! answer still streaming when SIGTERM comes is delivered before it
+//! exits), and `egirl doctor` checks the token with `getMe`.
 
 use std::time::Duration;
 
 use super::DM;
+use crate::support::cli::Cli;
 use crate::support::fake_llama::{FakeLlama, Reply};
-use crate::support::fake_telegram::{FakeTelegram, OWNER_ID};
+use crate::support::fake_telegram::{FakeTelegram, OWNER_ID, REVOKED_TOKEN};
 
 const TOKEN: &str = "900:serve-test-token-qq";
 
@@ -85,4 +87,38 @@ async fn an_answer_streaming_across_sigterm_is_still_delivered() {
         text.contains("take your time") && text.contains("finished after the signal"),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn doctor_checks_the_token_with_get_me() {
+    let llama = FakeLlama::start().await;
+    let fake = FakeTelegram::start().await;
+    let cli = Cli::new(
+        &llama,
+        &format!(
+            "[channels.telegram]\nenabled = true\nallowed_users = [{OWNER_ID}]\napi_url = \"{}\"\n",
+            fake.url()
+        ),
+    );
+    let out = cli
+        .run_with_env(&["doctor"], &[("TELEGRAM_BOT_TOKEN", TOKEN)])
+        .await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ok   telegram: getMe answered: @egirl_test_bot"),
+        "{text}"
+    );
+    assert!(text.contains("note TELEGRAM_BOT_TOKEN: set"), "{text}");
+    assert_eq!(fake.calls("getMe"), 1);
+
+    let out = cli
+        .run_with_env(&["doctor"], &[("TELEGRAM_BOT_TOKEN", REVOKED_TOKEN)])
+        .await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("FAIL telegram: Telegram rejected the token (TELEGRAM_BOT_TOKEN)"),
+        "{text}"
+    );
+    assert!(!text.contains("revoked-token"), "{text}");
+    assert_eq!(out.status.code(), Some(1));
 }

@@ -15,6 +15,7 @@ mod sessions;
 mod skills;
 mod snapshots;
 mod startup;
+mod telegram;
 
 use std::time::Instant;
 

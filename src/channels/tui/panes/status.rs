@@ -131,7 +131,8 @@ fn telegram(app: &App) -> Vec<Span<'static>> {
         BotStatus::Ready(_) => ("telegram ok".to_string(), t.routing_local),
         BotStatus::Reconnecting(_) => ("telegram reconnecting…".to_string(), t.warning),
         BotStatus::Stopped(reason) => (
-            format!("telegram stopped: {}", wrap::truncate(reason, 48)),
+            // Shorter than Discord's: both may be on the line.
+            format!("telegram stopped: {}", wrap::truncate(reason, 32)),
             t.error,
         ),
     };
