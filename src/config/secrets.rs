@@ -92,6 +92,7 @@ mod tests {
         for name in [
             "DISCORD_TOKEN",
             "EGIRL_WEBHOOK_SECRET",
+            "TELEGRAM_BOT_TOKEN",
             "FOO_TOKEN",
             "my_api_key",
             "DB_PASSWORD",
