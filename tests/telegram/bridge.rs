@@ -162,6 +162,16 @@ async fn a_10000_character_answer_is_split_at_blocks_under_the_limit() {
 #[tokio::test]
 async fn a_message_typed_at_the_desk_into_the_chat_is_answered_in_telegram() {
     let mut rig = start(Setup::default(), |_| {}).await;
+    // A chat the config does not allow gets nothing, whoever writes there.
+    rig.llama.push_reply(Reply::text("for a stranger"));
+    let stranger = telegram::session_for(555);
+    rig.agent.submit(Op::UserMessage {
+        session: stranger.clone(),
+        origin: Origin::Tui,
+        text: "tell 555 hello".into(),
+    });
+    rig.turn(&stranger).await;
+
     rig.llama.push_reply(Reply::text("sent from the desk"));
     let session = telegram::session_for(DM);
     rig.agent.submit(Op::UserMessage {
@@ -172,9 +182,11 @@ async fn a_message_typed_at_the_desk_into_the_chat_is_answered_in_telegram() {
     let events = rig.turn(&session).await;
     assert!(events.iter().all(|e| e.origin == Origin::Tui));
     let sent = rig.telegram.wait_sent(1).await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(
         (sent[0].chat, sent[0].text.as_str(), sent[0].reply_to),
         (DM, "sent from the desk", None)
     );
+    assert!(rig.telegram.actions().iter().all(|(chat, _)| *chat == DM));
     assert!(rig.telegram.actions().contains(&(DM, "typing".to_string())));
 }

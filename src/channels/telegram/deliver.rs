@@ -11,7 +11,7 @@ use teloxide::types::{ChatId, InlineKeyboardMarkup, MessageId, ParseMode, ReplyP
 use tokio_util::sync::CancellationToken;
 
 use super::api::{self, Failure};
-use super::{Bridge, approvals, chat_of, lock, split};
+use super::{Bridge, approvals, chat_of, filter, lock, split};
 use crate::protocol::{Event, EventKind, EventReceiver, Op, Origin, ReviewDecision};
 
 pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
@@ -38,6 +38,15 @@ async fn handle(bridge: &Bridge, event: Event) {
     let Some(chat) = chat_of(&event.session) else {
         return;
     };
+    if !filter::may_send(&bridge.config, chat) {
+        if matches!(event.kind, EventKind::TurnStarted { .. }) {
+            tracing::debug!(
+                chat,
+                "telegram: not sending to a chat the config does not allow"
+            );
+        }
+        return;
+    }
     match &event.kind {
         EventKind::TurnStarted { .. } => {
             begin_turn(bridge, &event);

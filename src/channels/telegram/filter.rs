@@ -32,6 +32,19 @@ pub fn is_allowed_user(config: &TelegramConfig, id: u64) -> bool {
     config.allowed_users.iter().any(|u| u.trim() == id)
 }
 
+/// Whether the bridge may send to `chat`: a listed chat, or (with `"dm"`
+/// listed) the private chat of an allowed user, whose id is the user's.
+/// Anything else (a cron `deliver` the model wrote, a session id typed at
+/// the desk) gets nothing: the bot only ever talks where it listens.
+pub fn may_send(config: &TelegramConfig, chat: i64) -> bool {
+    let id = chat.to_string();
+    config.allowed_chats.iter().any(|c| {
+        let c = c.trim();
+        c == id
+            || (c.eq_ignore_ascii_case("dm") && chat > 0 && is_allowed_user(config, chat as u64))
+    })
+}
+
 /// Ok(the text for the agent, `@bot` removed) or why not. `bot_username`
 /// is the bot's @name without the `@`.
 pub fn accept(
@@ -191,6 +204,18 @@ mod tests {
         let mut relaxed = c.clone();
         relaxed.require_mention = false;
         assert_eq!(accept(&group(-1007, "hi"), &relaxed, BOT), Ok("hi".into()));
+    }
+
+    #[test]
+    fn only_allowed_chats_are_sent_to() {
+        let c = config();
+        assert!(may_send(&c, OWNER as i64), "the owner's private chat");
+        assert!(may_send(&c, -1007), "a listed group");
+        assert!(!may_send(&c, 7), "a stranger's private chat");
+        assert!(!may_send(&c, -1008), "an unlisted group");
+        let mut no_dm = c.clone();
+        no_dm.allowed_chats = vec!["-1007".into()];
+        assert!(!may_send(&no_dm, OWNER as i64));
     }
 
     #[test]
