@@ -62,6 +62,8 @@ impl TelegramOptions {
 /// The running bridge: its status for the UI, and a way to stop it.
 pub struct Telegram {
     pub status: watch::Receiver<BotStatus>,
+    /// None when the bot could not start (then nothing is in flight).
+    bridge: Option<Arc<Bridge>>,
     intake: CancellationToken,
     stop: CancellationToken,
     task: JoinHandle<()>,
@@ -71,6 +73,16 @@ impl Telegram {
     /// Stops taking messages; answers in flight are still delivered.
     pub fn stop_intake(&self) {
         self.intake.cancel();
+    }
+
+    /// Whether a chat's message is being answered (or waits its turn):
+    /// quitting the TUI now would cut an answer someone is waiting for.
+    pub fn answering(&self) -> bool {
+        self.bridge.as_ref().is_some_and(|bridge| {
+            lock(&bridge.turns)
+                .values()
+                .any(|turn| turn.typing.is_some() || !turn.reply_to.is_empty())
+        })
     }
 
     /// Delivers what the core already said, then ends the bridge.
@@ -90,11 +102,11 @@ pub fn spawn(agent: AgentHandle, options: TelegramOptions) -> Telegram {
     // Subscribed before the bot starts, so no event of its sessions is missed.
     let events = agent.bus.subscribe();
     let bot = build_bot(&options.config, &options.token);
-    let task = match bot {
+    let (bridge, task) = match bot {
         Err(why) => {
             tracing::warn!("telegram: {why}");
             let _ = status_tx.send(BotStatus::Stopped(why));
-            tokio::spawn(async {})
+            (None, tokio::spawn(async {}))
         }
         Ok(bot) => {
             let bridge = Arc::new(Bridge {
@@ -110,15 +122,17 @@ pub fn spawn(agent: AgentHandle, options: TelegramOptions) -> Telegram {
                 revoked: AtomicBool::new(false),
             });
             let delivery = tokio::spawn(deliver::run(bridge.clone(), events, stop.clone()));
-            let poller = poll(bridge, options.poll_timeout, intake.clone());
-            tokio::spawn(async move {
+            let poller = poll(bridge.clone(), options.poll_timeout, intake.clone());
+            let task = tokio::spawn(async move {
                 poller.await;
                 let _ = delivery.await;
-            })
+            });
+            (Some(bridge), task)
         }
     };
     Telegram {
         status,
+        bridge,
         intake,
         stop,
         task,

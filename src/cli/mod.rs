@@ -205,7 +205,15 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                     .map(|t| t.status.clone()),
             };
             let code = tui::run(&agent, options).await;
-            if let Some(services) = services {
+            if let Some(mut services) = services {
+                // Quitting must not cut an answer a Telegram chat waits
+                // for: no new messages, then a moment for the turn.
+                if services.bot_answering() {
+                    services.stop_intake().await;
+                    print::err("egirl: letting the answer in flight reach Telegram");
+                    let grace = std::time::Duration::from_secs(10);
+                    let _ = tokio::time::timeout(grace, agent.idle()).await;
+                }
                 services.stop().await;
             }
             code

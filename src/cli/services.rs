@@ -48,6 +48,11 @@ impl Services {
         }
     }
 
+    /// Whether a bot's chat waits for an answer now being worked on.
+    pub fn bot_answering(&self) -> bool {
+        self.telegram.as_ref().is_some_and(Telegram::answering)
+    }
+
     /// Stops everything: the schedulers, the webhook and the bot.
     pub async fn stop(mut self) {
         self.stop_intake().await;

@@ -9,6 +9,7 @@ use egirl::protocol::BotStatus;
 use super::{DM, Setup, start};
 use crate::support::fake_llama::Reply;
 use crate::support::fake_telegram::{Fault, OWNER_ID, REVOKED_TOKEN};
+use egirl::protocol::EventKind;
 
 #[tokio::test]
 async fn a_429_is_retried_after_retry_after_and_the_answer_arrives_once() {
@@ -84,4 +85,30 @@ async fn a_revoked_token_is_one_notice_not_a_retry_loop() {
     assert_eq!(rig.telegram.calls("getMe"), 1);
     assert_eq!(rig.telegram.calls("getUpdates"), 0);
     assert!(!format!("{stopped:?}").contains("revoked-token"));
+}
+
+/// What quitting the TUI asks before it stops the bot: is a chat waiting
+/// for an answer? Yes from the message's arrival until the answer is out.
+#[tokio::test]
+async fn the_bridge_says_when_a_chat_waits_for_an_answer() {
+    let mut rig = start(Setup::default(), |_| {}).await;
+    assert!(!rig.bot.as_ref().unwrap().answering());
+    rig.llama
+        .push_reply(Reply::chunks(&["slow ", "answer"]).frame_delay(Duration::from_millis(300)));
+    rig.telegram.message(DM, OWNER_ID, "take your time");
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), rig.events.recv())
+            .await
+            .expect("a turn")
+            .unwrap();
+        if matches!(event.kind, EventKind::TurnStarted { .. }) {
+            break;
+        }
+    }
+    assert!(rig.bot.as_ref().unwrap().answering());
+    rig.turn(&telegram::session_for(DM)).await;
+    rig.telegram.wait_sent(1).await;
+    // The bridge sees the turn end just after the answer is out.
+    let bot = rig.bot.as_ref().unwrap();
+    crate::support::fake_telegram::wait_for(Duration::from_secs(5), || !bot.answering()).await;
 }
