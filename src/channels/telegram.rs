@@ -326,7 +326,7 @@ async fn wait_after(
             return false;
         }
         api::Next::Retry(wait) => wait,
-        api::Next::Fail(api::Failure::Other(_)) => api::backoff(failures, Duration::from_secs(60)),
+        api::Next::Fail(_) => api::backoff(failures, Duration::from_secs(60)),
     };
     tracing::warn!("telegram: {why}; retrying in {:.1}s", wait.as_secs_f32());
     bridge.set_status(BotStatus::Reconnecting(format!("{why}; retrying")));

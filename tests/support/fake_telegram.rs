@@ -71,6 +71,8 @@ pub enum Fault {
     RetryAfter(u64),
     /// Headers sent, then the connection is cut before the body ends.
     Drop,
+    /// 400 "can't parse entities" (Telegram refusing the HTML).
+    BadEntities,
 }
 
 #[derive(Default)]
@@ -295,6 +297,13 @@ async fn call(
                 StatusCode::TOO_MANY_REQUESTS,
                 &format!("Too Many Requests: retry after {secs}"),
                 Some(json!({"retry_after": secs})),
+            );
+        }
+        Some(Fault::BadEntities) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0",
+                None,
             );
         }
         Some(Fault::Drop) => {

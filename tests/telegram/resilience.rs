@@ -112,3 +112,16 @@ async fn the_bridge_says_when_a_chat_waits_for_an_answer() {
     let bot = rig.bot.as_ref().unwrap();
     crate::support::fake_telegram::wait_for(Duration::from_secs(5), || !bot.answering()).await;
 }
+
+#[tokio::test]
+async fn html_telegram_refuses_is_sent_again_as_plain_text() {
+    let rig = start(Setup::default(), |_| {}).await;
+    rig.telegram.fail_next("sendMessage", Fault::BadEntities);
+    rig.llama.push_reply(Reply::text("**bold** & `code`"));
+    let asked = rig.telegram.message(DM, OWNER_ID, "hi");
+    let sent = rig.telegram.wait_sent(1).await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].text, "bold & code");
+    assert_eq!(sent[0].parse_mode, None);
+    assert_eq!(sent[0].reply_to, Some(asked));
+}

@@ -21,6 +21,8 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 pub enum Failure {
     /// 401: the token was revoked or is wrong. Nothing will work.
     Unauthorized,
+    /// Telegram could not parse the message's HTML.
+    BadHtml(String),
     /// Anything else, described (token-free).
     Other(String),
 }
@@ -29,7 +31,7 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Unauthorized => f.write_str(UNAUTHORIZED),
-            Failure::Other(why) => f.write_str(why),
+            Failure::BadHtml(why) | Failure::Other(why) => f.write_str(why),
         }
     }
 }
@@ -52,6 +54,9 @@ pub enum Next {
 pub fn next(error: &RequestError, failures: u32, token: &SecretString) -> Next {
     match error {
         RequestError::Api(ApiError::InvalidToken) => Next::Fail(Failure::Unauthorized),
+        RequestError::Api(ApiError::CantParseEntities(why)) => {
+            Next::Fail(Failure::BadHtml(why.clone()))
+        }
         RequestError::RetryAfter(after) => {
             let after = after.duration().max(Duration::from_millis(100));
             if after > MAX_RETRY_AFTER {

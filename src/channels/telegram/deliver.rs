@@ -11,7 +11,7 @@ use teloxide::types::{ChatId, InlineKeyboardMarkup, MessageId, ParseMode, ReplyP
 use tokio_util::sync::CancellationToken;
 
 use super::api::{self, Failure};
-use super::{Bridge, approvals, chat_of, filter, lock, split};
+use super::{Bridge, approvals, chat_of, filter, html, lock, split};
 use crate::protocol::{Event, EventKind, EventReceiver, Op, Origin, ReviewDecision};
 
 pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
@@ -165,24 +165,40 @@ async fn send(bridge: &Bridge, chat: i64, reply_to: Option<MessageId>, text: &st
         .enumerate()
     {
         let reference = if i == 0 { reply_to } else { None };
-        let sent = api::retrying("sending an answer", &bridge.token, || {
-            let mut message = bridge
-                .bot
-                .send_message(ChatId(chat), part.clone())
-                .parse_mode(ParseMode::Html);
-            if let Some(original) = reference {
-                // Deleted meanwhile: still send the answer, just not as a reply.
-                message = message
-                    .reply_parameters(ReplyParameters::new(original).allow_sending_without_reply());
-            }
-            message.send()
-        })
-        .await;
+        let mut sent = send_one(bridge, chat, reference, &part, true).await;
+        if let Err(Failure::BadHtml(why)) = &sent {
+            // Telegram disagrees with the markup: the same text, plain.
+            tracing::warn!("telegram: {why}; sending the answer as plain text");
+            sent = send_one(bridge, chat, reference, &html::visible(&part), false).await;
+        }
         if let Err(e) = sent {
             failed(bridge, chat, &e);
             break;
         }
     }
+}
+
+async fn send_one(
+    bridge: &Bridge,
+    chat: i64,
+    reply_to: Option<MessageId>,
+    text: &str,
+    as_html: bool,
+) -> Result<(), Failure> {
+    api::retrying("sending an answer", &bridge.token, || {
+        let mut message = bridge.bot.send_message(ChatId(chat), text.to_string());
+        if as_html {
+            message = message.parse_mode(ParseMode::Html);
+        }
+        if let Some(original) = reply_to {
+            // Deleted meanwhile: still send the answer, just not as a reply.
+            message = message
+                .reply_parameters(ReplyParameters::new(original).allow_sending_without_reply());
+        }
+        message.send()
+    })
+    .await
+    .map(|_| ())
 }
 
 async fn edit(bridge: &Bridge, chat: i64, message: MessageId, text: String) {
@@ -202,6 +218,8 @@ async fn edit(bridge: &Bridge, chat: i64, message: MessageId, text: String) {
 fn failed(bridge: &Bridge, chat: i64, failure: &Failure) {
     match failure {
         Failure::Unauthorized => bridge.token_rejected(),
-        Failure::Other(why) => tracing::warn!("telegram: sending to chat {chat} failed: {why}"),
+        Failure::BadHtml(why) | Failure::Other(why) => {
+            tracing::warn!("telegram: sending to chat {chat} failed: {why}")
+        }
     }
 }
