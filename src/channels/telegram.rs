@@ -101,7 +101,7 @@ pub fn spawn(agent: AgentHandle, options: TelegramOptions) -> Telegram {
     let stop = CancellationToken::new();
     // Subscribed before the bot starts, so no event of its sessions is missed.
     let events = agent.bus.subscribe();
-    let bot = build_bot(&options.config, &options.token);
+    let bot = build_bot(&options.config, &options.token, options.poll_timeout);
     let (bridge, task) = match bot {
         Err(why) => {
             tracing::warn!("telegram: {why}");
@@ -139,10 +139,17 @@ pub fn spawn(agent: AgentHandle, options: TelegramOptions) -> Telegram {
     }
 }
 
-fn build_bot(config: &TelegramConfig, token: &SecretString) -> Result<Bot, String> {
+/// The client's timeout covers a whole long poll (teloxide's default of
+/// 17 s would cut every poll longer than that) plus time to answer.
+fn build_bot(
+    config: &TelegramConfig,
+    token: &SecretString,
+    poll_timeout: Duration,
+) -> Result<Bot, String> {
     let url = reqwest::Url::parse(config.api_url.trim_end_matches('/'))
         .map_err(|e| format!("[channels.telegram] api_url: {e}"))?;
     let client = teloxide::net::default_reqwest_settings()
+        .timeout(poll_timeout + Duration::from_secs(15))
         .build()
         .map_err(|e| format!("cannot start the Telegram client: {e}"))?;
     Ok(Bot::with_client(token.expose_secret(), client).set_api_url(url))
@@ -228,7 +235,7 @@ impl Bridge {
 
 /// `egirl doctor`: the token checked with one `getMe`; Ok(the bot's name).
 pub async fn check_token(config: &TelegramConfig, token: &SecretString) -> Result<String, String> {
-    let bot = build_bot(config, token)?;
+    let bot = build_bot(config, token, Duration::ZERO)?;
     match tokio::time::timeout(Duration::from_secs(15), bot.get_me().send()).await {
         Err(_) => Err("no answer from the Bot API within 15 s".into()),
         Ok(Ok(me)) => Ok(me.user.username.unwrap_or(me.user.first_name)),
