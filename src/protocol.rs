@@ -16,7 +16,7 @@ pub use queue::EventReceiver;
 pub type SessionId = String;
 
 /// Where a message came from. Serialized as `tui`, `cli`, `webhook`,
-/// `heartbeat`, `discord:<channel>` or `cron:<job>`.
+/// `heartbeat`, `discord:<channel>`, `cron:<job>` or `telegram:<chat>`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Origin {
     Tui,
@@ -25,12 +25,21 @@ pub enum Origin {
     Heartbeat,
     Discord(String),
     Cron(String),
+    /// A Telegram chat (its numeric id; negative for groups).
+    Telegram(String),
 }
 
 impl Origin {
     /// Origins with nobody at the keyboard: their approvals time out as denied.
     pub fn is_unattended(&self) -> bool {
         matches!(self, Origin::Webhook | Origin::Heartbeat | Origin::Cron(_))
+    }
+
+    /// Origins whose approvals count as denied after `[tools.exec]
+    /// unattended_timeout`: the unattended ones, and Telegram (the owner's
+    /// phone may never answer the buttons).
+    pub fn approval_times_out(&self) -> bool {
+        self.is_unattended() || matches!(self, Origin::Telegram(_))
     }
 }
 
@@ -43,6 +52,7 @@ impl fmt::Display for Origin {
             Origin::Heartbeat => f.write_str("heartbeat"),
             Origin::Discord(channel) => write!(f, "discord:{channel}"),
             Origin::Cron(job) => write!(f, "cron:{job}"),
+            Origin::Telegram(chat) => write!(f, "telegram:{chat}"),
         }
     }
 }
@@ -60,6 +70,9 @@ impl FromStr for Origin {
                     Ok(Origin::Discord(channel.to_string()))
                 }
                 Some(("cron", job)) if !job.is_empty() => Ok(Origin::Cron(job.to_string())),
+                Some(("telegram", chat)) if !chat.is_empty() => {
+                    Ok(Origin::Telegram(chat.to_string()))
+                }
                 _ => Err(format!("unknown origin `{other}`")),
             },
         }

@@ -16,6 +16,7 @@ mod scheduler;
 mod seam;
 mod skills;
 mod support;
+mod telegram;
 mod tui;
 mod web;
 mod webhook;

@@ -2,5 +2,6 @@
 
 pub mod discord;
 pub mod headless;
+pub mod telegram;
 pub mod tui;
 pub mod webhook;

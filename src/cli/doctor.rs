@@ -192,6 +192,24 @@ pub async fn run(env: &Environment) -> u8 {
         ),
     }
     line(None, "services", services_owner(&env.workspace));
+    let telegram = &env.config.channels.telegram;
+    if telegram.enabled {
+        let (ok, detail) = match &env.secrets.telegram_bot_token {
+            None => (
+                false,
+                "enabled but TELEGRAM_BOT_TOKEN is not set".to_string(),
+            ),
+            Some(token) => match crate::channels::telegram::check_token(telegram, token).await {
+                Ok(name) => (true, format!("getMe answered: @{name}")),
+                Err(why) => (false, why),
+            },
+        };
+        line(
+            Some(ok),
+            "telegram",
+            env.redactor.redact(&detail).into_owned(),
+        );
+    }
     for (var, present) in env.secrets.presence() {
         line(
             None,

@@ -19,6 +19,7 @@ use clap::{Parser, Subcommand};
 use crate::agent::{self, AgentHandle};
 use crate::channels::discord::{self, Discord, DiscordOptions};
 use crate::channels::headless::{self, HeadlessOptions, Outcome};
+use crate::channels::telegram::{self, Telegram, TelegramOptions};
 use crate::channels::tui;
 use crate::config::{self, Config, Redactor, Secrets};
 use crate::print;
@@ -77,7 +78,7 @@ pub enum CliCommand {
     Stats(stats::StatsArgs),
     /// Sessions as fine-tuning JSONL (the Qwen3 format of the egirl spec).
     Export(export::ExportArgs),
-    /// Run without a TUI: Discord, heartbeat, cron and the webhook until
+    /// Run without a TUI: Discord, Telegram, heartbeat, cron and the webhook until
     /// SIGTERM or Ctrl+C.
     Serve,
     /// Skills: `egirl skills list [--json]`.
@@ -217,9 +218,21 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                     .as_ref()
                     .and_then(|s| s.discord.as_ref())
                     .map(|d| d.status.clone()),
+                telegram: services
+                    .as_ref()
+                    .and_then(|s| s.telegram.as_ref())
+                    .map(|t| t.status.clone()),
             };
             let code = tui::run(&agent, options).await;
-            if let Some(services) = services {
+            if let Some(mut services) = services {
+                // Quitting must not cut an answer a Telegram chat waits
+                // for: no new messages, then a moment for the turn.
+                if services.bot_answering() {
+                    services.stop_intake().await;
+                    print::err("egirl: letting the answer in flight reach Telegram");
+                    let grace = std::time::Duration::from_secs(10);
+                    let _ = tokio::time::timeout(grace, agent.idle()).await;
+                }
                 services.stop().await;
             }
             code
@@ -258,6 +271,36 @@ fn start_discord(
     Some(discord::spawn(
         agent.clone(),
         DiscordOptions::new(config.clone(), token, attended),
+    ))
+}
+
+/// Starts the Telegram bot when `[channels.telegram] enabled`; without a
+/// token it stays off and says so. `attended`: a TUI can answer approvals.
+fn start_telegram(
+    env: &Environment,
+    agent: &AgentHandle,
+    attended: bool,
+    notices: &mut Vec<String>,
+) -> Option<Telegram> {
+    let config = &env.config.channels.telegram;
+    if !config.enabled {
+        return None;
+    }
+    let Some(token) = env.secrets.telegram_bot_token.clone() else {
+        let notice =
+            "[channels.telegram] is enabled but TELEGRAM_BOT_TOKEN is not set; the bot is off"
+                .to_string();
+        tracing::warn!("{notice}");
+        notices.push(notice);
+        return None;
+    };
+    if config.allowed_users.is_empty() {
+        notices
+            .push("[channels.telegram] allowed_users is empty: the bot answers nobody".to_string());
+    }
+    Some(telegram::spawn(
+        agent.clone(),
+        TelegramOptions::new(config.clone(), token, attended),
     ))
 }
 

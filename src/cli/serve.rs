@@ -26,7 +26,7 @@ pub async fn run(notices: Vec<String>, mut services: Services, agent: &AgentHand
     }
     if services.running.is_empty() {
         print::err(format_args!(
-            "egirl: nothing to serve: enable [channels.discord], [heartbeat] every, [cron] or set EGIRL_WEBHOOK_SECRET"
+            "egirl: nothing to serve: enable [channels.discord], [channels.telegram], [heartbeat] every, [cron] or set EGIRL_WEBHOOK_SECRET"
         ));
         services.stop().await;
         return EXIT_FAILURE;
@@ -37,21 +37,26 @@ pub async fn run(notices: Vec<String>, mut services: Services, agent: &AgentHand
     ));
     print::err("egirl: stop with Ctrl+C or SIGTERM");
     let mut status = services.discord.as_ref().map(|d| d.status.clone());
+    let mut telegram = services.telegram.as_ref().map(|t| t.status.clone());
     let stop = wait_for_signal();
     tokio::pin!(stop);
     loop {
         tokio::select! {
             _ = &mut stop => break,
-            line = next_status(&mut status) => match line {
+            line = next_status(&mut status, "discord") => match line {
                 Some(line) => print::err(format_args!("egirl: {line}")),
                 None => status = None,
+            },
+            line = next_status(&mut telegram, "telegram") => match line {
+                Some(line) => print::err(format_args!("egirl: {line}")),
+                None => telegram = None,
             },
         }
     }
     print::err("egirl: stopping");
     services.stop_intake().await;
     if agent.busy() {
-        // The bot is still up: an answer finished now reaches Discord.
+        // The bot is still up: an answer finished now reaches Discord or Telegram.
         print::err("egirl: letting the turn in flight finish");
         if tokio::time::timeout(FINISH_GRACE, agent.idle())
             .await
@@ -65,17 +70,17 @@ pub async fn run(notices: Vec<String>, mut services: Services, agent: &AgentHand
 }
 
 /// The bot's next status change as a line; None when it has no more.
-async fn next_status(status: &mut Option<watch::Receiver<BotStatus>>) -> Option<String> {
+async fn next_status(status: &mut Option<watch::Receiver<BotStatus>>, bot: &str) -> Option<String> {
     let Some(status) = status else {
         return std::future::pending().await;
     };
     status.changed().await.ok()?;
     let line = match &*status.borrow_and_update() {
-        BotStatus::Ready(name) => format!("discord: ready as {name}"),
-        BotStatus::Connecting => "discord: connecting".into(),
-        BotStatus::Reconnecting(why) => format!("discord: {why}"),
-        BotStatus::Stopped(why) => format!("discord: stopped: {why}"),
-        BotStatus::Off => "discord: off".into(),
+        BotStatus::Ready(name) => format!("{bot}: ready as {name}"),
+        BotStatus::Connecting => format!("{bot}: connecting"),
+        BotStatus::Reconnecting(why) => format!("{bot}: {why}"),
+        BotStatus::Stopped(why) => format!("{bot}: stopped: {why}"),
+        BotStatus::Off => format!("{bot}: off"),
     };
     Some(line)
 }

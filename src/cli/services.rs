@@ -1,4 +1,4 @@
-//! The background services of a workspace: Discord, heartbeat, cron and
+//! The background services of a workspace: Discord, Telegram, heartbeat, cron and
 //! the webhook. One egirl process runs them, the one holding the lock
 //! `.egirl/services.lock`; a second TUI on the same workspace works as a
 //! chat but leaves them to the first (two bots or two schedulers would
@@ -11,9 +11,10 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{Environment, start_discord};
+use super::{Environment, start_discord, start_telegram};
 use crate::agent::AgentHandle;
 use crate::channels::discord::Discord;
+use crate::channels::telegram::Telegram;
 use crate::channels::webhook::{self, Webhook};
 use crate::lockfile::{self, FileLock};
 use crate::scheduler::SystemClock;
@@ -23,6 +24,7 @@ use crate::scheduler::heartbeat::Heartbeat;
 pub struct Services {
     pub discord: Option<Discord>,
     pub webhook: Option<Webhook>,
+    pub telegram: Option<Telegram>,
     /// One line per running service, for `egirl serve` to print.
     pub running: Vec<String>,
     stop: CancellationToken,
@@ -35,6 +37,9 @@ impl Services {
     /// a turn still finishing reaches its channel.
     pub async fn stop_intake(&mut self) {
         self.stop.cancel();
+        if let Some(bot) = &self.telegram {
+            bot.stop_intake();
+        }
         for task in self.tasks.drain(..) {
             let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
         }
@@ -43,10 +48,18 @@ impl Services {
         }
     }
 
+    /// Whether a bot's chat waits for an answer now being worked on.
+    pub fn bot_answering(&self) -> bool {
+        self.telegram.as_ref().is_some_and(Telegram::answering)
+    }
+
     /// Stops everything: the schedulers, the webhook and the bot.
     pub async fn stop(mut self) {
         self.stop_intake().await;
         if let Some(bot) = self.discord.take() {
+            bot.stop().await;
+        }
+        if let Some(bot) = self.telegram.take() {
             bot.stop().await;
         }
     }
@@ -76,12 +89,12 @@ pub async fn start(
                 format!("another egirl process ({holder})")
             };
             return Err(format!(
-                "Discord, heartbeat, cron and the webhook for this workspace run in {holder}"
+                "Discord, Telegram, heartbeat, cron and the webhook for this workspace run in {holder}"
             ));
         }
         Err(e) => {
             return Err(format!(
-                "{e:#}; Discord, heartbeat, cron and the webhook are off"
+                "{e:#}; Discord, Telegram, heartbeat, cron and the webhook are off"
             ));
         }
     };
@@ -95,6 +108,10 @@ pub async fn start(
     let discord = start_discord(env, agent, attended, notices);
     if discord.is_some() {
         running.push("discord".to_string());
+    }
+    let telegram = start_telegram(env, agent, attended, notices);
+    if telegram.is_some() {
+        running.push("telegram".to_string());
     }
     let config = &env.config;
     let heartbeat = Heartbeat {
@@ -167,6 +184,7 @@ pub async fn start(
     Ok(Services {
         discord,
         webhook,
+        telegram,
         running,
         stop,
         tasks,

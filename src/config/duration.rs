@@ -85,6 +85,8 @@ pub fn string_or_int_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>
     enum Id {
         Text(String),
         Int(u64),
+        /// Telegram group chat ids are negative.
+        Signed(i64),
     }
     let ids = Vec::<Id>::deserialize(d)?;
     Ok(ids
@@ -92,6 +94,7 @@ pub fn string_or_int_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>
         .map(|id| match id {
             Id::Text(t) => t,
             Id::Int(n) => n.to_string(),
+            Id::Signed(n) => n.to_string(),
         })
         .collect())
 }

@@ -172,6 +172,10 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
     if let Some(p) = &config.channels.discord.proxy {
         url("channels.discord.proxy", p)?;
     }
+    url(
+        "channels.telegram.api_url",
+        &config.channels.telegram.api_url,
+    )?;
     if config.local.max_concurrent == 0 {
         return Err(("local.max_concurrent".into(), "must be at least 1".into()));
     }
@@ -390,5 +394,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.channels.discord.allowed_users, vec!["123", "456"]);
+        let c = parse(
+            "[channels.telegram]\nallowed_chats = [\"dm\", -1001234]\n",
+            Path::new("egirl.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.channels.telegram.allowed_chats, vec!["dm", "-1001234"]);
     }
 }

@@ -336,6 +336,37 @@ impl Default for ExecConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct ChannelsConfig {
     pub discord: DiscordConfig,
+    pub telegram: TelegramConfig,
+}
+
+/// `[channels.telegram]`: the Telegram bot (long polling; the token is
+/// `TELEGRAM_BOT_TOKEN`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelegramConfig {
+    pub enabled: bool,
+    /// Numeric Telegram user ids the bot answers (empty: nobody).
+    #[serde(deserialize_with = "duration::string_or_int_list")]
+    pub allowed_users: Vec<String>,
+    /// `"dm"` (private chats) and/or chat ids (groups are negative).
+    #[serde(deserialize_with = "duration::string_or_int_list")]
+    pub allowed_chats: Vec<String>,
+    /// In groups, answer only messages that mention the bot or reply to it.
+    pub require_mention: bool,
+    /// The Bot API's base URL (a local Bot API server, or the tests' fake).
+    pub api_url: String,
+}
+
+impl Default for TelegramConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            allowed_users: Vec::new(),
+            allowed_chats: vec!["dm".into()],
+            require_mention: true,
+            api_url: "https://api.telegram.org".into(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::ConfigDuration;
 
-/// Where the answer of an unattended turn goes: `none`, `tui` or
-/// `discord:<channel id>` (a DM channel id reaches the owner).
+/// Where the answer of an unattended turn goes: `none`, `tui`,
+/// `discord:<channel id>` (a DM channel id reaches the owner) or
+/// `telegram:<chat id>`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Delivery {
     /// Kept in the session's transcript; no channel is sent anything.
@@ -18,6 +19,8 @@ pub enum Delivery {
     Tui,
     /// The Discord channel's session: the bridge sends the answer there.
     Discord(String),
+    /// The Telegram chat's session: the bridge sends the answer there.
+    Telegram(String),
 }
 
 impl fmt::Display for Delivery {
@@ -26,6 +29,7 @@ impl fmt::Display for Delivery {
             Delivery::None => f.write_str("none"),
             Delivery::Tui => f.write_str("tui"),
             Delivery::Discord(channel) => write!(f, "discord:{channel}"),
+            Delivery::Telegram(chat) => write!(f, "telegram:{chat}"),
         }
     }
 }
@@ -42,8 +46,11 @@ impl FromStr for Delivery {
                 {
                     Ok(Delivery::Discord(channel.to_string()))
                 }
+                Some(("telegram", chat)) if chat.parse::<i64>().is_ok_and(|id| id != 0) => {
+                    Ok(Delivery::Telegram(chat.to_string()))
+                }
                 _ => Err(format!(
-                    "unknown delivery `{other}` (use \"none\", \"tui\" or \"discord:<channel id>\")"
+                    "unknown delivery `{other}` (use \"none\", \"tui\", \"discord:<channel id>\" or \"telegram:<chat id>\")"
                 )),
             },
         }
@@ -70,6 +77,7 @@ impl Delivery {
     pub fn session(&self, fallback: &str) -> String {
         match self {
             Delivery::Discord(channel) => format!("discord-{channel}"),
+            Delivery::Telegram(chat) => format!("telegram-{chat}"),
             Delivery::None | Delivery::Tui => fallback.to_string(),
         }
     }
@@ -160,6 +168,12 @@ mod tests {
             assert!(bad.parse::<Delivery>().is_err(), "{bad}");
         }
         assert_eq!(Delivery::Discord("9".into()).session("x"), "discord-9");
+        assert_eq!(
+            "telegram:-100123".parse::<Delivery>(),
+            Ok(Delivery::Telegram("-100123".into()))
+        );
+        assert_eq!(Delivery::Telegram("-5".into()).session("x"), "telegram--5");
+        assert!("telegram:me".parse::<Delivery>().is_err());
         assert_eq!(Delivery::Tui.session("heartbeat"), "heartbeat");
     }
 }

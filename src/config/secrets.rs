@@ -12,15 +12,17 @@ pub struct Secrets {
     pub azure_openai_api_key: Option<SecretString>,
     pub discord_token: Option<SecretString>,
     pub webhook_secret: Option<SecretString>,
+    pub telegram_bot_token: Option<SecretString>,
 }
 
 /// The environment variables egirl reads secrets from.
-pub const SECRET_VARS: [&str; 5] = [
+pub const SECRET_VARS: [&str; 6] = [
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "AZURE_OPENAI_API_KEY",
     "DISCORD_TOKEN",
     "EGIRL_WEBHOOK_SECRET",
+    "TELEGRAM_BOT_TOKEN",
 ];
 
 /// Name endings that mark a variable as a secret, whoever set it
@@ -64,17 +66,19 @@ impl Secrets {
             azure_openai_api_key: get(SECRET_VARS[2]),
             discord_token: get(SECRET_VARS[3]),
             webhook_secret: get(SECRET_VARS[4]),
+            telegram_bot_token: get(SECRET_VARS[5]),
         }
     }
 
     /// Which secrets are present, by variable name (for `egirl doctor`).
-    pub fn presence(&self) -> [(&'static str, bool); 5] {
+    pub fn presence(&self) -> [(&'static str, bool); 6] {
         [
             (SECRET_VARS[0], self.anthropic_api_key.is_some()),
             (SECRET_VARS[1], self.openai_api_key.is_some()),
             (SECRET_VARS[2], self.azure_openai_api_key.is_some()),
             (SECRET_VARS[3], self.discord_token.is_some()),
             (SECRET_VARS[4], self.webhook_secret.is_some()),
+            (SECRET_VARS[5], self.telegram_bot_token.is_some()),
         ]
     }
 }
@@ -88,6 +92,7 @@ mod tests {
         for name in [
             "DISCORD_TOKEN",
             "EGIRL_WEBHOOK_SECRET",
+            "TELEGRAM_BOT_TOKEN",
             "FOO_TOKEN",
             "my_api_key",
             "DB_PASSWORD",

@@ -25,10 +25,16 @@ fn origins_round_trip() {
         "heartbeat",
         "discord:42",
         "cron:daily",
+        "telegram:-1001234",
     ] {
         assert_eq!(s.parse::<Origin>().unwrap().to_string(), s);
     }
     assert!("discord:".parse::<Origin>().is_err());
+    assert!("telegram:".parse::<Origin>().is_err());
+    // A phone may never press the button: Telegram's approvals time out.
+    assert!(Origin::Telegram("1".into()).approval_times_out());
+    assert!(!Origin::Telegram("1".into()).is_unattended());
+    assert!(!Origin::Tui.approval_times_out());
     assert!("smoke".parse::<Origin>().is_err());
 }
 

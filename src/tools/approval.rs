@@ -264,7 +264,7 @@ impl Approver {
             },
         );
 
-        let unattended = ctx.origin.is_unattended();
+        let unattended = ctx.origin.approval_times_out();
         let answer = tokio::select! {
             answer = &mut rx => answer.ok(),
             _ = ctx.cancel.cancelled() => {
@@ -277,8 +277,9 @@ impl Approver {
                     Ok(answer) => Some(answer),
                     Err(_) => {
                         parked.by = "timeout";
+                        let why = if ctx.origin.is_unattended() { " (unattended run)" } else { "" };
                         return Err(format!(
-                            "denied: no one approved within {} (unattended run)",
+                            "denied: no one approved within {}{why}",
                             human_duration(self.unattended_timeout)
                         ));
                     }

@@ -16,6 +16,7 @@ mod sessions;
 mod skills;
 mod snapshots;
 mod startup;
+mod telegram;
 
 use std::time::Instant;
 

@@ -79,6 +79,8 @@ pub struct StatusInfo {
     pub context_length: u64,
     /// The Discord bot, as the bridge reports it (`Off` without one).
     pub discord: BotStatus,
+    /// The Telegram bot (`Off` without one: then the status line leaves it out).
+    pub telegram: BotStatus,
 }
 
 pub struct App {
@@ -158,6 +160,7 @@ impl App {
                 context_used: 0,
                 context_length: options.context_length,
                 discord: BotStatus::Off,
+                telegram: BotStatus::Off,
             },
             focus: Focus::Input,
             zoom: None,

@@ -34,6 +34,8 @@ pub enum AppEvent {
     /// The syntax sets loaded in the background are in: code shown plain
     /// until now can be highlighted.
     HighlighterReady,
+    /// The Telegram bot's connection changed.
+    Telegram(crate::protocol::BotStatus),
 }
 
 /// What the loop needs from the outside world.
@@ -110,6 +112,12 @@ where
                 Some(AppEvent::Discord(status)) => {
                     if app.status.discord != status {
                         app.status.discord = status;
+                        frames.request();
+                    }
+                }
+                Some(AppEvent::Telegram(status)) => {
+                    if app.status.telegram != status {
+                        app.status.telegram = status;
                         frames.request();
                     }
                 }

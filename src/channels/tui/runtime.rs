@@ -41,6 +41,8 @@ pub struct TuiOptions {
     pub notices: Vec<String>,
     /// The Discord bot's status, when this process runs one.
     pub discord: Option<watch::Receiver<BotStatus>>,
+    /// The Telegram bot's status, when this process runs one.
+    pub telegram: Option<watch::Receiver<BotStatus>>,
 }
 
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
@@ -103,6 +105,9 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
     watch_signals(tx.clone());
     if let Some(status) = options.discord {
         watch_discord(status, tx.clone());
+    }
+    if let Some(status) = options.telegram {
+        watch_bot(status, tx.clone(), AppEvent::Telegram);
     }
     watch_local_health(options.endpoint.clone(), tx);
     let mut host = Crossterm { agent };
@@ -197,6 +202,22 @@ fn watch_local_health(endpoint: String, tx: mpsc::UnboundedSender<AppEvent>) {
                 return;
             }
             tokio::time::sleep(HEALTH_EVERY).await;
+        }
+    });
+}
+
+/// Forwards a bot's status changes to the loop, wrapped by `event`.
+fn watch_bot(
+    mut status: watch::Receiver<BotStatus>,
+    tx: mpsc::UnboundedSender<AppEvent>,
+    event: fn(BotStatus) -> AppEvent,
+) {
+    tokio::spawn(async move {
+        loop {
+            let now = status.borrow_and_update().clone();
+            if tx.send(event(now)).is_err() || status.changed().await.is_err() {
+                return;
+            }
         }
     });
 }

@@ -73,6 +73,7 @@ fn job_from(args: &serde_json::Value, ctx: &ToolContext) -> Result<Job, String> 
         Some(d) => d.parse::<Delivery>()?,
         None => match &ctx.origin {
             Origin::Discord(channel) => Delivery::Discord(channel.clone()),
+            Origin::Telegram(chat) => Delivery::Telegram(chat.clone()),
             _ => Delivery::Tui,
         },
     };
@@ -114,6 +115,17 @@ mod tests {
         let jobs = CronStore::in_workspace(&ctx.workspace).load().unwrap();
         assert_eq!(jobs[0].deliver, Delivery::Discord("42".into()));
         assert!(jobs[0].next_run.is_some());
+        // Asked from a Telegram chat: the reminder goes back there.
+        ctx.origin = Origin::Telegram("-100".into());
+        let out = run(
+            &serde_json::json!({"message": "water", "every": "1h", "name": "water"}),
+            &ctx,
+        )
+        .await;
+        assert!(out.success, "{}", out.output);
+        let jobs = CronStore::in_workspace(&ctx.workspace).load().unwrap();
+        let water = jobs.iter().find(|j| j.id == "water").unwrap();
+        assert_eq!(water.deliver, Delivery::Telegram("-100".into()));
 
         for bad in [
             serde_json::json!({"message": "x"}),

@@ -71,6 +71,7 @@ mod tests {
                 ("HOME", "/home/u"),
                 ("ANTHROPIC_API_KEY", "k"),
                 ("DISCORD_TOKEN", "t"),
+                ("TELEGRAM_BOT_TOKEN", "123:tg"),
                 ("FOO_TOKEN", "f"),
                 ("db_password", "p"),
                 ("MY_SERVICE_URL", "u"),

@@ -63,6 +63,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Style::default().fg(t.text),
         )],
         discord(app),
+        telegram(app),
         target_session(app),
     ];
 
@@ -90,7 +91,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let right_w = wrap::spans_width(&right);
     let room = usize::from(area.width).saturating_sub(right_w + 1);
     let mut left: Vec<Span<'static>> = Vec::new();
-    for (i, segment) in segments.into_iter().enumerate() {
+    // An empty segment (a bot this process does not run) takes no room.
+    for (i, segment) in segments.into_iter().filter(|s| !s.is_empty()).enumerate() {
         let extra = if i > 0 { 3 } else { 0 };
         if wrap::spans_width(&left) + extra + wrap::spans_width(&segment) > room {
             break;
@@ -118,6 +120,23 @@ fn target_session(app: &App) -> Vec<Span<'static>> {
         )],
         _ => vec![Span::styled(app.session.clone(), t.muted())],
     }
+}
+
+/// The Telegram bot's connection; nothing when this process runs none.
+fn telegram(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let (text, color) = match &app.status.telegram {
+        BotStatus::Off => return Vec::new(),
+        BotStatus::Connecting => ("telegram connecting…".to_string(), t.warning),
+        BotStatus::Ready(_) => ("telegram ok".to_string(), t.routing_local),
+        BotStatus::Reconnecting(_) => ("telegram reconnecting…".to_string(), t.warning),
+        BotStatus::Stopped(reason) => (
+            // Shorter than Discord's: both may be on the line.
+            format!("telegram stopped: {}", wrap::truncate(reason, 32)),
+            t.error,
+        ),
+    };
+    vec![Span::styled(text, Style::default().fg(color))]
 }
 
 /// The Discord bot's connection, as the bridge reports it.

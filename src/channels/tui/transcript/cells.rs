@@ -41,6 +41,7 @@ pub fn badge(origin: &Origin) -> String {
         Origin::Heartbeat => "heartbeat".into(),
         Origin::Discord(channel) => format!("Discord #{channel}"),
         Origin::Cron(job) => format!("cron {job}"),
+        Origin::Telegram(chat) => format!("Telegram {chat}"),
     }
 }
 
