@@ -60,6 +60,8 @@ pub struct AgentHandle {
     /// Counts a message in as it is sent (the core counts it out), so
     /// `busy()` is true from the moment `submit` returns.
     counter: Arc<watch::Sender<usize>>,
+    /// The MCP servers' state as it changes (status line, `/mcp`).
+    pub mcp: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
 }
 
 impl AgentHandle {
@@ -133,6 +135,8 @@ pub(crate) struct Shared {
     pub server_counts_tokens: AtomicBool,
     /// Secret values out of what the core stores, sends and shows.
     pub redactor: Arc<Redactor>,
+    /// The MCP servers, started in the background, stopped at shutdown.
+    pub mcp: Arc<crate::mcp::McpManager>,
 }
 
 impl Shared {
@@ -279,7 +283,19 @@ pub fn spawn_guarded(
             }
         })
         .flatten();
+    // In the background: the first frame never waits for a server.
+    let mcp = crate::mcp::McpManager::start(
+        &config.mcp,
+        &workspace,
+        crate::tools::sandbox::env::command_env(
+            &config.tools.exec.env_passthrough,
+            protected.env_files(),
+        ),
+        bus.clone(),
+    );
+    let mcp_status = mcp.watch();
     let shared = Arc::new(Shared {
+        mcp,
         local_tools_in_prompt: local.with_tool_format(ToolFormat::Qwen3),
         local,
         local_permits: Semaphore::new(config.local.max_concurrent),
@@ -312,6 +328,7 @@ pub fn spawn_guarded(
             skills,
             outstanding,
             counter,
+            mcp: mcp_status,
         },
         task,
     )
@@ -402,6 +419,8 @@ async fn run_core(
     }
     // After every turn has stopped, so each slot holds its final state.
     slots::save_all(&shared).await;
+    // No server outlives egirl.
+    shared.mcp.shutdown().await;
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

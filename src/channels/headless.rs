@@ -58,15 +58,21 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
         match event.kind {
             EventKind::ApprovalRequest {
                 id,
+                tool,
                 command,
                 escalation,
                 ..
             } => {
-                // --approve-exec never covers running outside the sandbox.
-                let decision = if opts.approve_exec && escalation.is_none() {
+                // --approve-exec never covers running outside the sandbox,
+                // nor another tool (an MCP server's).
+                let decision = if opts.approve_exec && escalation.is_none() && tool == "exec" {
                     ReviewDecision::ApprovedOnce
                 } else {
-                    if !opts.json {
+                    if !opts.json && tool != "exec" {
+                        print::err(format_args!(
+                            "egirl: denied `{tool}` (headless runs never approve MCP tools; `approval = \"allow\"` on a server trusts it)"
+                        ));
+                    } else if !opts.json {
                         print::err(format_args!(
                             "egirl: denied `{command}` (pass --approve-exec to allow commands)"
                         ));

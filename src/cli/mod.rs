@@ -283,6 +283,13 @@ impl Environment {
                 .map_or("built-in defaults".into(), |p| p.display().to_string());
             return Err(Exit::usage(format!("{file}: [heartbeat]: {e}")));
         }
+        if let Err(e) = crate::mcp::config::validate(&config.mcp) {
+            let file = loaded
+                .path
+                .as_deref()
+                .map_or("built-in defaults".into(), |p| p.display().to_string());
+            return Err(Exit::usage(format!("{file}: {e}")));
+        }
         if let Some(ws) = &cli.workspace {
             config.workspace.path = ws.display().to_string();
         }

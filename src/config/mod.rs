@@ -37,6 +37,7 @@ pub struct Config {
     pub ui: UiConfig,
     pub log: LogConfig,
     pub pricing: BTreeMap<String, Pricing>,
+    pub mcp: crate::mcp::McpConfig,
 }
 
 #[derive(Clone, Debug, Deserialize)]

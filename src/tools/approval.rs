@@ -30,6 +30,7 @@ use crate::protocol::{EventBus, EventKind, Origin, ReviewDecision, SessionId};
 use crate::tools::ToolContext;
 
 mod expansion;
+mod mcp;
 mod narrow;
 
 /// What the model is told when the user says no (defined in the protocol,
@@ -81,6 +82,9 @@ impl PendingApprovals {
 struct RulesFile {
     #[serde(default)]
     allow: Vec<String>,
+    /// MCP tools approved with "always", by full name (`mcp__fs__write_file`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    mcp: Vec<String>,
 }
 
 /// Decides whether a command may run; parks `ask` requests until a surface answers.
@@ -93,6 +97,8 @@ pub struct Approver {
     /// Rules from the approvals file; the lock also serializes its rewrites.
     saved: Mutex<Vec<String>>,
     session_rules: Mutex<HashMap<SessionId, Vec<String>>>,
+    /// MCP tools approved for a session, by full name.
+    mcp_session: Mutex<HashMap<SessionId, Vec<String>>>,
 }
 
 impl Approver {
@@ -117,6 +123,7 @@ impl Approver {
             unattended_timeout,
             saved: Mutex::new(saved),
             session_rules: Mutex::new(HashMap::new()),
+            mcp_session: Mutex::new(HashMap::new()),
         }
     }
 
@@ -210,6 +217,29 @@ impl Approver {
         ctx: &ToolContext,
         escalation: Option<&str>,
     ) -> Result<Answer, String> {
+        let request = |id: String| EventKind::ApprovalRequest {
+            id,
+            tool: "exec".into(),
+            command: command.into(),
+            cwd: ctx.workspace.display().to_string(),
+            rule: escalation
+                .is_none()
+                .then(|| approval_prefix(command))
+                .flatten(),
+            sandbox: Some(crate::tools::sandbox::describe(&ctx.exec)),
+            escalation: escalation.map(str::to_string),
+        };
+        self.ask_with(ctx, request, escalation.is_some()).await
+    }
+
+    /// Raises the request `request(id)` builds and waits for the answer
+    /// (`escalation`: only `ApprovedOutsideSandbox` approves it).
+    async fn ask_with(
+        &self,
+        ctx: &ToolContext,
+        request: impl FnOnce(String) -> EventKind,
+        escalation: bool,
+    ) -> Result<Answer, String> {
         let id = uuid::Uuid::new_v4().to_string();
         let mut rx = self.pending.park(&id);
         // Cleans up when this future is dropped mid-wait (turn aborted), so a
@@ -220,21 +250,7 @@ impl Approver {
             ctx,
             by: "cancelled",
         };
-        self.emit(
-            ctx,
-            EventKind::ApprovalRequest {
-                id: id.clone(),
-                tool: "exec".into(),
-                command: command.into(),
-                cwd: ctx.workspace.display().to_string(),
-                rule: escalation
-                    .is_none()
-                    .then(|| approval_prefix(command))
-                    .flatten(),
-                sandbox: Some(crate::tools::sandbox::describe(&ctx.exec)),
-                escalation: escalation.map(str::to_string),
-            },
-        );
+        self.emit(ctx, request(id.clone()));
 
         let unattended = ctx.origin.is_unattended();
         let answer = tokio::select! {
@@ -264,9 +280,10 @@ impl Approver {
             return Err(DENIED_BY_USER.into());
         };
         // An escalation is approved by its own answer only.
-        let approved = match escalation {
-            Some(_) => decision == ReviewDecision::ApprovedOutsideSandbox,
-            None => decision.is_approved(),
+        let approved = if escalation {
+            decision == ReviewDecision::ApprovedOutsideSandbox
+        } else {
+            decision.is_approved()
         };
         self.emit(
             ctx,
@@ -331,14 +348,20 @@ impl Approver {
     /// (another egirl process may have written it since we read it).
     fn save_rule(&self, rule: &str) -> Result<(), String> {
         let mut saved = lock(&self.saved);
-        let mut rules = read_rules_file(&self.approvals_file)?;
-        if !rules.iter().any(|r| r == rule) {
-            rules.push(rule.to_string());
+        let mut file = read_file(&self.approvals_file)?;
+        if !file.allow.iter().any(|r| r == rule) {
+            file.allow.push(rule.to_string());
         }
-        let body = toml::to_string(&RulesFile {
-            allow: rules.clone(),
-        })
-        .map_err(|e| format!("could not save the approval: {e}"))?;
+        let rules = file.allow.clone();
+        self.write_rules(&file)?;
+        *saved = rules;
+        Ok(())
+    }
+
+    /// Rewrites the approvals file (atomically).
+    fn write_rules(&self, file: &RulesFile) -> Result<(), String> {
+        let body =
+            toml::to_string(file).map_err(|e| format!("could not save the approval: {e}"))?;
         let text = format!(
             "# Command prefixes approved with \"always\"; matched against the parsed argv.\n{body}"
         );
@@ -357,7 +380,6 @@ impl Approver {
                     self.approvals_file.display()
                 )
             })?;
-        *saved = rules;
         Ok(())
     }
 
@@ -393,14 +415,17 @@ impl Drop for Parked<'_> {
 
 /// Reads the rules of an approvals file; a missing file has none.
 pub fn read_rules_file(path: &Path) -> Result<Vec<String>, String> {
+    Ok(read_file(path)?.allow)
+}
+
+/// The whole approvals file; a missing file has no rules.
+fn read_file(path: &Path) -> Result<RulesFile, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RulesFile::default()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let file: RulesFile =
-        toml::from_str(&text).map_err(|e| format!("{} is not valid: {e}", path.display()))?;
-    Ok(file.allow)
+    toml::from_str(&text).map_err(|e| format!("{} is not valid: {e}", path.display()))
 }
 
 /// Characters that let a command do more than run its argv: chaining (`;`,

@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod builtin;
 pub mod diff;
+pub mod mcp;
 pub mod paths;
 pub mod sandbox;
 
@@ -83,6 +84,8 @@ pub struct ToolContext {
     pub skills: Arc<crate::skills::Registry>,
     /// What the model may never change or read (see `sandbox::protected`).
     pub protected: Arc<sandbox::ProtectedPaths>,
+    /// The MCP servers and their tools (`tools::mcp`).
+    pub mcp: Arc<crate::mcp::McpManager>,
 }
 
 impl ToolContext {
@@ -118,6 +121,7 @@ impl ToolContext {
             approver: Arc::new(approver),
             cancel: CancellationToken::new(),
             memory: None,
+            mcp: crate::mcp::McpManager::none(),
         }
     }
 
@@ -185,6 +189,7 @@ pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> Too
         "cron_add" => builtin::cron_add::run(args, ctx).await,
         "cron_list" => builtin::cron_list::run(args, ctx).await,
         "cron_remove" => builtin::cron_remove::run(args, ctx).await,
+        mcp_tool if mcp::is_mcp_tool(mcp_tool) => mcp::run(mcp_tool, args, ctx).await,
         other => {
             let known: Vec<&str> = specs().iter().map(|s| s.name).collect();
             ToolOutput::fail(format!(
