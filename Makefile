@@ -18,6 +18,7 @@ test: fmt lint unit e2e
 
 install:
 	@bash scripts/install-llama.sh
+	@bash scripts/install-mcp-servers.sh >/dev/null
 
 build:
 	$(CARGO) build --release --locked
@@ -29,6 +30,7 @@ lint:
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 
 unit:
+	@bash scripts/install-mcp-servers.sh >/dev/null
 	$(CARGO) test --locked --lib --bins --test all
 
 e2e: install

@@ -4,6 +4,7 @@ mod cli_stats_export;
 mod discord;
 mod hardening;
 mod headless_cli;
+mod mcp;
 mod memory;
 mod provider_anthropic;
 mod provider_llamacpp;

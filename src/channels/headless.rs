@@ -24,6 +24,13 @@ pub enum Outcome {
 
 pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions) -> Outcome {
     let mut events = agent.bus.subscribe();
+    // One turn, no later one to pick up a server that connects meanwhile:
+    // it starts once every MCP server is up or has failed (each bounded by
+    // its startup_timeout).
+    let mut mcp = agent.mcp.clone();
+    let _ = mcp
+        .wait_for(|servers| servers.iter().all(|s| s.state != "starting"))
+        .await;
     agent.submit(Op::UserMessage {
         session: opts.session.clone(),
         origin: Origin::Cli,

@@ -84,11 +84,8 @@ impl Reporter for Publisher {
         }
     }
     fn notice(&self, message: String) {
-        self.bus.emit(
-            NOTICE_SESSION,
-            &Origin::Tui,
-            EventKind::Notice { message },
-        );
+        self.bus
+            .emit(NOTICE_SESSION, &Origin::Tui, EventKind::Notice { message });
     }
 }
 
@@ -322,5 +319,26 @@ impl McpManager {
             .iter()
             .find(|s| s.name == server)
             .map_or(McpApproval::Ask, |s| s.config.approval)
+    }
+}
+
+impl McpManager {
+    /// Waits until no server is still starting (each gets at most its
+    /// `startup_timeout`): a headless run's first request, or a call that
+    /// came before its server was up, sees the tools of every server that
+    /// could connect.
+    pub async fn settled(&self) {
+        let longest = self
+            .servers
+            .iter()
+            .map(|s| s.config.startup_timeout.0)
+            .max()
+            .unwrap_or_default();
+        let mut status = self.watch();
+        let _ = tokio::time::timeout(
+            longest + Duration::from_millis(500),
+            status.wait_for(|infos| infos.iter().all(|i| i.state != State::Starting.as_str())),
+        )
+        .await;
     }
 }

@@ -67,7 +67,7 @@ pub fn is_mcp_tool(name: &str) -> bool {
 /// Runs `mcp_schema`, `mcp_call` or a tool by its full name.
 pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
     match name {
-        "mcp_schema" => describe(args, ctx),
+        "mcp_schema" => describe(args, ctx).await,
         "mcp_call" => {
             let target = match arg_str(args, "name") {
                 Ok(n) => n,
@@ -90,12 +90,23 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
     }
 }
 
-fn describe(args: &Value, ctx: &ToolContext) -> ToolOutput {
+/// The tool, waiting for servers still starting when it is not there yet.
+async fn find(name: &str, ctx: &ToolContext) -> Result<McpTool, String> {
+    match ctx.mcp.find(name) {
+        Ok(tool) => Ok(tool),
+        Err(_) => {
+            ctx.mcp.settled().await;
+            ctx.mcp.find(name)
+        }
+    }
+}
+
+async fn describe(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let name = match arg_str(args, "name") {
         Ok(n) => n,
         Err(e) => return e,
     };
-    match ctx.mcp.find(name) {
+    match find(name, ctx).await {
         Ok(tool) => ToolOutput::ok(format!(
             "{}{}\n{}\narguments schema: {}",
             tool.full_name,
@@ -108,7 +119,7 @@ fn describe(args: &Value, ctx: &ToolContext) -> ToolOutput {
 }
 
 async fn call(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
-    let tool = match ctx.mcp.find(name) {
+    let tool = match find(name, ctx).await {
         Ok(tool) => tool,
         Err(why) => return ToolOutput::fail(why),
     };
