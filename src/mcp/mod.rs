@@ -342,3 +342,47 @@ impl McpManager {
         .await;
     }
 }
+
+impl McpManager {
+    /// `name` is a configured server: its tools, one line each (full name,
+    /// first sentence of the purpose, read-only or not), or why there are
+    /// none. None when `name` is no server.
+    pub fn server_listing(&self, name: &str) -> Option<String> {
+        let server = self.servers.iter().find(|s| s.name == name)?;
+        let inner = lock(&server.inner);
+        if inner.state != State::Ready {
+            let why = inner.last_error.as_deref().unwrap_or("still starting");
+            return Some(format!(
+                "MCP server `{name}` is {} ({why})",
+                inner.state.as_str()
+            ));
+        }
+        let lines: Vec<String> = inner
+            .tools
+            .iter()
+            .map(|t| {
+                let purpose = one_line(&t.description);
+                let ro = if t.read_only { " [read-only]" } else { "" };
+                format!("{}__{}{ro}: {purpose}", t.server, t.name)
+            })
+            .collect();
+        Some(format!(
+            "{}\n(mcp {{\"name\": \"{name}__<tool>\"}} gives a tool's arguments)",
+            lines.join("\n")
+        ))
+    }
+}
+
+/// The first sentence or line of a description, at most 100 characters.
+fn one_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    let sentence = match line.find(". ") {
+        Some(end) => &line[..=end],
+        None => line,
+    };
+    if sentence.chars().count() <= 100 {
+        return sentence.to_string();
+    }
+    let cut: String = sentence.chars().take(99).collect();
+    format!("{cut}…")
+}

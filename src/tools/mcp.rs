@@ -1,9 +1,10 @@
-//! MCP tools as the model sees them: `mcp_schema {name}` (a tool's
-//! description and argument schema, on demand), `mcp_call {name,
-//! arguments}`, and every connected tool by its full name
-//! `mcp__<server>__<tool>`, listed or not. The prompt carries only the
-//! tools' names, grouped by server, in `mcp_schema`'s description, so any
-//! number of connected tools costs a few tokens each.
+//! MCP tools as the model sees them: one tool, `mcp {name, arguments?}`
+//! (a server's name lists its tools with one-line purposes; a tool's name
+//! without arguments gives its schema, with arguments calls it), and every
+//! connected tool by its full name `mcp__<server>__<tool>`, listed or not.
+//! The prompt carries the tools' names grouped by server while they fit in
+//! [`LISTING_CHARS`], else the servers and their tool counts: however many
+//! tools are connected, MCP costs the fixed prompt a bounded few tokens.
 //!
 //! A call is checked against the tool's schema, approved (read-only tools
 //! and trusted servers run; the others ask like exec; unattended turns
@@ -16,7 +17,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
-use crate::mcp::{McpApproval, McpManager, McpTool, listing, naming, result, schema};
+use crate::mcp::{McpApproval, McpTool, listing, naming, result, schema};
 use crate::protocol::Origin;
 use crate::providers::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_str};
@@ -24,69 +25,77 @@ use crate::tools::{ToolContext, ToolOutput, arg_str};
 /// Output past this many characters keeps its head and tail.
 const MAX_OUTPUT_CHARS: usize = 16_000;
 const TAIL_CHARS: usize = 4_000;
+/// The most the tool names may take in the prompt; past it the prompt
+/// names the servers and their tool counts (`mcp {name: server}` lists).
+pub const LISTING_CHARS: usize = 240;
 
-/// The two tools, when any MCP tool is connected (none: nothing listed,
+/// The `mcp` tool, when any MCP tool is connected (none: nothing listed,
 /// nothing spent).
-pub fn specs(manager: &McpManager) -> Vec<ToolSpec> {
+pub fn specs(manager: &crate::mcp::McpManager) -> Vec<ToolSpec> {
     let tools = manager.tools();
     if tools.is_empty() {
         return Vec::new();
     }
     let description = intern(format!(
-        "Get an MCP tool's arguments. MCP tools (server: tools); call as mcp__<server>__<tool> or with mcp_call:\n{}",
-        listing(&tools)
+        "MCP tools. name: a server (lists its tools) or server__tool (schema; with arguments: call).\n{}",
+        prompt_listing(&tools)
     ));
-    vec![
-        ToolSpec {
-            name: "mcp_schema",
-            description,
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {"name": {"type": "string"}},
-                "required": ["name"]
-            }),
-        },
-        ToolSpec {
-            name: "mcp_call",
-            description: "Call an MCP tool (name: server__tool) with its arguments.",
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}},
-                "required": ["name"]
-            }),
-        },
-    ]
+    vec![ToolSpec {
+        name: "mcp",
+        description,
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}},
+            "required": ["name"]
+        }),
+    }]
 }
 
-/// Whether `name` is one of the MCP tools' names (for dispatch and the
-/// webhook check).
-pub fn is_mcp_tool(name: &str) -> bool {
-    name == "mcp_schema" || name == "mcp_call" || naming::is_mcp(name)
-}
-
-/// Runs `mcp_schema`, `mcp_call` or a tool by its full name.
-pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
-    match name {
-        "mcp_schema" => describe(args, ctx).await,
-        "mcp_call" => {
-            let target = match arg_str(args, "name") {
-                Ok(n) => n,
-                Err(e) => return e,
-            };
-            let arguments = match args.get("arguments") {
-                None | Some(Value::Null) => Value::Object(Default::default()),
-                // Small models often send the object as a JSON string.
-                Some(Value::String(s)) => match serde_json::from_str(s) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return ToolOutput::fail(format!("`arguments` is not a JSON object: {e}"));
-                    }
-                },
-                Some(v) => v.clone(),
-            };
-            call(target, &arguments, ctx).await
+/// Names by server while they fit, else servers with counts.
+fn prompt_listing(tools: &[McpTool]) -> String {
+    let names = listing(tools);
+    if names.chars().count() <= LISTING_CHARS {
+        return names;
+    }
+    let mut servers: Vec<(String, usize)> = Vec::new();
+    for tool in tools {
+        match servers.last_mut() {
+            Some((server, n)) if *server == tool.server => *n += 1,
+            _ => servers.push((tool.server.clone(), 1)),
         }
-        full => call(full, args, ctx).await,
+    }
+    let parts: Vec<String> = servers
+        .iter()
+        .map(|(server, n)| format!("{server} ({n} tools)"))
+        .collect();
+    format!("Servers: {}", parts.join(", "))
+}
+
+/// Whether `name` is an MCP tool's name (for dispatch and the webhook check).
+pub fn is_mcp_tool(name: &str) -> bool {
+    name == "mcp" || naming::is_mcp(name)
+}
+
+/// Runs `mcp` or a tool by its full name.
+pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
+    if name != "mcp" {
+        return call(name, args, ctx).await;
+    }
+    let target = match arg_str(args, "name") {
+        Ok(n) => n.trim(),
+        Err(e) => return e,
+    };
+    if let Some(text) = ctx.mcp.server_listing(target) {
+        return ToolOutput::ok(text);
+    }
+    match args.get("arguments") {
+        None | Some(Value::Null) => describe(target, ctx).await,
+        // Small models often send the object as a JSON string.
+        Some(Value::String(s)) => match serde_json::from_str(s) {
+            Ok(arguments) => call(target, &arguments, ctx).await,
+            Err(e) => ToolOutput::fail(format!("`arguments` is not a JSON object: {e}")),
+        },
+        Some(arguments) => call(target, arguments, ctx).await,
     }
 }
 
@@ -101,18 +110,16 @@ async fn find(name: &str, ctx: &ToolContext) -> Result<McpTool, String> {
     }
 }
 
-async fn describe(args: &Value, ctx: &ToolContext) -> ToolOutput {
-    let name = match arg_str(args, "name") {
-        Ok(n) => n,
-        Err(e) => return e,
-    };
+async fn describe(name: &str, ctx: &ToolContext) -> ToolOutput {
     match find(name, ctx).await {
         Ok(tool) => ToolOutput::ok(format!(
-            "{}{}\n{}\narguments schema: {}",
+            "{}{}\n{}\narguments schema: {}\ncall: mcp {{\"name\": \"{}__{}\", \"arguments\": {{...}}}}",
             tool.full_name,
             if tool.read_only { " (read-only)" } else { "" },
             tool.description,
-            tool.schema
+            tool.schema,
+            tool.server,
+            tool.name
         )),
         Err(why) => ToolOutput::fail(why),
     }
@@ -138,7 +145,7 @@ async fn call(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
     let problems = schema::check(&tool.schema, args);
     if !problems.is_empty() {
         return ToolOutput::fail(format!(
-            "invalid arguments for `{}`: {}. mcp_schema {{\"name\": \"{}\"}} shows the schema",
+            "invalid arguments for `{}`: {}. mcp {{\"name\": \"{}\"}} shows the schema",
             tool.full_name,
             problems.join("; "),
             tool.full_name

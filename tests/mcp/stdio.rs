@@ -23,7 +23,7 @@ async fn a_read_only_tool_runs_unasked_and_the_prompt_lists_tools_by_name() {
         Reply::tool_calls(&[
             ("mcp__everything__echo", r#"{"message":"hello mcp"}"#),
             (
-                "mcp_call",
+                "mcp",
                 r#"{"name":"fs__list_directory","arguments":{"path":"."}}"#,
             ),
         ]),
@@ -40,7 +40,7 @@ async fn a_read_only_tool_runs_unasked_and_the_prompt_lists_tools_by_name() {
     let echo = result_of(&ev, "mcp__everything__echo");
     assert_eq!(echo["success"], true, "{echo}");
     assert_eq!(echo["output"], "Echo: hello mcp");
-    let listed = result_of(&ev, "mcp_call");
+    let listed = result_of(&ev, "mcp");
     assert_eq!(listed["success"], true, "{listed}");
     assert!(
         listed["output"].as_str().unwrap().contains("note.txt"),
@@ -51,17 +51,21 @@ async fn a_read_only_tool_runs_unasked_and_the_prompt_lists_tools_by_name() {
         "read-only tools never ask: {ev:#?}"
     );
 
-    // The prompt names every tool once, grouped by server, with no schema.
+    // Past the listing's budget the prompt names the servers and their
+    // tool counts, in one tool; no MCP tool is listed one by one.
     let request = &fake.requests()[0];
     let tools = request["tools"].as_array().expect("tools");
-    let schema_tool = tools
+    let mcp = tools
         .iter()
-        .find(|t| t["function"]["name"] == "mcp_schema")
-        .expect("mcp_schema offered");
-    let listing = schema_tool["function"]["description"].as_str().unwrap();
-    assert!(listing.contains("\neverything: echo, "), "{listing}");
-    assert!(listing.contains("\nfs: "), "{listing}");
-    assert!(listing.contains("write_file"), "{listing}");
+        .find(|t| t["function"]["name"] == "mcp")
+        .expect("mcp offered");
+    let listing = mcp["function"]["description"].as_str().unwrap();
+    let servers = listing.lines().last().unwrap();
+    assert!(
+        servers.starts_with("Servers: everything (") && servers.contains(" tools), fs ("),
+        "{listing}"
+    );
+    assert!(!listing.contains("get-sum"), "{listing}");
     assert!(
         !tools
             .iter()
@@ -148,7 +152,8 @@ async fn a_schema_is_fetched_on_demand_and_bad_arguments_go_back_to_the_model() 
     let fake = FakeLlama::start().await;
     fake.push_replies([
         Reply::tool_calls(&[
-            ("mcp_schema", r#"{"name":"mcp__everything__get-sum"}"#),
+            ("mcp", r#"{"name":"everything"}"#),
+            ("mcp", r#"{"name":"mcp__everything__get-sum"}"#),
             ("mcp__everything__get-sum", r#"{"a":"two","b":3}"#),
         ]),
         Reply::text("done"),
@@ -159,7 +164,17 @@ async fn a_schema_is_fetched_on_demand_and_bad_arguments_go_back_to_the_model() 
     assert!(out.status.success(), "{}", stderr(&out));
     let ev = events(&out);
 
-    let schema = result_of(&ev, "mcp_schema");
+    // A server's name lists its tools, one line each.
+    let results: Vec<&Value> = of_type(&ev, "tool_result")
+        .into_iter()
+        .filter(|e| e["name"] == "mcp")
+        .collect();
+    let tools = results[0]["output"].as_str().unwrap();
+    assert!(
+        tools.contains("\neverything__get-sum [read-only]: "),
+        "{tools}"
+    );
+    let schema = results[1];
     assert_eq!(schema["success"], true, "{schema}");
     let text = schema["output"].as_str().unwrap();
     assert!(text.starts_with("mcp__everything__get-sum"), "{text}");
@@ -183,5 +198,5 @@ async fn a_schema_is_fetched_on_demand_and_bad_arguments_go_back_to_the_model() 
         .iter()
         .filter(|m| m["role"] == "tool")
         .collect();
-    assert_eq!(tool_messages.len(), 2, "{second}");
+    assert_eq!(tool_messages.len(), 3, "{second}");
 }
