@@ -4,6 +4,7 @@
 mod doctor;
 pub mod export;
 mod init;
+pub mod mcp;
 pub mod memory;
 mod serve;
 mod services;
@@ -71,6 +72,8 @@ pub enum CliCommand {
     Skills(skills::SkillsArgs),
     /// Search or re-index memory (MEMORY.md and the daily logs).
     Memory(memory::MemoryArgs),
+    /// MCP servers: `egirl mcp list [--json]`.
+    Mcp(mcp::McpArgs),
 }
 
 /// A failure with its exit code, printed as one line.
@@ -126,6 +129,12 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             return Ok(EXIT_OK);
         }
         Some(CliCommand::Memory(args)) => return memory::run(&env, args).await,
+        Some(CliCommand::Mcp(args)) => {
+            mcp::run(&env, args)
+                .await
+                .map_err(|e| Exit::failure(format!("{e:#}")))?;
+            return Ok(EXIT_OK);
+        }
         _ => {}
     }
     let log_dir = config::expand_home(&env.config.log.dir);

@@ -3,6 +3,7 @@
 //! (@modelcontextprotocol/server-everything and server-filesystem), called
 //! by the scripted fake model.
 
+mod cli;
 mod failures;
 mod http;
 mod stdio;
