@@ -101,7 +101,7 @@ async fn a_tool_that_changes_things_asks_and_a_headless_run_denies_it() {
         asked[0]["cwd"]
             .as_str()
             .unwrap()
-            .contains("MCP server `fs`, tool `write_file`"),
+            .contains("server `fs`, tool `write_file`"),
         "{}",
         asked[0]
     );

@@ -79,6 +79,8 @@ pub struct StatusInfo {
     pub context_length: u64,
     /// The Discord bot, as the bridge reports it (`Off` without one).
     pub discord: BotStatus,
+    /// The MCP servers, as the core reports them (none configured: empty).
+    pub mcp: Vec<crate::protocol::McpServerInfo>,
 }
 
 pub struct App {
@@ -154,6 +156,7 @@ impl App {
                 context_used: 0,
                 context_length: options.context_length,
                 discord: BotStatus::Off,
+                mcp: Vec::new(),
             },
             focus: Focus::Input,
             zoom: None,

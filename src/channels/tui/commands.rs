@@ -29,6 +29,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/approvals", "", "list approval rules"),
     ("/sessions", "", "list sessions and pick one"),
     ("/cron", "", "list scheduled jobs with their next run"),
+    ("/mcp", "", "list MCP servers, their state and tools"),
     ("/quit", "", "leave egirl"),
 ];
 
@@ -200,6 +201,10 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         "/sessions" => app.open_session_picker(),
         "/skills" => app.notice(Level::Info, skills::listing(app)),
         "/cron" => cron_command(app),
+        "/mcp" => {
+            let text = super::mcp::listing(&app.status.mcp);
+            app.notice(Level::Info, text);
+        }
         _ if NOT_YET.contains(&name) => {
             app.notice(Level::Warning, format!("{name} is not available yet"));
         }

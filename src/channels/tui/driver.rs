@@ -34,6 +34,8 @@ pub enum AppEvent {
     /// The syntax sets loaded in the background are in: code shown plain
     /// until now can be highlighted.
     HighlighterReady,
+    /// The MCP servers' state changed.
+    Mcp(Vec<crate::protocol::McpServerInfo>),
 }
 
 /// What the loop needs from the outside world.
@@ -110,6 +112,12 @@ where
                 Some(AppEvent::Discord(status)) => {
                     if app.status.discord != status {
                         app.status.discord = status;
+                        frames.request();
+                    }
+                }
+                Some(AppEvent::Mcp(servers)) => {
+                    if app.status.mcp != servers {
+                        app.status.mcp = servers;
                         frames.request();
                     }
                 }

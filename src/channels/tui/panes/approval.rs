@@ -24,12 +24,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner_w = usize::from(width.saturating_sub(4));
 
     let mut body: Vec<Line<'static>> = Vec::new();
+    // An MCP tool's request carries its arguments as pretty JSON.
+    let mcp = request.tool.starts_with("mcp__");
     let prompt = [Span::styled(
-        "$ ",
+        if mcp { "  " } else { "$ " },
         Style::default().fg(t.tool).add_modifier(Modifier::BOLD),
     )];
     let cont = [Span::raw("  ")];
-    let code = highlight::highlight(&request.command, "bash", &t.syntax).unwrap_or_else(|| {
+    let language = if mcp { "json" } else { "bash" };
+    let code = highlight::highlight(&request.command, language, &t.syntax).unwrap_or_else(|| {
         request
             .command
             .split('\n')
@@ -44,7 +47,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         command.extend(wrap::into_lines(wrapped, head, &cont));
     }
     let details = [
-        ("cwd", request.cwd.clone()),
+        (if mcp { "mcp" } else { "cwd" }, request.cwd.clone()),
         (
             "from",
             format!("{} · session {}", badge(&request.origin), request.session),
@@ -98,7 +101,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let prefix = request
         .rule
         .as_ref()
-        .filter(|_| request.tool == "exec" && request.escalation.is_none());
+        .filter(|_| (request.tool == "exec" || mcp) && request.escalation.is_none());
     let mut keys = match request.escalation {
         // Never a rule, never `y`: its own key, once.
         Some(_) => vec![key("o"), Span::raw(" run once outside the sandbox · ")],
