@@ -62,6 +62,8 @@ pub struct AgentHandle {
     counter: Arc<watch::Sender<usize>>,
     /// The MCP servers' state as it changes (status line, `/mcp`).
     pub mcp: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
+    /// Lets the MCP servers start (see `start_mcp`).
+    mcp_manager: Arc<crate::mcp::McpManager>,
 }
 
 impl AgentHandle {
@@ -82,6 +84,13 @@ impl AgentHandle {
     /// defers a tick rather than stacking one behind it).
     pub fn busy(&self) -> bool {
         *self.outstanding.borrow() > 0
+    }
+
+    /// Lets the MCP servers start: a surface calls it once it is up (the
+    /// TUI after its first frame); they start on their own soon after
+    /// anyway.
+    pub fn start_mcp(&self) {
+        self.mcp_manager.open();
     }
 
     /// Resolves once no turn is running or queued (at once when idle, or
@@ -284,7 +293,7 @@ pub fn spawn_guarded(
         })
         .flatten();
     // In the background: the first frame never waits for a server.
-    let mcp = crate::mcp::McpManager::start(
+    let mcp = crate::mcp::McpManager::start_deferred(
         &config.mcp,
         &workspace,
         crate::tools::sandbox::env::command_env(
@@ -294,6 +303,7 @@ pub fn spawn_guarded(
         bus.clone(),
     );
     let mcp_status = mcp.watch();
+    let mcp_manager = mcp.clone();
     let shared = Arc::new(Shared {
         mcp,
         local_tools_in_prompt: local.with_tool_format(ToolFormat::Qwen3),
@@ -329,6 +339,7 @@ pub fn spawn_guarded(
             outstanding,
             counter,
             mcp: mcp_status,
+            mcp_manager,
         },
         task,
     )

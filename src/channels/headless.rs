@@ -27,6 +27,7 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
     // One turn, no later one to pick up a server that connects meanwhile:
     // it starts once every MCP server is up or has failed (each bounded by
     // its startup_timeout).
+    agent.start_mcp();
     let mut mcp = agent.mcp.clone();
     let _ = mcp
         .wait_for(|servers| servers.iter().all(|s| s.state != "starting"))

@@ -26,6 +26,9 @@ use crate::protocol::{EventBus, EventKind, McpServerInfo, Origin};
 pub use config::{McpApproval, McpConfig, McpServerConfig};
 use server::{Launch, Reporter, Server, lock};
 
+/// The longest a deferred start waits for `open`.
+const DEFER_MAX: Duration = Duration::from_secs(2);
+
 /// The session MCP notices are filed under (they belong to no conversation).
 pub const NOTICE_SESSION: &str = "mcp";
 
@@ -66,6 +69,8 @@ pub struct McpTool {
 /// The configured servers and their supervisors.
 pub struct McpManager {
     servers: Vec<Arc<Server>>,
+    /// Opened when the servers may start (see `start_deferred`).
+    gate: Arc<watch::Sender<bool>>,
     status: watch::Sender<Vec<McpServerInfo>>,
     stop: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
@@ -94,6 +99,7 @@ impl McpManager {
     pub fn none() -> Arc<Self> {
         Arc::new(Self {
             servers: Vec::new(),
+            gate: Arc::new(watch::channel(true).0),
             status: watch::channel(Vec::new()).0,
             stop: CancellationToken::new(),
             tasks: Mutex::new(Vec::new()),
@@ -108,12 +114,27 @@ impl McpManager {
         base_env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
         bus: EventBus,
     ) -> Arc<Self> {
+        let manager = Self::start_deferred(config, workspace, base_env, bus);
+        manager.open();
+        manager
+    }
+
+    /// As `start`, but the servers are spawned only once `open` is called
+    /// (the TUI calls it after its first frame: spawning and handshaking
+    /// compete with that frame for the CPU), or after `DEFER_MAX` at most.
+    pub fn start_deferred(
+        config: &McpConfig,
+        workspace: &std::path::Path,
+        base_env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+        bus: EventBus,
+    ) -> Arc<Self> {
         let servers: Vec<Arc<Server>> = config
             .enabled()
             .map(|(name, server)| Arc::new(Server::new(name, server.clone())))
             .collect();
         let manager = Arc::new(Self {
             status: watch::channel(Vec::new()).0,
+            gate: Arc::new(watch::channel(false).0),
             servers,
             stop: CancellationToken::new(),
             tasks: Mutex::new(Vec::new()),
@@ -131,15 +152,23 @@ impl McpManager {
             .servers
             .iter()
             .map(|s| {
-                tokio::spawn(s.clone().supervise(
-                    launch.clone(),
-                    report.clone(),
-                    manager.stop.clone(),
-                ))
+                let mut gate = manager.gate.subscribe();
+                let supervise =
+                    s.clone()
+                        .supervise(launch.clone(), report.clone(), manager.stop.clone());
+                tokio::spawn(async move {
+                    let _ = tokio::time::timeout(DEFER_MAX, gate.wait_for(|open| *open)).await;
+                    supervise.await
+                })
             })
             .collect();
         *lock(&manager.tasks) = tasks;
         manager
+    }
+
+    /// Lets the servers start (at once when already open).
+    pub fn open(&self) {
+        self.gate.send_replace(true);
     }
 
     /// Every server's state, in name order.

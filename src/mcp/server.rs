@@ -136,7 +136,7 @@ impl Server {
     async fn connect(&self, launch: &Launch) -> Result<RunningService<RoleClient, ()>, String> {
         let service = match (&self.config.command, &self.config.url) {
             (Some(command), _) => {
-                let transport = self.spawn(command, launch)?;
+                let transport = self.spawn(command, launch).await?;
                 ().serve(transport)
                     .await
                     .map_err(|e| format!("failed to start: {e}"))?
@@ -179,7 +179,7 @@ impl Server {
     /// The child in a process group of its own, with egirl's environment
     /// minus its secrets plus the server's `env`; its stderr goes to the log
     /// (never onto the TUI) and its last lines into the last error.
-    fn spawn(&self, command: &str, launch: &Launch) -> Result<TokioChildProcess, String> {
+    async fn spawn(&self, command: &str, launch: &Launch) -> Result<TokioChildProcess, String> {
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(&self.config.args);
         cmd.env_clear();
@@ -196,10 +196,18 @@ impl Server {
         };
         cmd.current_dir(&cwd);
         cmd.process_group(0);
-        let (transport, stderr) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("could not start `{command}`: {e}"))?;
+        // Off the async workers, which draw the TUI's first frame meanwhile.
+        // (No pre_exec: std then uses posix_spawn, which does not copy
+        // egirl's page tables as a fork would.)
+        let spawned = tokio::task::spawn_blocking(move || {
+            TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+        })
+        .await
+        .map_err(|e| format!("could not start `{command}`: {e}"))?;
+        let (transport, stderr) =
+            spawned.map_err(|e| format!("could not start `{command}`: {e}"))?;
         let group = transport.id().map(|pid| pid as i32);
         let lines = Arc::new(Mutex::new(Vec::new()));
         self.set(|i| {

@@ -108,6 +108,10 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
         watch_mcp(agent.mcp.clone(), tx.clone());
     }
     watch_local_health(options.endpoint.clone(), tx);
+    // The first frame before the MCP servers spawn and handshake, which
+    // would compete with it for the CPU; the loop draws again at once.
+    let _ = terminal.draw(|f| super::draw(&app, f));
+    agent.start_mcp();
     let mut host = Crossterm { agent };
     let result = drive(
         &mut terminal,
