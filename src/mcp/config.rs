@@ -117,9 +117,10 @@ pub fn validate(config: &McpConfig) -> Result<(), String> {
                     "[mcp.servers.{name}]: set `command` (stdio) or `url` (HTTP)"
                 ));
             }
-            (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+            // This build's HTTP client has no TLS (see the README).
+            (None, Some(url)) if !url.starts_with("http://") => {
                 return Err(format!(
-                    "[mcp.servers.{name}]: `url` must start with http:// or https://"
+                    "[mcp.servers.{name}]: `url` must start with http:// (this build has no TLS for MCP; put an https server behind a local proxy)"
                 ));
             }
             _ => {}
@@ -168,6 +169,8 @@ mod tests {
         assert!(validate(&neither).is_err());
         let bad_name = parse("[servers.\"a__b\"]\ncommand = \"x\"\n");
         assert!(validate(&bad_name).is_err());
+        let https = parse("[servers.gh]\nurl = \"https://example.com/mcp\"\n");
+        assert!(validate(&https).unwrap_err().contains("no TLS"));
     }
 
     #[test]

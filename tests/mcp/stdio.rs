@@ -200,3 +200,47 @@ async fn a_schema_is_fetched_on_demand_and_bad_arguments_go_back_to_the_model() 
         .collect();
     assert_eq!(tool_messages.len(), 3, "{second}");
 }
+
+#[tokio::test]
+async fn a_server_gets_no_secret_but_the_ones_its_env_names() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("mcp__everything__get-env", "{}")]),
+        Reply::text("done"),
+    ]);
+    let root = tempfile::tempdir().expect("temp dir");
+    let config = everything(root.path()).replace(
+        "[mcp.servers.everything]\n",
+        "[mcp.servers.everything]\nenv = { GIVEN_TOKEN = \"${EGIRL_MCP_TEST_TOKEN}\", PLAIN = \"visible\" }\n",
+    );
+    let cli = Cli::new(&fake, &config);
+    let out = cli
+        .run_with_env(
+            &["-m", "env", "--json"],
+            &[
+                ("EGIRL_MCP_TEST_TOKEN", "s3cr3t-named-value"),
+                ("OTHER_API_KEY", "s3cr3t-unnamed-value"),
+            ],
+        )
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ev = events(&out);
+    let env = result_of(&ev, "mcp__everything__get-env");
+    assert_eq!(env["success"], true, "{env}");
+    let text = env["output"].as_str().unwrap();
+    // egirl's own secrets stay with egirl ...
+    assert!(!text.contains("OTHER_API_KEY"), "{text}");
+    assert!(!text.contains("\"EGIRL_MCP_TEST_TOKEN\":"), "{text}");
+    assert!(!text.contains("s3cr3t-unnamed-value"), "{text}");
+    // ... the one the config names reaches the server, and its value is
+    // still redacted in what the model and the screen get.
+    assert!(
+        text.contains("\"GIVEN_TOKEN\": \"[redacted:EGIRL_MCP_TEST_TOKEN]\""),
+        "{text}"
+    );
+    assert!(!text.contains("s3cr3t-named-value"), "{text}");
+    assert!(
+        text.contains("\"PLAIN\": \"visible\"") || text.contains("\"PLAIN\":\"visible\""),
+        "{text}"
+    );
+}
