@@ -415,3 +415,35 @@ fn one_line(text: &str) -> String {
     let cut: String = sentence.chars().take(99).collect();
     format!("{cut}…")
 }
+
+#[cfg(test)]
+impl McpManager {
+    /// Servers that are `ready` with these tools and no connection (a
+    /// call that gets past the checks fails as "not connected").
+    pub fn with_tools(tools: Vec<McpTool>) -> Arc<Self> {
+        let mut names: Vec<String> = tools.iter().map(|t| t.server.clone()).collect();
+        names.dedup();
+        let servers = names
+            .iter()
+            .map(|name| {
+                let server = Server::new(name, McpServerConfig::default());
+                server.set(|i| {
+                    i.state = State::Ready;
+                    i.tools = tools
+                        .iter()
+                        .filter(|t| &t.server == name)
+                        .cloned()
+                        .collect();
+                });
+                Arc::new(server)
+            })
+            .collect();
+        Arc::new(Self {
+            servers,
+            gate: Arc::new(watch::channel(true).0),
+            status: watch::channel(Vec::new()).0,
+            stop: CancellationToken::new(),
+            tasks: Mutex::new(Vec::new()),
+        })
+    }
+}

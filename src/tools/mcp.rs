@@ -223,6 +223,103 @@ mod tests {
         assert_eq!(cap("short".into()), "short");
     }
 
+    fn tool(server: &str, name: &str, read_only: bool) -> McpTool {
+        McpTool {
+            full_name: naming::full_name(server, name),
+            server: server.into(),
+            name: name.into(),
+            description: format!("Does {name}. More words."),
+            schema: serde_json::json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"]
+            }),
+            read_only,
+        }
+    }
+
+    fn context(origin: Origin) -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx =
+            crate::tools::approval::test_context(dir.path(), crate::config::ExecApproval::Ask);
+        ctx.origin = origin;
+        ctx.mcp = crate::mcp::McpManager::with_tools(vec![
+            tool("fs", "read_text_file", true),
+            tool("fs", "write_file", false),
+        ]);
+        (dir, ctx)
+    }
+
+    async fn outcome(ctx: &ToolContext, name: &str, args: Value) -> (bool, String) {
+        let out = run(name, &args, ctx).await;
+        (out.success, out.output)
+    }
+
+    #[tokio::test]
+    async fn webhook_turns_get_read_only_tools_and_unattended_ones_are_never_asked() {
+        let path = serde_json::json!({"path": "a.md"});
+        let (_d, webhook) = context(Origin::Webhook);
+        let (ok, why) = outcome(&webhook, "mcp__fs__write_file", path.clone()).await;
+        assert!(
+            !ok && why.contains("webhook-started turn gets read-only MCP tools only"),
+            "{why}"
+        );
+        // A read-only tool gets past every check (then finds no connection here).
+        let (ok, why) = outcome(&webhook, "mcp__fs__read_text_file", path.clone()).await;
+        assert!(!ok && why.contains("is not connected"), "{why}");
+
+        let (_d, cron) = context(Origin::Cron("nightly".into()));
+        let args = serde_json::json!({"name": "fs__write_file", "arguments": path});
+        let (ok, why) = outcome(&cron, "mcp", args).await;
+        assert!(!ok && why.contains("unattended"), "{why}");
+    }
+
+    #[tokio::test]
+    async fn the_mcp_tool_lists_describes_and_checks_before_calling() {
+        let (_d, ctx) = context(Origin::Tui);
+        let (ok, listed) = outcome(&ctx, "mcp", serde_json::json!({"name": "fs"})).await;
+        assert!(ok);
+        assert!(
+            listed.starts_with("fs__read_text_file [read-only]: Does read_text_file.\nfs__write_file: Does write_file.\n"),
+            "{listed}"
+        );
+        let (ok, schema) = outcome(&ctx, "mcp", serde_json::json!({"name": "fs/write_file"})).await;
+        assert!(ok && schema.contains(r#""required":["path"]"#), "{schema}");
+        let bad = serde_json::json!({"name": "fs__write_file", "arguments": "{\"path\": 3}"});
+        let (ok, why) = outcome(&ctx, "mcp", bad).await;
+        assert!(
+            !ok && why.contains("arguments.path: expected string, got number"),
+            "{why}"
+        );
+        let (ok, why) = outcome(&ctx, "mcp__nope__x", serde_json::json!({})).await;
+        assert!(
+            !ok && why.contains("connected: mcp__fs__read_text_file, mcp__fs__write_file"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn the_prompt_names_tools_while_they_fit_else_counts_them() {
+        let few = [
+            tool("fs", "read_text_file", true),
+            tool("fs", "write_file", false),
+        ];
+        assert_eq!(prompt_listing(&few), "fs: read_text_file, write_file");
+        let many: Vec<McpTool> = (0..40)
+            .map(|i| {
+                tool(
+                    if i < 30 { "big" } else { "small" },
+                    &format!("tool_{i}"),
+                    true,
+                )
+            })
+            .collect();
+        assert_eq!(
+            prompt_listing(&many),
+            "Servers: big (30 tools), small (10 tools)"
+        );
+    }
+
     #[test]
     fn the_same_listing_is_interned_once() {
         let a = intern("listing one".to_string());
