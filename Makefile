@@ -19,6 +19,7 @@ test: fmt lint unit e2e
 install:
 	@bash scripts/install-llama.sh
 	@bash scripts/install-claude-code.sh
+	@bash scripts/install-mcp-servers.sh >/dev/null
 
 build:
 	$(CARGO) build --release --locked
@@ -31,6 +32,7 @@ lint:
 
 unit:
 	@bash scripts/install-claude-code.sh
+	@bash scripts/install-mcp-servers.sh >/dev/null
 	$(CARGO) test --locked --lib --bins --test all
 
 e2e: install

@@ -244,5 +244,77 @@ async fn measure(server: LlamaCpp) -> Result<(), String> {
          with the default workspace {full_tokens} tokens ({:.0}% of a {N_CTX}-token context)",
         full_tokens as f64 * 100.0 / N_CTX as f64
     );
+    measure_mcp(&count, &specs, dir.path()).await
+}
+
+/// The fixed prompt with server-everything and server-filesystem connected
+/// (all their tools), as a turn offers it: the built-ins, then the MCP
+/// tools' compact listing (`tools::mcp::specs`).
+async fn measure_mcp(
+    count: &impl AsyncFn(&str) -> Result<u64, String>,
+    builtin: &[egirl::providers::ToolSpec],
+    scratch: &std::path::Path,
+) -> Result<(), String> {
+    let cache = cache_dir().join("mcp/node_modules/@modelcontextprotocol");
+    let everything = cache.join("server-everything/dist/index.js");
+    let filesystem = cache.join("server-filesystem/dist/index.js");
+    if !everything.is_file() || !filesystem.is_file() {
+        println!();
+        println!("MCP rows skipped: run scripts/install-mcp-servers.sh");
+        return Ok(());
+    }
+    let text = format!(
+        "[servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\
+         [servers.filesystem]\ncommand = \"node\"\nargs = [{:?}, {:?}]\n",
+        everything.display().to_string(),
+        filesystem.display().to_string(),
+        scratch.display().to_string()
+    );
+    let config: egirl::mcp::McpConfig = toml::from_str(&text).map_err(|e| e.to_string())?;
+    let env: Vec<_> = std::env::vars_os().collect();
+    let manager =
+        egirl::mcp::McpManager::start(&config, scratch, env, egirl::protocol::EventBus::new());
+    manager.settled().await;
+    let connected = manager.tools().len();
+    let mut specs = builtin.to_vec();
+    let mcp_specs = egirl::tools::mcp::specs(&manager);
+    specs.extend(mcp_specs.iter().cloned());
+    manager.shutdown().await;
+    if connected == 0 {
+        return Err("no MCP tool connected (see the servers' state with egirl mcp list)".into());
+    }
+    let tools_block = tools_system_block(&specs);
+    let fixed = format!("{STATIC_SYSTEM}\n\n{tools_block}");
+    println!();
+    println!("With server-everything and server-filesystem connected ({connected} MCP tools):");
+    println!();
+    println!("| part | chars | chars/4 | tokens |");
+    println!("| --- | ---: | ---: | ---: |");
+    let row = async |name: &str, text: &str| -> Result<u64, String> {
+        let tokens = count(text).await?;
+        let chars = text.chars().count();
+        println!("| {name} | {chars} | {} | {tokens} |", chars.div_ceil(4));
+        Ok(tokens)
+    };
+    for spec in &mcp_specs {
+        let line = spaced_json(&spec.to_openai_json());
+        row(&format!("  tool `{}`", spec.name), &line).await?;
+    }
+    let label = format!("tools block ({} tools)", specs.len());
+    row(&label, &tools_block).await?;
+    let fixed_tokens = row(
+        "**fixed prompt with MCP: STATIC_SYSTEM + tools block**",
+        &fixed,
+    )
+    .await?;
+    let verdict = if fixed_tokens <= TARGET_TOKENS {
+        "meets"
+    } else {
+        "MISSES"
+    };
+    println!();
+    println!(
+        "fixed prompt with {connected} MCP tools: {fixed_tokens} tokens: {verdict} the budget of {TARGET_TOKENS}"
+    );
     Ok(())
 }

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod lockfile;
 pub mod logging;
+pub mod mcp;
 pub mod memory;
 pub mod print;
 pub mod protocol;

@@ -517,3 +517,18 @@ impl EventBus {
 
 #[cfg(test)]
 mod tests;
+
+/// One MCP server as surfaces show it (`/mcp`, the status line, `egirl
+/// doctor`, `egirl mcp list`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct McpServerInfo {
+    pub name: String,
+    /// "stdio" or "http".
+    pub transport: String,
+    /// "starting", "ready" or "failed".
+    pub state: String,
+    /// Its tools egirl offers, by the server's names.
+    pub tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}

@@ -5,6 +5,7 @@ mod delegate;
 mod discord;
 mod hardening;
 mod headless_cli;
+mod mcp;
 mod memory;
 mod provider_anthropic;
 mod provider_llamacpp;

@@ -61,6 +61,10 @@ pub struct AgentHandle {
     /// Counts a message in as it is sent (the core counts it out), so
     /// `busy()` is true from the moment `submit` returns.
     counter: Arc<watch::Sender<usize>>,
+    /// The MCP servers' state as it changes (status line, `/mcp`).
+    pub mcp: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
+    /// Lets the MCP servers start (see `start_mcp`).
+    mcp_manager: Arc<crate::mcp::McpManager>,
 }
 
 impl AgentHandle {
@@ -81,6 +85,13 @@ impl AgentHandle {
     /// defers a tick rather than stacking one behind it).
     pub fn busy(&self) -> bool {
         *self.outstanding.borrow() > 0
+    }
+
+    /// Lets the MCP servers start: a surface calls it once it is up (the
+    /// TUI after its first frame); they start on their own soon after
+    /// anyway.
+    pub fn start_mcp(&self) {
+        self.mcp_manager.open();
     }
 
     /// Resolves once no turn is running or queued (at once when idle, or
@@ -136,6 +147,8 @@ pub(crate) struct Shared {
     pub redactor: Arc<Redactor>,
     /// The file tools' copies for `/rewind` (`.egirl/checkpoints/`).
     pub checkpoints: crate::tools::checkpoints::Checkpoints,
+    /// The MCP servers, started in the background, stopped at shutdown.
+    pub mcp: Arc<crate::mcp::McpManager>,
 }
 
 impl Shared {
@@ -286,8 +299,21 @@ pub fn spawn_guarded(
     // Checkpoints past their age or the size budget go at start too.
     let pruning = checkpoints.clone();
     tokio::task::spawn_blocking(move || pruning.prune(std::time::SystemTime::now()));
+    // In the background: the first frame never waits for a server.
+    let mcp = crate::mcp::McpManager::start_deferred(
+        &config.mcp,
+        &workspace,
+        crate::tools::sandbox::env::command_env(
+            &config.tools.exec.env_passthrough,
+            protected.env_files(),
+        ),
+        bus.clone(),
+    );
+    let mcp_status = mcp.watch();
+    let mcp_manager = mcp.clone();
     let shared = Arc::new(Shared {
         checkpoints,
+        mcp,
         local_tools_in_prompt: local.with_tool_format(ToolFormat::Qwen3),
         local,
         local_permits: Semaphore::new(config.local.max_concurrent),
@@ -320,6 +346,8 @@ pub fn spawn_guarded(
             skills,
             outstanding,
             counter,
+            mcp: mcp_status,
+            mcp_manager,
         },
         task,
     )
@@ -410,6 +438,8 @@ async fn run_core(
     }
     // After every turn has stopped, so each slot holds its final state.
     slots::save_all(&shared).await;
+    // No server outlives egirl.
+    shared.mcp.shutdown().await;
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -255,11 +255,9 @@ async fn run_steps(
     // Workspace files and MEMORY.md go to the model (and to /tokenize).
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
     let system = shared.redactor.redact(&system).into_owned();
-    let specs = unattended::offered_tools(
-        &turn.origin,
-        tools::offered(&shared.config),
-        &shared.config.webhook.tools,
-    );
+    let mut all_tools = tools::offered(&shared.config);
+    all_tools.extend(tools::mcp::specs(&shared.mcp));
+    let specs = unattended::offered_tools(&turn.origin, all_tools, &shared.config.webhook.tools);
     let mut seen_calls: HashSet<String> = HashSet::new();
     let mut outcomes: Vec<(String, bool, bool)> = Vec::new();
     // After a weak local answer: where the note to the remote model goes.
@@ -459,6 +457,7 @@ async fn run_tools(
         bus: turn.shared.bus.clone(),
         call_id: String::new(),
         checkpoint,
+        mcp: shared.mcp.clone(),
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {

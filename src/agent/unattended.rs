@@ -49,8 +49,11 @@ pub fn heartbeat_reply(reply: &str) -> Option<String> {
 /// lists them.
 pub fn tool_allowed(origin: &Origin, tool: &str, webhook_tools: &[String]) -> bool {
     match origin {
+        // MCP tools: `tools::mcp` lets a webhook turn run read-only ones only.
         Origin::Webhook => {
-            READ_ONLY_TOOLS.contains(&tool) || webhook_tools.iter().any(|t| t == tool)
+            READ_ONLY_TOOLS.contains(&tool)
+                || crate::tools::mcp::is_mcp_tool(tool)
+                || webhook_tools.iter().any(|t| t == tool)
         }
         _ => true,
     }

@@ -24,6 +24,14 @@ pub enum Outcome {
 
 pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions) -> Outcome {
     let mut events = agent.bus.subscribe();
+    // One turn, no later one to pick up a server that connects meanwhile:
+    // it starts once every MCP server is up or has failed (each bounded by
+    // its startup_timeout).
+    agent.start_mcp();
+    let mut mcp = agent.mcp.clone();
+    let _ = mcp
+        .wait_for(|servers| servers.iter().all(|s| s.state != "starting"))
+        .await;
     agent.submit(Op::UserMessage {
         session: opts.session.clone(),
         origin: Origin::Cli,
@@ -64,14 +72,21 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
                 ..
             } => {
                 // --approve-exec never covers running outside the sandbox,
-                // nor Claude Code's own permission requests (nobody saw them).
+                // nor Claude Code's own permission requests (nobody saw them),
+                // nor an MCP server's tool.
+                let mcp_tool = tool.starts_with("mcp__");
                 let decision = if opts.approve_exec
                     && escalation.is_none()
                     && tool != CLAUDE_CODE_PERMISSION
+                    && !mcp_tool
                 {
                     ReviewDecision::ApprovedOnce
                 } else {
-                    if !opts.json {
+                    if !opts.json && mcp_tool {
+                        print::err(format_args!(
+                            "egirl: denied `{tool}` (headless runs never approve MCP tools; `approval = \"allow\"` on a server trusts it)"
+                        ));
+                    } else if !opts.json {
                         print::err(format_args!(
                             "egirl: denied `{command}` (pass --approve-exec to allow commands)"
                         ));

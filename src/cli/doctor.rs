@@ -233,6 +233,23 @@ pub async fn run(env: &Environment) -> u8 {
             )
         },
     );
+    // Each MCP server connected as egirl would, then stopped.
+    if !env.config.mcp.servers.is_empty() {
+        let manager = super::mcp::connect(env).await;
+        for info in manager.infos() {
+            let detail = match (&info.last_error, info.state.as_str()) {
+                (_, "ready") => format!("{}, {} tool(s)", info.transport, info.tools.len()),
+                (Some(error), state) => format!("{}, {state}: {error}", info.transport),
+                (None, state) => format!("{}, {state}", info.transport),
+            };
+            line(
+                Some(info.state == "ready"),
+                &format!("mcp {}", info.name),
+                detail,
+            );
+        }
+        manager.shutdown().await;
+    }
     if failed {
         super::EXIT_FAILURE
     } else {

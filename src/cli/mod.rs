@@ -4,6 +4,7 @@
 mod doctor;
 pub mod export;
 mod init;
+pub mod mcp;
 pub mod memory;
 mod serve;
 mod services;
@@ -85,6 +86,8 @@ pub enum CliCommand {
     Skills(skills::SkillsArgs),
     /// Search or re-index memory (MEMORY.md and the daily logs).
     Memory(memory::MemoryArgs),
+    /// MCP servers: `egirl mcp list [--json]`.
+    Mcp(mcp::McpArgs),
 }
 
 /// A failure with its exit code, printed as one line.
@@ -140,6 +143,12 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
             return Ok(EXIT_OK);
         }
         Some(CliCommand::Memory(args)) => return memory::run(&env, args).await,
+        Some(CliCommand::Mcp(args)) => {
+            mcp::run(&env, args)
+                .await
+                .map_err(|e| Exit::failure(format!("{e:#}")))?;
+            return Ok(EXIT_OK);
+        }
         _ => {}
     }
     if let Some(id) = cli.session.as_deref().filter(|_| cli.fork) {
@@ -344,6 +353,13 @@ impl Environment {
                 .as_deref()
                 .map_or("built-in defaults".into(), |p| p.display().to_string());
             return Err(Exit::usage(format!("{file}: [heartbeat]: {e}")));
+        }
+        if let Err(e) = crate::mcp::config::validate(&config.mcp) {
+            let file = loaded
+                .path
+                .as_deref()
+                .map_or("built-in defaults".into(), |p| p.display().to_string());
+            return Err(Exit::usage(format!("{file}: {e}")));
         }
         if let Some(ws) = &cli.workspace {
             config.workspace.path = ws.display().to_string();

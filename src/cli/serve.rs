@@ -21,6 +21,7 @@ use crate::protocol::BotStatus;
 const FINISH_GRACE: Duration = Duration::from_secs(10);
 
 pub async fn run(notices: Vec<String>, mut services: Services, agent: &AgentHandle) -> u8 {
+    agent.start_mcp();
     for notice in &notices {
         print::err(format_args!("egirl: {notice}"));
     }

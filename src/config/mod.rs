@@ -44,6 +44,7 @@ pub struct Config {
     /// `[delegate.claude_code]`: the delegate_claude_code tool.
     pub delegate: DelegateConfig,
     pub checkpoints: CheckpointsConfig,
+    pub mcp: crate::mcp::McpConfig,
 }
 
 #[derive(Clone, Debug, Deserialize)]

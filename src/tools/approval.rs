@@ -32,6 +32,7 @@ use crate::tools::ToolContext;
 mod delegation;
 mod expansion;
 mod hosts;
+mod mcp;
 mod narrow;
 
 /// What the model is told when the user says no (defined in the protocol,
@@ -87,6 +88,9 @@ struct RulesFile {
     /// Hosts `web_fetch` may reach without asking (`p` on a web request).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     hosts: Vec<String>,
+    /// MCP tools approved with "always", by full name (`mcp__fs__write_file`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    mcp: Vec<String>,
 }
 
 /// Decides whether a command may run; parks `ask` requests until a surface answers.
@@ -102,6 +106,8 @@ pub struct Approver {
     /// Hosts approved for `web_fetch`: from the approvals file, and per session.
     saved_hosts: Mutex<Vec<String>>,
     session_hosts: Mutex<HashMap<SessionId, Vec<String>>>,
+    /// MCP tools approved for a session, by full name.
+    mcp_session: Mutex<HashMap<SessionId, Vec<String>>>,
 }
 
 impl Approver {
@@ -128,6 +134,7 @@ impl Approver {
             session_rules: Mutex::new(HashMap::new()),
             saved_hosts: Mutex::new(saved.hosts),
             session_hosts: Mutex::new(HashMap::new()),
+            mcp_session: Mutex::new(HashMap::new()),
         }
     }
 
@@ -241,6 +248,26 @@ impl Approver {
         escalation: Option<&str>,
         ctx: &ToolContext,
     ) -> Result<Answer, String> {
+        let request = |id: String| EventKind::ApprovalRequest {
+            id,
+            tool: tool.into(),
+            command: command.into(),
+            cwd: ctx.workspace.display().to_string(),
+            rule,
+            sandbox,
+            escalation: escalation.map(str::to_string),
+        };
+        self.ask_with(ctx, request, escalation.is_some()).await
+    }
+
+    /// Raises the request `request(id)` builds and waits for the answer
+    /// (`escalation`: only `ApprovedOutsideSandbox` approves it).
+    async fn ask_with(
+        &self,
+        ctx: &ToolContext,
+        request: impl FnOnce(String) -> EventKind,
+        escalation: bool,
+    ) -> Result<Answer, String> {
         let id = uuid::Uuid::new_v4().to_string();
         let mut rx = self.pending.park(&id);
         // Cleans up when this future is dropped mid-wait (turn aborted), so a
@@ -251,18 +278,7 @@ impl Approver {
             ctx,
             by: "cancelled",
         };
-        self.emit(
-            ctx,
-            EventKind::ApprovalRequest {
-                id: id.clone(),
-                tool: tool.into(),
-                command: command.into(),
-                cwd: ctx.workspace.display().to_string(),
-                rule,
-                sandbox,
-                escalation: escalation.map(str::to_string),
-            },
-        );
+        self.emit(ctx, request(id.clone()));
 
         let unattended = ctx.origin.approval_times_out();
         let answer = tokio::select! {
@@ -293,9 +309,10 @@ impl Approver {
             return Err(DENIED_BY_USER.into());
         };
         // An escalation is approved by its own answer only.
-        let approved = match escalation {
-            Some(_) => decision == ReviewDecision::ApprovedOutsideSandbox,
-            None => decision.is_approved(),
+        let approved = if escalation {
+            decision == ReviewDecision::ApprovedOutsideSandbox
+        } else {
+            decision.is_approved()
         };
         self.emit(
             ctx,

@@ -5,6 +5,7 @@ pub mod approval;
 pub mod builtin;
 pub mod checkpoints;
 pub mod diff;
+pub mod mcp;
 pub mod paths;
 pub mod sandbox;
 pub mod web;
@@ -85,6 +86,8 @@ pub struct ToolContext {
     pub skills: Arc<crate::skills::Registry>,
     /// What the model may never change or read (see `sandbox::protected`).
     pub protected: Arc<sandbox::ProtectedPaths>,
+    /// The MCP servers and their tools (`tools::mcp`).
+    pub mcp: Arc<crate::mcp::McpManager>,
     /// Where `write_file`/`edit_file` keep a file before changing it (for
     /// `/rewind`); `None`: not kept (checkpoints off, or outside a turn).
     pub checkpoint: Option<Arc<checkpoints::TurnCheckpoint>>,
@@ -149,6 +152,7 @@ impl ToolContext {
             bus,
             call_id: String::new(),
             checkpoint: None,
+            mcp: crate::mcp::McpManager::none(),
         }
     }
 
@@ -239,6 +243,7 @@ pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> Too
         "web_fetch" => builtin::web_fetch::run(args, ctx).await,
         "web_search" => builtin::web_search::run(args, ctx).await,
         "delegate_claude_code" => builtin::delegate_claude_code::run(args, ctx).await,
+        mcp_tool if mcp::is_mcp_tool(mcp_tool) => mcp::run(mcp_tool, args, ctx).await,
         other => {
             let known: Vec<&str> = specs().iter().map(|s| s.name).collect();
             ToolOutput::fail(format!(

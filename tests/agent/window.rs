@@ -45,6 +45,8 @@ async fn long_history_is_trimmed_to_the_window_by_whole_turns() {
     h.send("w", "last question");
     let events = h.turn("w").await;
     assert_eq!(final_text(&events).as_deref(), Some("final"));
+    // The last turn may trim too (it did once the fixed prompt shrank).
+    trims += events.iter().filter(|e| matches!(e, EventKind::ContextTrimmed { dropped_messages, .. } if *dropped_messages > 0)).count();
     assert!(trims > 0, "the window never trimmed");
     // After a trim the window refills below the budget, so the cut point
     // (and the server's cached prefix) holds for several requests in a row.

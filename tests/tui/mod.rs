@@ -7,6 +7,7 @@
 mod diffs;
 mod driver;
 mod keys;
+mod mcp;
 mod proactive;
 mod pty;
 mod rewind;

@@ -219,7 +219,14 @@ async fn startup_to_first_frame_and_resident_memory() {
         fake.url()
     );
     let config_path = dir.path().join("egirl.toml");
-    std::fs::write(&config_path, config).expect("config");
+    std::fs::write(&config_path, &config).expect("config");
+    // The same with three MCP servers (issue 17): two real ones and one
+    // that never answers; the first frame must not wait for any of them.
+    let mcp_path = dir.path().join("egirl-mcp.toml");
+    let mcp = crate::mcp::everything(dir.path())
+        + &crate::mcp::filesystem(dir.path())
+        + "[mcp.servers.never]\ncommand = \"sleep\"\nargs = [\"600\"]\n";
+    std::fs::write(&mcp_path, format!("{config}{mcp}")).expect("config");
     let sessions = dir.path().join("ws").join("sessions");
     std::fs::create_dir_all(&sessions).expect("sessions dir");
     let jsonl = write_session(&sessions, SESSION_ID, MESSAGES);
@@ -244,6 +251,14 @@ async fn startup_to_first_frame_and_resident_memory() {
             name: "egirl (new session)",
             bin: egirl.clone(),
             args: vec!["--config".into(), config_arg.clone()],
+            home: dir.path().to_path_buf(),
+            marker: "? help",
+            egirl: true,
+        },
+        Subject {
+            name: "egirl (new session, 3 MCP servers)",
+            bin: egirl.clone(),
+            args: vec!["--config".into(), mcp_path.display().to_string()],
             home: dir.path().to_path_buf(),
             marker: "? help",
             egirl: true,

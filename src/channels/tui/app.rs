@@ -81,6 +81,8 @@ pub struct StatusInfo {
     pub discord: BotStatus,
     /// The Telegram bot (`Off` without one: then the status line leaves it out).
     pub telegram: BotStatus,
+    /// The MCP servers, as the core reports them (none configured: empty).
+    pub mcp: Vec<crate::protocol::McpServerInfo>,
 }
 
 pub struct App {
@@ -161,6 +163,7 @@ impl App {
                 context_length: options.context_length,
                 discord: BotStatus::Off,
                 telegram: BotStatus::Off,
+                mcp: Vec::new(),
             },
             focus: Focus::Input,
             zoom: None,

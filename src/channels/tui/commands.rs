@@ -44,6 +44,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "TEXT",
         "highlight TEXT in the conversation (n/N jump)",
     ),
+    ("/mcp", "", "list MCP servers, their state and tools"),
     ("/quit", "", "leave egirl"),
 ];
 
@@ -218,6 +219,10 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         "/fork" => return app.fork(),
         "/rewind" => app.open_rewind_picker(),
         "/find" => app.start_search(arg),
+        "/mcp" => {
+            let text = super::mcp::listing(&app.status.mcp);
+            app.notice(Level::Info, text);
+        }
         _ if NOT_YET.contains(&name) => {
             app.notice(Level::Warning, format!("{name} is not available yet"));
         }

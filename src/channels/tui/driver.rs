@@ -36,6 +36,8 @@ pub enum AppEvent {
     HighlighterReady,
     /// The Telegram bot's connection changed.
     Telegram(crate::protocol::BotStatus),
+    /// The MCP servers' state changed.
+    Mcp(Vec<crate::protocol::McpServerInfo>),
 }
 
 /// What the loop needs from the outside world.
@@ -118,6 +120,12 @@ where
                 Some(AppEvent::Telegram(status)) => {
                     if app.status.telegram != status {
                         app.status.telegram = status;
+                        frames.request();
+                    }
+                }
+                Some(AppEvent::Mcp(servers)) => {
+                    if app.status.mcp != servers {
+                        app.status.mcp = servers;
                         frames.request();
                     }
                 }

@@ -17,6 +17,7 @@ pub mod input;
 mod keys;
 pub mod layout;
 pub mod markdown;
+pub mod mcp;
 pub mod panes;
 pub mod rewind;
 pub mod runtime;

@@ -109,7 +109,14 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
     if let Some(status) = options.telegram {
         watch_bot(status, tx.clone(), AppEvent::Telegram);
     }
+    if !agent.mcp.borrow().is_empty() {
+        watch_mcp(agent.mcp.clone(), tx.clone());
+    }
     watch_local_health(options.endpoint.clone(), tx);
+    // The first frame before the MCP servers spawn and handshake, which
+    // would compete with it for the CPU; the loop draws again at once.
+    let _ = terminal.draw(|f| super::draw(&app, f));
+    agent.start_mcp();
     let mut host = Crossterm { agent };
     let result = drive(
         &mut terminal,
@@ -228,6 +235,21 @@ fn watch_discord(mut status: watch::Receiver<BotStatus>, tx: mpsc::UnboundedSend
         loop {
             let now = status.borrow_and_update().clone();
             if tx.send(AppEvent::Discord(now)).is_err() || status.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Forwards the MCP servers' state changes to the loop.
+fn watch_mcp(
+    mut status: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
+    tx: mpsc::UnboundedSender<AppEvent>,
+) {
+    tokio::spawn(async move {
+        loop {
+            let now = status.borrow_and_update().clone();
+            if tx.send(AppEvent::Mcp(now)).is_err() || status.changed().await.is_err() {
                 return;
             }
         }

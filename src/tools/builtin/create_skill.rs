@@ -11,7 +11,7 @@ use crate::tools::{ToolContext, ToolOutput, arg_str};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "create_skill",
-        description: "Save instructions as a reusable skill, usable at once. name: hyphenated lowercase slug; description: when to use it; instructions: Markdown steps.",
+        description: "Save instructions as a reusable skill. name: lowercase-hyphenated; description: when to use it; instructions: Markdown steps.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {

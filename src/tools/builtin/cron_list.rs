@@ -10,7 +10,7 @@ use crate::tools::{ToolContext, ToolOutput};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "cron_list",
-        description: "List your scheduled jobs with their next run and last status.",
+        description: "List scheduled jobs, next runs and last status.",
         parameters: serde_json::json!({"type": "object", "properties": {}}),
     }
 }

@@ -7,7 +7,7 @@ use crate::tools::{ToolContext, ToolOutput, arg_str};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "cron_remove",
-        description: "Delete a scheduled job by name (cron_list shows the names).",
+        description: "Delete a scheduled job by name.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {"name": {"type": "string"}},

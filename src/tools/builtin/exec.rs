@@ -33,7 +33,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "exec",
-        description: "Run a bash command in the workspace; returns exit code, stdout and stderr. The user may have to approve it.",
+        description: "Run a bash command in the workspace (the user may have to approve it); returns exit code and output.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {

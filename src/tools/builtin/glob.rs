@@ -23,7 +23,7 @@ const MAX_VISITED: usize = 200_000;
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "glob",
-        description: "List files matching a glob pattern relative to the workspace, e.g. *.md or src/**/*.rs (* stays in one directory, ** recurses).",
+        description: "List workspace files matching a glob, e.g. src/**/*.rs.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {"pattern": {"type": "string"}},

@@ -8,7 +8,7 @@ use crate::tools::{ToolContext, ToolOutput};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "list_skills",
-        description: "List installed skills, with why any is unavailable.",
+        description: "List installed skills and why any is unavailable.",
         parameters: serde_json::json!({"type": "object", "properties": {}}),
     }
 }

@@ -23,7 +23,7 @@ const SNIFF_BYTES: usize = 8192;
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "read_file",
-        description: "Read a text file. Returns up to 400 lines; for more, pass offset (1-based first line) and limit (line count).",
+        description: "Read a text file, 400 lines at most (offset: 1-based first line; limit: line count).",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {

@@ -13,7 +13,7 @@ use crate::tools::{ToolContext, ToolOutput, arg_str};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "write_file",
-        description: "Create or overwrite a file with the given content; missing parent directories are created.",
+        description: "Create or overwrite a file; parent directories are created.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {

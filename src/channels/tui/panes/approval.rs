@@ -24,17 +24,21 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner_w = usize::from(width.saturating_sub(4));
 
     let mut body: Vec<Line<'static>> = Vec::new();
-    // web_fetch asks about a URL, a delegation about a task: not commands.
+    // web_fetch asks about a URL, a delegation about a task, an MCP tool
+    // with its arguments as pretty JSON: not commands.
+    let mcp = request.tool.starts_with("mcp__");
     let prompt = [Span::styled(
         match request.tool.as_str() {
             "exec" => "$ ",
             "web_fetch" => "GET ",
+            _ if mcp => "  ",
             _ => "",
         },
         Style::default().fg(t.tool).add_modifier(Modifier::BOLD),
     )];
     let cont = [Span::raw("  ")];
-    let code = highlight::highlight(&request.command, "bash", &t.syntax).unwrap_or_else(|| {
+    let language = if mcp { "json" } else { "bash" };
+    let code = highlight::highlight(&request.command, language, &t.syntax).unwrap_or_else(|| {
         request
             .command
             .split('\n')
@@ -49,7 +53,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         command.extend(wrap::into_lines(wrapped, head, &cont));
     }
     let details = [
-        ("cwd", request.cwd.clone()),
+        (if mcp { "mcp" } else { "cwd" }, request.cwd.clone()),
         (
             "from",
             format!("{} · session {}", badge(&request.origin), request.session),
@@ -103,7 +107,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let prefix = request
         .rule
         .as_ref()
-        .filter(|_| matches!(request.tool.as_str(), "exec" | "web_fetch"))
+        .filter(|_| matches!(request.tool.as_str(), "exec" | "web_fetch") || mcp)
         .filter(|_| request.escalation.is_none());
     let mut keys = match request.escalation {
         // Never a rule, never `y`: its own key, once.

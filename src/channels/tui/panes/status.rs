@@ -64,6 +64,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         )],
         discord(app),
         telegram(app),
+        mcp(app),
         target_session(app),
     ];
 
@@ -91,7 +92,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let right_w = wrap::spans_width(&right);
     let room = usize::from(area.width).saturating_sub(right_w + 1);
     let mut left: Vec<Span<'static>> = Vec::new();
-    // An empty segment (a bot this process does not run) takes no room.
+    // An empty segment (a bot this process does not run, no MCP servers)
+    // takes no room.
     for (i, segment) in segments.into_iter().filter(|s| !s.is_empty()).enumerate() {
         let extra = if i > 0 { 3 } else { 0 };
         if wrap::spans_width(&left) + extra + wrap::spans_width(&segment) > room {
@@ -153,4 +155,24 @@ fn discord(app: &App) -> Vec<Span<'static>> {
         ),
     };
     vec![Span::styled(text, Style::default().fg(color))]
+}
+
+/// `mcp 2/3`: servers ready of those configured (nothing without any).
+fn mcp(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let Some((ready, total)) = crate::channels::tui::mcp::counts(&app.status.mcp) else {
+        return Vec::new();
+    };
+    let failed = app.status.mcp.iter().any(|s| s.state == "failed");
+    let color = if ready == total {
+        t.routing_local
+    } else if failed {
+        t.error
+    } else {
+        t.warning
+    };
+    vec![Span::styled(
+        format!("mcp {ready}/{total}"),
+        Style::default().fg(color),
+    )]
 }

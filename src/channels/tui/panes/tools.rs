@@ -32,7 +32,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         let mut head = vec![
             Span::styled(format!("{} ", r.state.symbol()), Style::default().fg(color)),
             Span::styled(
-                r.name.clone(),
+                crate::channels::tui::mcp::call_name(&r.name, &r.arguments),
                 Style::default().fg(t.tool).add_modifier(Modifier::BOLD),
             ),
             Span::styled(format!(" {}", r.state.label()), Style::default().fg(color)),

@@ -1,0 +1,254 @@
+//! Approval of MCP tools that are not read-only: rules are per server and
+//! tool (the full name `mcp__<server>__<tool>`, never a prefix or a
+//! pattern), for the session or always (the `mcp` list of the approvals
+//! file). The request shows the server, the tool and the arguments as
+//! pretty JSON in the same modal as exec. Unattended turns are denied at
+//! once: nobody could answer, and nothing they carry may widen what runs.
+
+use serde_json::Value;
+
+use super::{Approver, DENIED_BY_USER, lock, read_rules};
+use crate::mcp::McpTool;
+use crate::protocol::{EventKind, ReviewDecision};
+use crate::tools::ToolContext;
+
+impl Approver {
+    /// Ok(why it may run) or Err(why not, for the model).
+    pub async fn check_mcp(
+        &self,
+        tool: &McpTool,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<String, String> {
+        let rule = tool.full_name.as_str();
+        if let Some(source) = self.mcp_rule(rule, &ctx.session) {
+            return Ok(format!("allowed by {source} rule `{rule}`"));
+        }
+        if ctx.origin.is_unattended() {
+            return Err(format!(
+                "denied: `{rule}` changes things and needs approval, and nobody answers approvals in an unattended ({}) turn",
+                ctx.origin
+            ));
+        }
+        let command = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
+        let request = |id: String| EventKind::ApprovalRequest {
+            id,
+            tool: rule.to_string(),
+            command,
+            cwd: format!("server `{}`, tool `{}`", tool.server, tool.name),
+            rule: Some(rule.to_string()),
+            sandbox: None,
+            escalation: None,
+        };
+        let (decision, by) = self.ask_with(ctx, request, false).await?;
+        match decision {
+            ReviewDecision::Denied => Err(DENIED_BY_USER.into()),
+            ReviewDecision::ApprovedOnce | ReviewDecision::ApprovedOutsideSandbox => {
+                Ok(format!("approved once by {by}"))
+            }
+            ReviewDecision::ApprovedForSession => {
+                self.remember_mcp_for_session(rule, ctx);
+                Ok(format!(
+                    "approved by {by}; `{rule}` allowed for this session"
+                ))
+            }
+            ReviewDecision::ApprovedAlways => match self.save_mcp_rule(rule) {
+                Ok(()) => Ok(format!("approved by {by}; `{rule}` allowed from now on")),
+                Err(e) => {
+                    tracing::warn!("{e}");
+                    self.emit(ctx, EventKind::Notice { message: e });
+                    self.remember_mcp_for_session(rule, ctx);
+                    Ok(format!(
+                        "approved by {by}; `{rule}` allowed for this session"
+                    ))
+                }
+            },
+        }
+    }
+
+    /// `session` or `file` when a rule names this tool exactly.
+    fn mcp_rule(&self, rule: &str, session: &str) -> Option<&'static str> {
+        let in_session = lock(&self.mcp_session)
+            .get(session)
+            .is_some_and(|rules| rules.iter().any(|r| r == rule));
+        if in_session {
+            return Some("session");
+        }
+        // Read each time: the file is small, and another egirl may have
+        // approved the tool since.
+        match read_rules(&self.approvals_file) {
+            Ok(file) if file.mcp.iter().any(|r| r == rule) => Some("file"),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!("ignoring the approvals file: {e}");
+                None
+            }
+        }
+    }
+
+    fn remember_mcp_for_session(&self, rule: &str, ctx: &ToolContext) {
+        lock(&self.mcp_session)
+            .entry(ctx.session.clone())
+            .or_default()
+            .push(rule.to_string());
+    }
+
+    fn save_mcp_rule(&self, rule: &str) -> Result<(), String> {
+        // The exec rules' lock also serializes rewrites of the file.
+        let _saved = lock(&self.saved);
+        let mut file = read_rules(&self.approvals_file)?;
+        if !file.mcp.iter().any(|r| r == rule) {
+            file.mcp.push(rule.to_string());
+        }
+        self.write_rules(&file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::{ExecApproval, ExecConfig};
+    use crate::protocol::{Event, EventBus, EventReceiver, Origin};
+    use crate::tools::approval::{PendingApprovals, test_context};
+
+    fn tool(name: &str) -> McpTool {
+        McpTool {
+            full_name: format!("mcp__fs__{name}"),
+            server: "fs".into(),
+            name: name.into(),
+            description: String::new(),
+            schema: serde_json::json!({"type": "object"}),
+            read_only: false,
+        }
+    }
+
+    fn harness(
+        origin: Origin,
+    ) -> (
+        tempfile::TempDir,
+        ToolContext,
+        EventReceiver,
+        PendingApprovals,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let bus = EventBus::new();
+        let events = bus.subscribe();
+        let pending = PendingApprovals::new();
+        let file = dir.path().join(".egirl/approvals.toml");
+        std::fs::create_dir_all(dir.path().join(".egirl")).unwrap();
+        std::fs::write(&file, "allow = [\"git status\"]\n").unwrap();
+        let approver = Approver::new(
+            bus,
+            pending.clone(),
+            ExecConfig::default(),
+            file,
+            Duration::from_millis(50),
+        );
+        let mut ctx = test_context(dir.path(), ExecApproval::Ask);
+        ctx.approver = Arc::new(approver);
+        ctx.origin = origin;
+        (dir, ctx, events, pending)
+    }
+
+    /// Raises the request for `tool`, checks what it shows, answers it.
+    async fn answer(
+        ctx: &ToolContext,
+        events: &mut EventReceiver,
+        pending: &PendingApprovals,
+        tool: McpTool,
+        decision: ReviewDecision,
+    ) -> Result<String, String> {
+        let c = ctx.clone();
+        let check = tokio::spawn(async move {
+            let args = serde_json::json!({"path": "a.md"});
+            c.approver.check_mcp(&tool, &args, &c).await
+        });
+        let Some(Event {
+            kind:
+                EventKind::ApprovalRequest {
+                    id,
+                    tool,
+                    command,
+                    rule,
+                    ..
+                },
+            ..
+        }) = events.recv().await
+        else {
+            panic!("expected an approval request");
+        };
+        assert!(tool.starts_with("mcp__fs__"));
+        assert_eq!(rule.as_deref(), Some(tool.as_str()));
+        assert_eq!(command, "{\n  \"path\": \"a.md\"\n}");
+        assert!(pending.resolve(&id, decision, Origin::Tui));
+        let verdict = check.await.unwrap();
+        let _decision = events.recv().await;
+        verdict
+    }
+
+    #[tokio::test]
+    async fn rules_are_per_tool_for_the_session_or_always() {
+        let (dir, ctx, mut events, pending) = harness(Origin::Tui);
+        let session = ReviewDecision::ApprovedForSession;
+        assert!(
+            answer(&ctx, &mut events, &pending, tool("write_file"), session)
+                .await
+                .is_ok()
+        );
+        let args = serde_json::json!({});
+        assert_eq!(
+            ctx.approver
+                .check_mcp(&tool("write_file"), &args, &ctx)
+                .await,
+            Ok("allowed by session rule `mcp__fs__write_file`".to_string())
+        );
+        // Another tool of the same server still asks.
+        let denied = answer(
+            &ctx,
+            &mut events,
+            &pending,
+            tool("move_file"),
+            ReviewDecision::Denied,
+        );
+        assert_eq!(denied.await, Err(DENIED_BY_USER.to_string()));
+
+        let always = ReviewDecision::ApprovedAlways;
+        assert!(
+            answer(&ctx, &mut events, &pending, tool("edit_file"), always)
+                .await
+                .is_ok()
+        );
+        let file = std::fs::read_to_string(dir.path().join(".egirl/approvals.toml")).unwrap();
+        assert!(file.contains("allow = [\"git status\"]"), "{file}");
+        assert!(file.contains("mcp = [\"mcp__fs__edit_file\"]"), "{file}");
+        let mut other = ctx.clone();
+        other.session = "another".into();
+        assert_eq!(
+            ctx.approver
+                .check_mcp(&tool("edit_file"), &args, &other)
+                .await,
+            Ok("allowed by file rule `mcp__fs__edit_file`".to_string())
+        );
+    }
+
+    #[tokio::test]
+    async fn unattended_turns_are_denied_without_asking() {
+        for origin in [
+            Origin::Cron("nightly".into()),
+            Origin::Heartbeat,
+            Origin::Webhook,
+        ] {
+            let (_dir, ctx, mut events, _pending) = harness(origin);
+            let args = serde_json::json!({});
+            let verdict = ctx
+                .approver
+                .check_mcp(&tool("write_file"), &args, &ctx)
+                .await;
+            assert!(verdict.unwrap_err().contains("unattended"));
+            assert!(events.try_recv().is_err(), "nothing was asked");
+        }
+    }
+}
