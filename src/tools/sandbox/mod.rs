@@ -1,6 +1,8 @@
 //! What bounds an approved command and the file tools: the protected paths
 //! they share, and the OS sandbox every `exec` runs in, however it was
-//! approved (once, a rule, `approval = "full"`, any surface).
+//! approved (once, a rule, `approval = "full"`, any surface). A delegated
+//! Claude Code runs in it too, widened by [`prepare_with`] (see
+//! `delegate_claude_code::confine`).
 //!
 //! `[tools.exec] sandbox`:
 //! - `workspace-write` (default): the command reads the whole filesystem and

@@ -46,6 +46,9 @@ const ENV_KEPT: [&str; 8] = [
     "XDG_CONFIG_HOME",
 ];
 
+/// Claude Code's long-lived login token, passed on when set.
+const OAUTH_VAR: &str = "CLAUDE_CODE_OAUTH_TOKEN";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "delegate_claude_code",
@@ -254,6 +257,11 @@ fn command(
     }
     if let Ok(key) = std::env::var(crate::providers::anthropic::KEY_VAR) {
         cmd.env(crate::providers::anthropic::KEY_VAR, key);
+    }
+    // A subscription login (`claude setup-token`): its state dir is not
+    // ~/.claude, so the login kept there is not seen.
+    if let Ok(token) = std::env::var(OAUTH_VAR) {
+        cmd.env(OAUTH_VAR, token);
     }
     let base_url = std::env::var("ANTHROPIC_BASE_URL").ok().or_else(|| {
         ctx.config
