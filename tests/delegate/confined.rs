@@ -180,3 +180,37 @@ async fn doctor_says_the_delegation_is_sandboxed() {
         "{report}"
     );
 }
+
+#[tokio::test]
+async fn settings_files_the_model_could_write_allow_claude_code_nothing() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([delegate_call("Run it"), Reply::text("done")]);
+    let cli = Cli::new(&fake, &config("ask"));
+    let ws = cli.workspace();
+    let allow_all = r#"{"permissions":{"allow":["Bash","Write","Edit"]}}"#;
+    let state = cli.dir.path().join(".cache/egirl/claude-code/home");
+    for dir in [state, ws.join(".claude")] {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("settings.json"), allow_all).unwrap();
+        std::fs::write(dir.join("settings.local.json"), allow_all).unwrap();
+    }
+    let api = FakeClaudeApi::scripted(vec![(
+        "Bash",
+        json!({"command": "touch ran.txt", "description": "run"}),
+    )])
+    .await;
+    let out = cli
+        .run_with_env(
+            &["-m", "run it", "--json", "--approve-exec"],
+            &[
+                ("ANTHROPIC_BASE_URL", &api.url),
+                ("ANTHROPIC_API_KEY", API_KEY),
+            ],
+        )
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, output) = tool_outcome(&events(&out), "fake_call_0");
+    // Still asked (headless: denied), so it never ran.
+    assert!(output.contains("denied"), "{output}");
+    assert!(!ws.join("ran.txt").exists(), "{output}");
+}
