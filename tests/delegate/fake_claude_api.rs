@@ -1,8 +1,9 @@
 //! An in-process fake of the Anthropic Messages API as Claude Code uses it
 //! (`POST /v1/messages`, streamed): Claude Code's agent turn (a request
-//! offering its `Write` tool) is scripted to write `target`, then to finish
-//! with a text that quotes the tool's result; its side requests (no tools)
-//! get a short text. With `hang`, no request is ever answered.
+//! offering its `Write` tool) is scripted to write `target` (or to make the
+//! tool uses given to [`FakeClaudeApi::scripted`], one per turn), then to
+//! finish with a text that quotes every tool result; its side requests (no
+//! tools) get a short text. With `hang`, no request is ever answered.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -16,7 +17,8 @@ use serde_json::{Value, json};
 
 #[derive(Clone)]
 struct Script {
-    target: PathBuf,
+    /// The tool uses to make, in order: (name, input).
+    uses: Vec<(&'static str, Value)>,
     hang: bool,
     bodies: Arc<Mutex<Vec<Value>>>,
 }
@@ -35,9 +37,19 @@ impl Drop for FakeClaudeApi {
 
 impl FakeClaudeApi {
     pub async fn start(target: PathBuf, hang: bool) -> FakeClaudeApi {
+        let write = json!({"file_path": target, "content": "hi from claude\n"});
+        Self::serve(vec![("Write", write)], hang).await
+    }
+
+    /// Claude Code is made to use these tools, one per turn, in order.
+    pub async fn scripted(uses: Vec<(&'static str, Value)>) -> FakeClaudeApi {
+        Self::serve(uses, false).await
+    }
+
+    async fn serve(uses: Vec<(&'static str, Value)>, hang: bool) -> FakeClaudeApi {
         let bodies = Arc::new(Mutex::new(Vec::new()));
         let script = Script {
-            target,
+            uses,
             hang,
             bodies: bodies.clone(),
         };
@@ -58,7 +70,7 @@ impl FakeClaudeApi {
 
 enum Block {
     Text(String),
-    ToolUse(&'static str, &'static str, Value),
+    ToolUse(String, &'static str, Value),
 }
 
 async fn answer(State(script): State<Script>, body: Bytes) -> Response {
@@ -70,27 +82,35 @@ async fn answer(State(script): State<Script>, body: Bytes) -> Response {
     let offers_write = body["tools"]
         .as_array()
         .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Write"));
-    let last = body["messages"].as_array().and_then(|m| m.last());
-    let tool_result = last
-        .and_then(|m| m["content"].as_array())
-        .and_then(|c| c.iter().find(|b| b["type"] == "tool_result"))
+    let results: Vec<String> = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
         .map(|b| match &b["content"] {
             Value::String(s) => s.clone(),
             other => other.to_string(),
-        });
-    let (blocks, stop) = match (offers_write, tool_result) {
-        (true, None) => (
+        })
+        .collect();
+    let next = script.uses.get(results.len());
+    let (blocks, stop) = match (offers_write, next) {
+        (true, Some((name, input))) => (
             vec![
-                Block::Text("Writing the file.".into()),
+                Block::Text(format!("Using {name}.")),
                 Block::ToolUse(
-                    "toolu_fake_1",
-                    "Write",
-                    json!({"file_path": script.target, "content": "hi from claude\n"}),
+                    format!("toolu_fake_{}", results.len() + 1),
+                    name,
+                    input.clone(),
                 ),
             ],
             "tool_use",
         ),
-        (true, Some(result)) => (vec![Block::Text(format!("Finished: {result}"))], "end_turn"),
+        (true, None) => (
+            vec![Block::Text(format!("Finished: {}", results.join("\n")))],
+            "end_turn",
+        ),
         (false, _) => (vec![Block::Text("ok".into())], "end_turn"),
     };
     let frames = sse(&blocks, stop);

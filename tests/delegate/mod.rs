@@ -3,6 +3,7 @@
 //! Anthropic API scripted to write a file.
 
 mod cli;
+mod confined;
 mod fake_claude_api;
 mod modal;
 

@@ -1,6 +1,8 @@
 //! What bounds an approved command and the file tools: the protected paths
 //! they share, and the OS sandbox every `exec` runs in, however it was
-//! approved (once, a rule, `approval = "full"`, any surface).
+//! approved (once, a rule, `approval = "full"`, any surface). A delegated
+//! Claude Code runs in it too, widened by [`prepare_with`] (see
+//! `delegate_claude_code::confine`).
 //!
 //! `[tools.exec] sandbox`:
 //! - `workspace-write` (default): the command reads the whole filesystem and
@@ -170,7 +172,26 @@ struct ChildSetup {
 /// The sandbox for a command in `ctx`: Ok(None) when `sandbox = "off"`,
 /// Err(one line for the model) when it must not run.
 pub fn prepare(ctx: &ToolContext) -> Result<Option<Prepared>, String> {
-    let exec = &ctx.exec;
+    prepare_with(ctx, &ctx.exec, &Widening::default())
+}
+
+/// What a caller other than exec adds to the sandbox of `[tools.exec]`
+/// (a delegated Claude Code: its own state dir, the `.env` files of its
+/// directory).
+#[derive(Default)]
+pub struct Widening {
+    /// Writable besides the workspace rules and the private temp dir.
+    pub writable: Vec<PathBuf>,
+    /// Read as empty besides the loaded `.env` files.
+    pub hidden: Vec<PathBuf>,
+}
+
+/// As [`prepare`], with `exec` in place of `[tools.exec]` and `extra`.
+pub fn prepare_with(
+    ctx: &ToolContext,
+    exec: &ExecConfig,
+    extra: &Widening,
+) -> Result<Option<Prepared>, String> {
     if exec.sandbox == ExecSandbox::Off {
         return Ok(None);
     }
@@ -190,9 +211,12 @@ pub fn prepare(ctx: &ToolContext) -> Result<Option<Prepared>, String> {
     }
     let protected = protected_inside(ctx, &writable);
     writable.push(tmp.path.clone());
+    writable.extend(extra.writable.iter().cloned());
+    let mut hidden = ctx.protected.env_files().to_vec();
+    hidden.extend(extra.hidden.iter().cloned());
 
     let mounts = match &support.namespace {
-        Ok(kind) => Some(MountPlan::new(*kind, &protected)?.hiding(ctx.protected.env_files())),
+        Ok(kind) => Some(MountPlan::new(*kind, &protected)?.hiding(&hidden)),
         _ => None,
     };
     let landlock = if support.landlock_abi > 0 {

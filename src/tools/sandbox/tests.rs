@@ -287,3 +287,44 @@ async fn a_non_dumpable_egirl_still_sandboxes_and_hides_its_environment() {
         assert!(!out.success, "{}", out.output);
     }
 }
+
+/// What a delegation adds (`prepare_with`): a writable dir outside the
+/// workspace, more files read as empty, and the network whatever
+/// `[tools.exec] network` says.
+#[tokio::test]
+async fn a_widening_adds_writable_dirs_and_hidden_files() {
+    let Some(()) = landlock() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(ws.join(".env.local"), "K=secret-value\n").unwrap();
+    let ctx = ctx(&ws, ExecSandbox::WorkspaceWrite);
+    let exec = ExecConfig {
+        network: true,
+        ..ctx.exec.clone()
+    };
+    let extra = Widening {
+        writable: vec![state.clone()],
+        hidden: vec![ws.join(".env.local")],
+    };
+    let prepared = prepare_with(&ctx, &exec, &extra).unwrap().unwrap();
+    assert_eq!(prepared.label, "workspace-write, network");
+    let script = format!(
+        "echo s > {state}/s; echo o > {outside}; cat .env.local; echo end",
+        state = state.display(),
+        outside = dir.path().join("outside").display()
+    );
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c").arg(script).current_dir(&ws);
+    prepared.apply(&mut cmd);
+    let out = cmd.output().await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "end\n");
+    assert_eq!(std::fs::read_to_string(state.join("s")).unwrap(), "s\n");
+    assert!(!dir.path().join("outside").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".env.local")).unwrap(),
+        "K=secret-value\n"
+    );
+}

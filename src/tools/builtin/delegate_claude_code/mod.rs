@@ -6,8 +6,9 @@
 //! they happen; the model gets the final result, cost and session id, and
 //! the cost goes to the stats under `claude-code`. An interrupt or the
 //! timeout kills its whole process group. It gets only the environment it
-//! needs, not egirl's.
+//! needs, not egirl's, and runs in the exec sandbox ([`confine`]).
 
+mod confine;
 mod local_model;
 mod permission;
 mod stream;
@@ -45,6 +46,9 @@ const ENV_KEPT: [&str; 8] = [
     "XDG_CONFIG_HOME",
 ];
 
+/// Claude Code's long-lived login token, passed on when set.
+const OAUTH_VAR: &str = "CLAUDE_CODE_OAUTH_TOKEN";
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "delegate_claude_code",
@@ -77,12 +81,23 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     if let Err(why) = ctx.approver.check_delegation(task, &dir, ctx).await {
         return ToolOutput::fail(why);
     }
+    let state = match confine::state_dir() {
+        Ok(s) => s,
+        Err(e) => return ToolOutput::fail(e),
+    };
+    let sandbox = match confine::prepare(ctx, &dir, &state) {
+        Ok(s) => s,
+        Err(e) => return ToolOutput::fail(e),
+    };
     let shown_dir = paths::display(&ctx.workspace, &dir);
     let server = match permission::start(ctx.clone(), task, &shown_dir).await {
         Ok(s) => s,
         Err(e) => return ToolOutput::fail(e),
     };
-    let mut cmd = command(&binary, &dir, &server, ctx);
+    let mut cmd = command(&binary, &dir, &state, &server, ctx);
+    if let Some(sandbox) = &sandbox {
+        sandbox.apply(&mut cmd);
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -143,6 +158,12 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     // Reaped: its number may be reused, never signal it again.
     group.0 = None;
     drop(server);
+    let planted = sandbox.as_ref().and_then(|s| s.set_aside_planted());
+    drop(sandbox);
+    let ended = match (ended, &planted) {
+        (Some(why), Some(line)) => Some(format!("{why}\n{line}")),
+        (ended, _) => ended,
+    };
     if let Some(why) = ended {
         return ToolOutput::fail(why);
     }
@@ -152,8 +173,9 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
             .and_then(|s| s.code())
             .map_or("a signal".to_string(), |c| format!("exit code {c}"));
         return ToolOutput::fail(format!(
-            "Claude Code ended ({code}) without a result: {}",
-            stderr.trim()
+            "Claude Code ended ({code}) without a result: {}{}",
+            stderr.trim(),
+            planted.map(|l| format!("\n{l}")).unwrap_or_default()
         ));
     };
     ctx.bus.emit(
@@ -174,7 +196,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
             latency_ms: Some(started.elapsed().as_millis() as u64),
         },
     );
-    let text = format!(
+    let mut text = format!(
         "Claude Code {} in {} turns (session {}, cost ${:.4}):\n{}",
         if outcome.is_error {
             "failed"
@@ -186,6 +208,9 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         outcome.cost_usd,
         outcome.result
     );
+    if let Some(line) = planted {
+        text.push_str(&format!("\n{line}"));
+    }
     if outcome.is_error {
         ToolOutput::fail(text)
     } else {
@@ -198,6 +223,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
 fn command(
     binary: &Path,
     dir: &Path,
+    state: &Path,
     server: &permission::PermissionServer,
     ctx: &ToolContext,
 ) -> tokio::process::Command {
@@ -208,7 +234,11 @@ fn command(
         .arg("--mcp-config")
         .arg(server.mcp_config())
         .arg("--permission-prompt-tool")
-        .arg(format!("mcp__{}__{}", permission::SERVER, permission::TOOL));
+        .arg(format!("mcp__{}__{}", permission::SERVER, permission::TOOL))
+        // Only egirl's flags configure it, never a settings file the model
+        // could have written (see `confine`).
+        .args(["--setting-sources", ""])
+        .args(["--settings", confine::DENY_SETTINGS]);
     // Last: the option takes every argument after it (the task goes in on stdin).
     if !cc.allowed_tools.is_empty() {
         cmd.arg("--allowedTools").args(&cc.allowed_tools);
@@ -228,6 +258,11 @@ fn command(
     if let Ok(key) = std::env::var(crate::providers::anthropic::KEY_VAR) {
         cmd.env(crate::providers::anthropic::KEY_VAR, key);
     }
+    // A subscription login (`claude setup-token`): its state dir is not
+    // ~/.claude, so the login kept there is not seen.
+    if let Ok(token) = std::env::var(OAUTH_VAR) {
+        cmd.env(OAUTH_VAR, token);
+    }
     let base_url = std::env::var("ANTHROPIC_BASE_URL").ok().or_else(|| {
         ctx.config
             .remote
@@ -240,6 +275,8 @@ fn command(
     }
     // No telemetry, error reports or update checks from a delegated run.
     cmd.env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    // Its state in egirl's dir, not the user's ~/.claude (see `confine`).
+    cmd.env("CLAUDE_CONFIG_DIR", state);
     cmd
 }
 
@@ -271,12 +308,13 @@ pub fn doctor_line(config: &crate::config::Config) -> (Option<bool>, String) {
         Ok(path) => (
             Some(true),
             format!(
-                "{} (permissions: {})",
+                "{} (permissions: {}; sandbox: {})",
                 path.display(),
                 match cc.permissions {
                     crate::config::ClaudePermissions::Ask => "ask",
                     crate::config::ClaudePermissions::LocalModel => "local-model",
-                }
+                },
+                confine::describe(&config.tools.exec)
             ),
         ),
         Err(why) => (None, format!("not offered: {why}")),
