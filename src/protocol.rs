@@ -128,6 +128,12 @@ pub enum Command {
     Clear,
     /// Search memory for the session (`/memory Q`): answered with `memory_hits`.
     MemorySearch { query: String },
+    /// Replace the older history with a summary now (`/compact [what to
+    /// keep]`): answered with `compaction`, or `error` when it could not.
+    Compact {
+        focus: Option<String>,
+        origin: Origin,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -347,6 +353,16 @@ pub enum EventKind {
     /// The turn is over (after `final`, `error` or an interrupt); the session is idle.
     TurnEnded {
         interrupted: bool,
+    },
+    /// Older turns were replaced by a summary (the transcript keeps them).
+    Compaction {
+        before_tokens: u64,
+        after_tokens: u64,
+        summarized_messages: usize,
+        /// Who wrote the summary: "local" or the remote provider's model.
+        model: String,
+        /// The summary the model now sees in place of those messages.
+        summary: String,
     },
 }
 

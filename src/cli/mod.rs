@@ -50,6 +50,10 @@ pub struct Cli {
     /// With -m: approve every exec the model asks for.
     #[arg(long, requires = "message")]
     pub approve_exec: bool,
+    /// With --session: replace the session's older turns with a summary
+    /// now and print the summary.
+    #[arg(long, requires = "session", conflicts_with = "message")]
+    pub compact: bool,
     #[command(subcommand)]
     pub command: Option<CliCommand>,
 }
@@ -141,6 +145,12 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         }
         None => crate::sessions::new_id(if cli.message.is_some() { "cli" } else { "tui" }),
     };
+    if cli.compact && !crate::sessions::Transcript::path(&env.workspace, &session).exists() {
+        return Err(Exit::usage(format!(
+            "no session `{session}` to compact in {}",
+            env.workspace.join("sessions").display()
+        )));
+    }
     let slot_dir = crate::providers::managed::slot_dir(&env.workspace);
     let managed =
         crate::providers::managed::ensure_running(&env.config.local, &log_dir, &slot_dir, |line| {
@@ -150,6 +160,10 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
     let (agent, core, notices) = env.start_agent();
     let code = match cli.message {
+        None if cli.compact => match headless::compact(&agent, &session).await {
+            Outcome::Answered => EXIT_OK,
+            Outcome::Failed | Outcome::Interrupted => EXIT_FAILURE,
+        },
         Some(text) => {
             let opts = HeadlessOptions {
                 session,
