@@ -1,6 +1,7 @@
 //! The one integration-test binary: each module is a suite.
 mod agent;
 mod cli_stats_export;
+mod compaction;
 mod discord;
 mod hardening;
 mod headless_cli;

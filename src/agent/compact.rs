@@ -46,7 +46,7 @@ struct Done {
 pub(super) async fn before_request(
     turn: &Turn<'_>,
     session: &mut Session,
-    system: &str,
+    system: &mut String,
     specs: &[ToolSpec],
     current: usize,
     cancel: &CancellationToken,
@@ -74,6 +74,9 @@ pub(super) async fn before_request(
     {
         Ok(done) => {
             emit_done(turn, done);
+            // The flush may have changed MEMORY.md: this request starts a
+            // new prefix anyway, so the change lands here, not on the next turn.
+            *system = prompt_parts(shared, &turn.origin).0;
             current - cut + 2
         }
         Err(_) if cancel.is_cancelled() => current,

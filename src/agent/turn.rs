@@ -259,11 +259,11 @@ async fn run_steps(
 
     // Workspace files and MEMORY.md go to the model (and to /tokenize).
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
-    let system = shared.redactor.redact(&system).into_owned();
+    let mut system = shared.redactor.redact(&system).into_owned();
     let specs =
         unattended::offered_tools(&turn.origin, tools::specs(), &shared.config.webhook.tools);
     let current =
-        super::compact::before_request(turn, session, &system, &specs, current, cancel).await;
+        super::compact::before_request(turn, session, &mut system, &specs, current, cancel).await;
     let mut seen_calls: HashSet<String> = HashSet::new();
     let mut outcomes: Vec<(String, bool, bool)> = Vec::new();
     // After a weak local answer: where the note to the remote model goes.

@@ -29,7 +29,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "/compact",
         "[KEEP]",
-        "summarize older turns now (KEEP: what the summary must keep)",
+        "summarize older turns now, keeping KEEP",
     ),
     ("/approvals", "", "list approval rules"),
     ("/sessions", "", "list sessions and pick one"),

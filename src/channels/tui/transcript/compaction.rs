@@ -41,11 +41,18 @@ pub(super) fn render(
     let words = format!(" {label}{hint} ");
     let total = usize::from(width).saturating_sub(2);
     let used = words.chars().count() + 2;
-    let rule = "─".repeat(total.saturating_sub(used));
-    let mut out = vec![Line::from(vec![
-        Span::raw("  "),
-        Span::styled(format!("──{words}{rule}"), t.muted()),
-    ])];
+    let mut out = if used + 2 <= total {
+        let rule = "─".repeat(total - used);
+        vec![Line::from(vec![
+            Span::raw("  "),
+            Span::styled(format!("──{words}{rule}"), t.muted()),
+        ])]
+    } else {
+        // Too narrow for a rule: the words, wrapped.
+        let pieces = vec![(t.muted(), format!("──{}", words.trim_end()))];
+        let indent = [Span::raw("  ")];
+        wrap::into_lines(wrap::wrap(&pieces, total.max(8)), &indent, &indent)
+    };
     if ctx.expanded {
         let style = t.muted().add_modifier(Modifier::ITALIC);
         let bar = [Span::styled("    │ ", t.muted())];
