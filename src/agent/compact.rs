@@ -30,6 +30,8 @@ const SUMMARY_HEADER: &str = "[Summary of our earlier conversation, which was co
 /// The assistant's side after the summary, so roles still alternate
 /// (several chat templates refuse two user messages in a row).
 const SUMMARY_ACK: &str = "Noted; I will continue from this summary.";
+/// The summary and its acknowledgement: what replaces the history before the cut.
+const SUMMARY_MESSAGES: usize = 2;
 
 /// What a compaction did, for the event and the transcript record.
 struct Done {
@@ -77,7 +79,7 @@ pub(super) async fn before_request(
             // The flush may have changed MEMORY.md: this request starts a
             // new prefix anyway, so the change lands here, not on the next turn.
             *system = prompt_parts(shared, &turn.origin).0;
-            current - cut + 2
+            current - cut + SUMMARY_MESSAGES
         }
         Err(_) if cancel.is_cancelled() => current,
         Err(e) => {
@@ -223,7 +225,7 @@ async fn compact(
             model: model.clone(),
         }),
     })?;
-    session.replace_history(history, cut, 2);
+    session.replace_history(history, cut, SUMMARY_MESSAGES);
     Ok(Done {
         summary,
         model,

@@ -68,6 +68,11 @@ fn a_compaction_is_a_divider_with_the_summary_behind_ctrl_o() {
 #[test]
 fn compact_command_sends_what_to_keep() {
     let mut app = app();
+    // Nothing said yet: nothing to send.
+    type_text(&mut app, "/compact");
+    assert!(ops(press(&mut app, key(KeyCode::Enter))).is_empty());
+    assert!(screen(&app, 130, 24).contains("nothing to compact yet"));
+    apply_all(&mut app, turn("plan my trip", "Sure."));
     type_text(&mut app, "/compact the hotel names");
     let sent = ops(press(&mut app, key(KeyCode::Enter)));
     assert!(

@@ -203,6 +203,13 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         }
         // The core answers with `compaction` (the divider) or an error.
         "/compact" => {
+            let spoke = app.transcript.entries.iter().any(|e| {
+                e.session == session && matches!(e.kind, super::transcript::Kind::User { .. })
+            });
+            if !spoke {
+                app.notice(Level::Info, "nothing to compact yet");
+                return Vec::new();
+            }
             app.notice(Level::Info, "compacting…");
             return vec![Effect::Submit(Op::Command {
                 session,
