@@ -323,6 +323,7 @@ fn record(text: &str) -> Record {
         typed: Some(text.to_string()),
         provider: None,
         message: ChatMessage::user(agent::user_message(text, Local::now())),
+        compaction: None,
     }
 }
 

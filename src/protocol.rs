@@ -152,6 +152,12 @@ pub enum Command {
     /// restoring the files the file tools changed since: answered with
     /// `rewound` (or `error`).
     Rewind { turn: usize },
+    /// Replace the older history with a summary now (`/compact [what to
+    /// keep]`): answered with `compaction`, or `error` when it could not.
+    Compact {
+        focus: Option<String>,
+        origin: Origin,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -398,6 +404,16 @@ pub enum EventKind {
         /// Set when commands ran since: their changes are not undone.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         untracked: Option<String>,
+    },
+    /// Older turns were replaced by a summary (the transcript keeps them).
+    Compaction {
+        before_tokens: u64,
+        after_tokens: u64,
+        summarized_messages: usize,
+        /// Who wrote the summary: "local" or the remote provider's model.
+        model: String,
+        /// The summary the model now sees in place of those messages.
+        summary: String,
     },
 }
 

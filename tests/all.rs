@@ -2,6 +2,7 @@
 mod agent;
 mod cli_stats_export;
 mod delegate;
+mod compaction;
 mod discord;
 mod hardening;
 mod headless_cli;

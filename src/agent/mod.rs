@@ -2,6 +2,7 @@
 //! that runs its turns in order, and events out through the bus. It never
 //! knows which surface is listening.
 
+mod compact;
 mod context;
 mod memory;
 mod redact;
@@ -515,6 +516,28 @@ fn start_session(
                         {
                             tracing::warn!("session {id} reopens at its next turn: {e:#}");
                             session = None;
+                        }
+                    }
+                    Work::Command(Command::Compact { focus, origin }) => {
+                        if session.is_none() {
+                            match turn::Session::open(&shared, &id).await {
+                                Ok(s) => session = Some(s),
+                                Err(e) => {
+                                    shared.bus.emit(
+                                        &id,
+                                        &origin,
+                                        EventKind::Error {
+                                            message: format!("{e:#}"),
+                                        },
+                                    );
+                                    continue;
+                                }
+                            }
+                        }
+                        let token = shutdown.child_token();
+                        *lock(&cancel) = token.clone();
+                        if let Some(s) = session.as_mut() {
+                            compact::now(&shared, s, origin, focus, token).await;
                         }
                     }
                     Work::Command(command) => {

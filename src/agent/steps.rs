@@ -343,7 +343,11 @@ async fn trim_outputs(
 /// The system prompt and the history as sent. The history was redacted as
 /// it was pushed; this guards the system prompt (workspace files, MEMORY.md)
 /// and transcripts written before redaction existed.
-fn prompt_messages(redactor: &Redactor, system: &str, history: &[ChatMessage]) -> Vec<ChatMessage> {
+pub(super) fn prompt_messages(
+    redactor: &Redactor,
+    system: &str,
+    history: &[ChatMessage],
+) -> Vec<ChatMessage> {
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(ChatMessage::system(redactor.redact(system)));
     messages.extend(history.iter().cloned());
@@ -355,7 +359,7 @@ fn prompt_messages(redactor: &Redactor, system: &str, history: &[ChatMessage]) -
 
 /// An upper bound on the prompt's tokens: its bytes plus the template's
 /// special tokens per message.
-fn byte_bound(request: &ChatRequest) -> u64 {
+pub(super) fn byte_bound(request: &ChatRequest) -> u64 {
     let messages: usize = request
         .messages
         .iter()
@@ -379,7 +383,11 @@ fn byte_bound(request: &ChatRequest) -> u64 {
 
 /// The server's exact count; a server without the endpoints (vLLM, Ollama)
 /// is not asked again.
-async fn count_prompt(shared: &Shared, local: &LlamaCpp, request: &ChatRequest) -> Option<u64> {
+pub(super) async fn count_prompt(
+    shared: &Shared,
+    local: &LlamaCpp,
+    request: &ChatRequest,
+) -> Option<u64> {
     if !shared.server_counts_tokens.load(Ordering::Relaxed) {
         return None;
     }
@@ -411,7 +419,7 @@ fn tools_text(specs: &[crate::providers::ToolSpec]) -> String {
         .join("\n")
 }
 
-async fn message_tokens(shared: &Shared, message: &ChatMessage) -> u64 {
+pub(super) async fn message_tokens(shared: &Shared, message: &ChatMessage) -> u64 {
     let mut n = text_tokens(shared, &message.content).await + MESSAGE_OVERHEAD_TOKENS;
     for call in &message.tool_calls {
         let text = format!(

@@ -24,7 +24,7 @@ use crate::tools::{self, ToolContext};
 
 pub(crate) struct Session {
     pub id: String,
-    transcript: Transcript,
+    pub(super) transcript: Transcript,
     pub(super) history: Vec<ChatMessage>,
     /// Token cost of each history message, filled lazily.
     pub(super) tokens: Vec<Option<u64>>,
@@ -49,7 +49,8 @@ impl Session {
     pub async fn open(shared: &Shared, id: &str) -> Result<Self> {
         let (transcript, records) = Transcript::open(&shared.workspace, id)?;
         let turns = crate::sessions::user_turns(&records);
-        let history: Vec<ChatMessage> = records.into_iter().map(|r| r.message).collect();
+        // From the last compaction's summary on, when there was one.
+        let history = super::compact::resume(records);
         let limits = shared.limits().await;
         let session = Self {
             turns,
@@ -76,7 +77,7 @@ impl Session {
         let (transcript, records) = Transcript::open(&shared.workspace, &self.id)?;
         self.turns = crate::sessions::user_turns(&records);
         self.transcript = transcript;
-        self.history = records.into_iter().map(|r| r.message).collect();
+        self.history = super::compact::resume(records);
         self.tokens = vec![None; self.history.len()];
         self.window_start = 0;
         self.untrimmed.clear();
@@ -98,8 +99,11 @@ impl Session {
                 self.untrimmed.clear();
             }
             // Answered by the core without the session (see `run_core`),
-            // or by the session's worker (fork, rewind).
-            Command::MemorySearch { .. } | Command::Fork | Command::Rewind { .. } => {}
+            // or by the session's worker (fork, rewind, `compact::now`).
+            Command::MemorySearch { .. }
+            | Command::Fork
+            | Command::Rewind { .. }
+            | Command::Compact { .. } => {}
         }
     }
 
@@ -134,10 +138,31 @@ impl Session {
             typed,
             provider,
             message: message.clone(),
+            compaction: None,
         })?;
         self.history.push(message);
         self.tokens.push(None);
         Ok(())
+    }
+
+    /// After a compaction: `history` replaced what was before `cut` with
+    /// `inserted` messages (the summary); the window starts over.
+    pub(super) fn replace_history(
+        &mut self,
+        history: Vec<ChatMessage>,
+        cut: usize,
+        inserted: usize,
+    ) {
+        let kept_tokens = self.tokens.split_off(cut.min(self.tokens.len()));
+        self.tokens = vec![None; inserted];
+        self.tokens.extend(kept_tokens);
+        self.untrimmed = std::mem::take(&mut self.untrimmed)
+            .into_iter()
+            .filter(|(index, _)| *index >= cut)
+            .map(|(index, text)| (index - cut + inserted, text))
+            .collect();
+        self.history = history;
+        self.window_start = 0;
     }
 }
 
@@ -147,7 +172,15 @@ pub(super) struct Turn<'a> {
     pub(super) origin: Origin,
 }
 
-impl Turn<'_> {
+impl<'a> Turn<'a> {
+    pub(super) fn new(shared: &'a Shared, session_id: &str, origin: Origin) -> Self {
+        Self {
+            shared,
+            session_id: session_id.to_string(),
+            origin,
+        }
+    }
+
     pub(super) fn emit(&self, kind: EventKind) {
         self.shared.bus.emit(&self.session_id, &self.origin, kind);
     }
@@ -254,10 +287,12 @@ async fn run_steps(
 
     // Workspace files and MEMORY.md go to the model (and to /tokenize).
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
-    let system = shared.redactor.redact(&system).into_owned();
+    let mut system = shared.redactor.redact(&system).into_owned();
     let mut all_tools = tools::offered(&shared.config);
     all_tools.extend(tools::mcp::specs(&shared.mcp));
     let specs = unattended::offered_tools(&turn.origin, all_tools, &shared.config.webhook.tools);
+    let current =
+        super::compact::before_request(turn, session, &mut system, &specs, current, cancel).await;
     let mut seen_calls: HashSet<String> = HashSet::new();
     let mut outcomes: Vec<(String, bool, bool)> = Vec::new();
     // After a weak local answer: where the note to the remote model goes.
@@ -394,7 +429,12 @@ fn deliver_final(turn: &Turn<'_>, answer: String) {
 /// Usage under the configured model name, the one the status line shows
 /// (llama-server names the path of its GGUF file instead); the server's own
 /// id still finds a price, and goes to the debug log.
-fn emit_usage(turn: &Turn<'_>, provider: &str, configured: &str, response: &ChatResponse) {
+pub(super) fn emit_usage(
+    turn: &Turn<'_>,
+    provider: &str,
+    configured: &str,
+    response: &ChatResponse,
+) {
     let config = &turn.shared.config;
     let served = response.model.as_str();
     let model = if configured.is_empty() {
@@ -433,7 +473,7 @@ fn emit_usage(turn: &Turn<'_>, provider: &str, configured: &str, response: &Chat
 }
 
 /// Runs the calls concurrently; results come back in call order.
-async fn run_tools(
+pub(super) async fn run_tools(
     turn: &Turn<'_>,
     session_id: &str,
     calls: &[ToolCall],

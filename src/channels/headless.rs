@@ -5,7 +5,7 @@
 
 use crate::agent::AgentHandle;
 use crate::print;
-use crate::protocol::{CLAUDE_CODE_PERMISSION, EventKind, Op, Origin, ReviewDecision};
+use crate::protocol::{CLAUDE_CODE_PERMISSION, Command, EventKind, Op, Origin, ReviewDecision};
 use crate::stop_signals::StopSignals;
 
 pub struct HeadlessOptions {
@@ -115,6 +115,57 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
                 }
                 return outcome;
             }
+            _ => {}
+        }
+    }
+}
+
+/// `egirl --session ID --compact`: compacts the session now and prints
+/// the summary (what the model sees from then on in place of older turns).
+pub async fn compact(agent: &AgentHandle, session: &str) -> Outcome {
+    let mut events = agent.bus.subscribe();
+    agent.submit(Op::Command {
+        session: session.to_string(),
+        command: Command::Compact {
+            focus: None,
+            origin: Origin::Cli,
+        },
+    });
+    let mut stop = StopSignals::watch();
+    loop {
+        let event = tokio::select! {
+            e = events.recv() => match e {
+                Some(e) => e,
+                None => return Outcome::Failed,
+            },
+            () = stop.next() => {
+                agent.submit(Op::Interrupt { session: session.to_string() });
+                continue;
+            }
+        };
+        if event.session != session {
+            continue;
+        }
+        match event.kind {
+            EventKind::Compaction {
+                summary,
+                summarized_messages,
+                before_tokens,
+                after_tokens,
+                ..
+            } => {
+                print::err(format_args!(
+                    "egirl: compacted {summarized_messages} messages ({before_tokens} → {after_tokens} tokens)"
+                ));
+                let mut stdout = std::io::stdout().lock();
+                let _ = print::write_clean(&mut stdout, &format!("{summary}\n"));
+                return Outcome::Answered;
+            }
+            EventKind::Error { message } => {
+                print::err(format_args!("egirl: {message}"));
+                return Outcome::Failed;
+            }
+            EventKind::Notice { message } => print::err(format_args!("egirl: {message}")),
             _ => {}
         }
     }

@@ -81,7 +81,9 @@ pub fn export(workspace: &Path, escalated_only: bool) -> Result<Vec<String>> {
     };
     let mut out = Vec::new();
     for (id, path) in session_files(workspace)? {
-        let records = sessions::load(&path)?;
+        // The originals are all there: a compaction's summary is not an example.
+        let mut records = sessions::load(&path)?;
+        records.retain(|r| r.compaction.is_none());
         if escalated_only {
             let times: Vec<DateTime<Utc>> = escalations
                 .iter()
@@ -246,6 +248,7 @@ mod tests {
             typed: None,
             provider: None,
             message,
+            compaction: None,
         }
     }
 

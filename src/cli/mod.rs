@@ -65,6 +65,10 @@ pub struct Cli {
         conflicts_with = "message"
     )]
     pub rewind: Option<usize>,
+    /// With --session: replace the session's older turns with a summary
+    /// now and print the summary.
+    #[arg(long, requires = "session", conflicts_with_all = ["message", "fork", "rewind"])]
+    pub compact: bool,
     #[command(subcommand)]
     pub command: Option<CliCommand>,
 }
@@ -170,6 +174,12 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         }
         None => crate::sessions::new_id(if cli.message.is_some() { "cli" } else { "tui" }),
     };
+    if cli.compact && !crate::sessions::Transcript::path(&env.workspace, &session).exists() {
+        return Err(Exit::usage(format!(
+            "no session `{session}` to compact in {}",
+            env.workspace.join("sessions").display()
+        )));
+    }
     let slot_dir = crate::providers::managed::slot_dir(&env.workspace);
     let managed =
         crate::providers::managed::ensure_running(&env.config.local, &log_dir, &slot_dir, |line| {
@@ -179,6 +189,10 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
     let (agent, core, notices) = env.start_agent();
     let code = match cli.message {
+        None if cli.compact => match headless::compact(&agent, &session).await {
+            Outcome::Answered => EXIT_OK,
+            Outcome::Failed | Outcome::Interrupted => EXIT_FAILURE,
+        },
         Some(text) => {
             let opts = HeadlessOptions {
                 session,

@@ -188,6 +188,21 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
     if config.agent.max_turns == 0 {
         return Err(("agent.max_turns".into(), "must be at least 1".into()));
     }
+    if !(0.0..=1.0).contains(&config.agent.compact_at) {
+        return Err((
+            "agent.compact_at".into(),
+            "must be between 0 (off) and 1".into(),
+        ));
+    }
+    if !matches!(config.agent.compaction_model.as_str(), "local" | "remote") {
+        return Err((
+            "agent.compaction_model".into(),
+            format!(
+                "`{}` is not a model egirl has: use \"local\" or \"remote\" (named local roles need [local] roles, not configured)",
+                config.agent.compaction_model
+            ),
+        ));
+    }
     if !(0.0..=1.0).contains(&config.routing.escalation_threshold) {
         return Err((
             "routing.escalation_threshold".into(),
@@ -319,6 +334,27 @@ mod tests {
         let repo = include_str!("../../egirl.toml");
         let c = parse(repo, Path::new("egirl.toml")).unwrap();
         assert_eq!(c.memory, super::super::MemoryConfig::default());
+    }
+
+    #[test]
+    fn compaction_settings_are_checked() {
+        let c = parse("", Path::new("egirl.toml")).unwrap();
+        assert_eq!(c.agent.compact_at, 0.75);
+        assert!(c.agent.memory_flush);
+        assert_eq!(c.agent.compaction_model, "local");
+        let c = parse(
+            "[agent]\ncompaction_model = \"remote\"",
+            Path::new("egirl.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.agent.compaction_model, "remote");
+        let e = err("[agent]\ncompaction_model = \"fast\"");
+        assert!(
+            e.contains("agent.compaction_model") && e.contains("`fast`"),
+            "{e}"
+        );
+        let e = err("[agent]\ncompact_at = 1.5");
+        assert!(e.contains("agent.compact_at"), "{e}");
     }
 
     #[test]

@@ -67,11 +67,28 @@ impl Default for WorkspaceConfig {
 pub struct AgentConfig {
     /// Model requests per user message before the turn gives up.
     pub max_turns: u32,
+    /// Share of the local window the next request may fill before older
+    /// turns are replaced by a summary (0 turns compaction off).
+    pub compact_at: f64,
+    /// Before a compaction, one silent step asks the model to `memory_save`
+    /// what should outlive the session.
+    pub memory_flush: bool,
+    /// Turns kept verbatim after the summary.
+    pub keep_recent: usize,
+    /// Who writes the summary: "local" or "remote" (named local roles
+    /// are accepted by name and refused until they exist).
+    pub compaction_model: String,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        Self { max_turns: 10 }
+        Self {
+            max_turns: 10,
+            compact_at: 0.75,
+            memory_flush: true,
+            keep_recent: 2,
+            compaction_model: "local".into(),
+        }
     }
 }
 

@@ -141,6 +141,7 @@ mod tests {
             typed: None,
             provider: None,
             message,
+            compaction: None,
         }
     }
 

@@ -26,6 +26,21 @@ pub struct Record {
     pub provider: Option<String>,
     #[serde(flatten)]
     pub message: ChatMessage,
+    /// Set on a compaction record: `message` is the summary (role system)
+    /// that replaced the history before the last `kept` messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<Compaction>,
+}
+
+/// What a compaction replaced, as its transcript record keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// Messages just before this record that stay verbatim after the summary.
+    pub kept: usize,
+    pub summarized_messages: usize,
+    pub before_tokens: u64,
+    pub after_tokens: u64,
+    pub model: String,
 }
 
 /// Session ids become file names: keep them to a safe alphabet.
@@ -160,6 +175,7 @@ mod tests {
                 typed: None,
                 provider: None,
                 message: ChatMessage::user(text),
+                compaction: None,
             })
             .unwrap();
         }
@@ -180,6 +196,7 @@ mod tests {
             typed: None,
             provider: None,
             message: ChatMessage::user("three"),
+            compaction: None,
         })
         .unwrap();
         assert_eq!(load(&path).unwrap().len(), 3);

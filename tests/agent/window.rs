@@ -31,7 +31,11 @@ async fn fixed_prompt_fits_a_4096_token_window() {
 async fn long_history_is_trimmed_to_the_window_by_whole_turns() {
     let fake = FakeLlama::start().await;
     fake.set_n_ctx(4096);
-    let mut h = start(&fake, |c| c.local.max_tokens = 256);
+    // The window's own drop, as with compaction off (and its fallback).
+    let mut h = start(&fake, |c| {
+        c.local.max_tokens = 256;
+        c.agent.compact_at = 0.0;
+    });
     let filler = "lorem ipsum dolor sit amet ".repeat(30); // ~200 tokens a message
     let mut trims = 0;
     for i in 0..14 {

@@ -22,6 +22,7 @@ fn record(secs: i64, message: ChatMessage) -> Record {
         typed: None,
         provider: None,
         message,
+        compaction: None,
     }
 }
 

@@ -1,3 +1,5 @@
+mod compaction;
+pub mod day;
 mod memory;
 mod serve;
 mod server;

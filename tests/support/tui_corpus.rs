@@ -169,6 +169,7 @@ pub fn records(turns: &[Turn]) -> Vec<Record> {
         typed: None,
         provider: None,
         message,
+        compaction: None,
     };
     let mut out = Vec::new();
     for turn in turns {

@@ -4,6 +4,7 @@
 //! update: `INSTA_UPDATE=always cargo test --test all tui::`, then read
 //! the `.snap` diff.
 
+mod compaction;
 mod diffs;
 mod driver;
 mod keys;

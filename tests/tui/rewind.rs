@@ -44,6 +44,7 @@ fn write_session(dir: &Path, id: &str) {
                 typed,
                 provider: None,
                 message,
+                compaction: None,
             })
             .unwrap();
         }

@@ -197,6 +197,7 @@ fn record(origin: Origin, message: ChatMessage) -> Record {
         typed: None,
         provider: None,
         message,
+        compaction: None,
     }
 }
 

@@ -17,7 +17,7 @@ use super::scroll::Scroll;
 pub use super::sessions::SessionInfo;
 use super::sessions::SessionPicker;
 use super::theme::Theme;
-use super::transcript::{Kind, Level, RenderCtx, Transcript};
+use super::transcript::{Kind, Level, RenderCtx, Transcript, compaction_label};
 use crate::protocol::{BotStatus, Event, EventKind, Op, Origin, SessionId, Target};
 
 /// A second Ctrl+C within this long quits.
@@ -473,6 +473,20 @@ impl App {
             EventKind::Notice { message } => {
                 self.transcript
                     .push(&session, &origin, Kind::Notice(Level::Warning), message);
+            }
+            EventKind::Compaction {
+                before_tokens,
+                after_tokens,
+                summarized_messages,
+                summary,
+                ..
+            } => {
+                if session == self.session {
+                    self.status.context_used = after_tokens;
+                }
+                let label = compaction_label(summarized_messages, before_tokens, after_tokens);
+                self.transcript
+                    .push(&session, &origin, Kind::Compaction(label), summary);
             }
             EventKind::Final { text } => self.transcript.finish(&session, &origin, &text),
             EventKind::Error { message } => {

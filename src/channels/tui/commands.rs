@@ -26,6 +26,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/escalate", "", "re-run the last turn remotely"),
     ("/skills", "", "list skills"),
     ("/memory", "Q", "search memory"),
+    (
+        "/compact",
+        "[KEEP]",
+        "summarize older turns now, keeping KEEP",
+    ),
     ("/approvals", "", "list approval rules"),
     ("/sessions", "", "list sessions and pick one"),
     ("/cron", "", "list scheduled jobs with their next run"),
@@ -209,6 +214,24 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
                 session,
                 command: Command::MemorySearch {
                     query: arg.to_string(),
+                },
+            })];
+        }
+        // The core answers with `compaction` (the divider) or an error.
+        "/compact" => {
+            let spoke = app.transcript.entries.iter().any(|e| {
+                e.session == session && matches!(e.kind, super::transcript::Kind::User { .. })
+            });
+            if !spoke {
+                app.notice(Level::Info, "nothing to compact yet");
+                return Vec::new();
+            }
+            app.notice(Level::Info, "compacting…");
+            return vec![Effect::Submit(Op::Command {
+                session,
+                command: Command::Compact {
+                    focus: (!arg.is_empty()).then(|| arg.to_string()),
+                    origin: crate::protocol::Origin::Tui,
                 },
             })];
         }

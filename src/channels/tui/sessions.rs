@@ -169,6 +169,20 @@ impl App {
         }
         for record in records {
             let m = &record.message;
+            if let Some(c) = &record.compaction {
+                let label = super::transcript::compaction_label(
+                    c.summarized_messages,
+                    c.before_tokens,
+                    c.after_tokens,
+                );
+                self.transcript.push(
+                    session,
+                    &record.origin,
+                    Kind::Compaction(label),
+                    m.content.clone(),
+                );
+                continue;
+            }
             match m.role {
                 Role::User => {
                     let text = record.typed.as_deref().unwrap_or(&m.content);

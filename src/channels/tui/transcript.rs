@@ -21,12 +21,14 @@ use crate::protocol::{Origin, SessionId};
 
 mod blocks;
 mod cells;
+mod compaction;
 mod diff;
 mod measure;
 
 pub use blocks::stable_prefix;
 pub use cells::badge;
 use cells::{header_line, tool_lines};
+pub use compaction::label as compaction_label;
 
 pub type Lines = Rc<Vec<Line<'static>>>;
 
@@ -87,6 +89,8 @@ pub enum Kind {
     /// A tool call: a sequence number in the `ToolLog`.
     Tool(usize),
     Notice(Level),
+    /// A compaction's divider (its label); the entry's text is the summary.
+    Compaction(String),
 }
 
 #[derive(Debug)]
@@ -157,7 +161,11 @@ impl Entry {
 
     /// Whether the entry shows expanded: Ctrl+O changes only these.
     fn expands(&self, ctx: &RenderCtx<'_>) -> bool {
-        ctx.expanded && matches!(self.kind, Kind::Reasoning | Kind::Tool(_))
+        ctx.expanded
+            && matches!(
+                self.kind,
+                Kind::Reasoning | Kind::Tool(_) | Kind::Compaction(_)
+            )
     }
 
     /// Header, tool and notice lines are one-liners with no blank between.
@@ -343,6 +351,7 @@ impl Entry {
                     out.extend(wrap::into_lines(wrapped, head, &rest));
                 }
             }
+            Kind::Compaction(label) => out.extend(compaction::render(label, text, width, ctx)),
             Kind::Tool(_) => {}
         }
         out

@@ -16,7 +16,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("PgUp PgDn Home End", "scroll the conversation"),
     ("Tab / Shift+Tab", "focus next / previous pane"),
     ("F1-F5 Alt+1-5", "zoom a pane (again: back)"),
-    ("Ctrl+O", "expand / collapse tool calls and diffs"),
+    ("Ctrl+O", "expand / collapse tool calls, diffs, summaries"),
     ("Ctrl+S", "sessions: pick where input goes"),
     ("Ctrl+T", "conversation: all sessions / one"),
     ("Ctrl+F  n / N", "find in the conversation; next / previous"),

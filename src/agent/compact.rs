@@ -1,0 +1,363 @@
+//! Compaction: when the next request would fill more than `[agent]
+//! compact_at` of the local window, the older part of the history is
+//! replaced by a summary the model writes (after one silent step in which
+//! it may `memory_save` what should outlive the session). The last
+//! `keep_recent` turns and the current one stay verbatim; a tool call never
+//! leaves without its result, since the cut is always at a user message.
+//!
+//! The summary goes first in the history, where nothing moves it, so the
+//! prompt is append-only again from there (llama.cpp's prefix cache). The
+//! transcript keeps every original record plus a `compaction` record;
+//! resuming starts from the summary and the messages after the cut.
+//! A failed summary falls back to leaving the oldest turns out (as the
+//! window did before compaction), with a notice.
+
+mod request;
+
+use anyhow::{Result, bail};
+use chrono::Utc;
+use tokio_util::sync::CancellationToken;
+
+use super::steps::{byte_bound, count_prompt, prompt_messages};
+use super::turn::{Session, Turn};
+use super::{Shared, context, unattended, window};
+use crate::protocol::{EventKind, Origin};
+use crate::providers::{ChatMessage, ChatRequest, ToolSpec};
+use crate::sessions::{Compaction, Record};
+
+/// What precedes the summary in the history the model sees.
+const SUMMARY_HEADER: &str = "[Summary of our earlier conversation, which was compacted]";
+/// The assistant's side after the summary, so roles still alternate
+/// (several chat templates refuse two user messages in a row).
+const SUMMARY_ACK: &str = "Noted; I will continue from this summary.";
+/// The summary and its acknowledgement: what replaces the history before the cut.
+const SUMMARY_MESSAGES: usize = 2;
+
+/// What a compaction did, for the event and the transcript record.
+struct Done {
+    summary: String,
+    model: String,
+    summarized: usize,
+    before_tokens: u64,
+    after_tokens: u64,
+}
+
+/// Before a turn's first request: compacts when the prompt would pass
+/// `[agent] compact_at` of the window. `current` is the index of the
+/// turn's user message; returns its index afterwards.
+pub(super) async fn before_request(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    system: &mut String,
+    specs: &[ToolSpec],
+    current: usize,
+    cancel: &CancellationToken,
+) -> usize {
+    let shared = turn.shared;
+    let at = shared.config.agent.compact_at;
+    if at <= 0.0 || cancel.is_cancelled() {
+        return current;
+    }
+    let limits = shared.limits().await;
+    let threshold = (limits.n_ctx as f64 * at) as u64;
+    let start = session.window_start.min(current);
+    let tokens = prompt_tokens(shared, system, specs, &session.history[start..]).await;
+    if tokens <= threshold {
+        return current;
+    }
+    let keep_recent = shared.config.agent.keep_recent;
+    let Some(cut) = cut_point(&session.history, start, current, keep_recent) else {
+        return current;
+    };
+    match compact(
+        turn, session, system, specs, start, cut, tokens, None, cancel,
+    )
+    .await
+    {
+        Ok(done) => {
+            emit_done(turn, done);
+            // The flush may have changed MEMORY.md: this request starts a
+            // new prefix anyway, so the change lands here, not on the next turn.
+            *system = prompt_parts(shared, &turn.origin).0;
+            current - cut + SUMMARY_MESSAGES
+        }
+        Err(_) if cancel.is_cancelled() => current,
+        Err(e) => {
+            // Never worse than before compaction: the oldest turns are
+            // left out of the requests instead (the transcript keeps them).
+            session.window_start = cut;
+            turn.emit(EventKind::Notice {
+                message: format!(
+                    "compaction failed ({e:#}); left the {} oldest messages out of the window instead",
+                    cut
+                ),
+            });
+            current
+        }
+    }
+}
+
+/// `/compact [what to keep]` and `egirl --session ID --compact`: compacts
+/// now whatever the size, keeping the last `keep_recent` turns (fewer when
+/// the session has no more). Answers with `compaction`, or `error`.
+pub(super) async fn now(
+    shared: &Shared,
+    session: &mut Session,
+    origin: Origin,
+    focus: Option<String>,
+    cancel: CancellationToken,
+) {
+    let turn = Turn::new(shared, &session.id, origin);
+    let (system, specs) = prompt_parts(shared, &turn.origin);
+    let end = session.history.len();
+    let start = session.window_start.min(end);
+    let keep_recent = shared.config.agent.keep_recent;
+    let result = match cut_point(&session.history, start, end, keep_recent) {
+        None => Err(anyhow::anyhow!(
+            "nothing to compact yet: this session has no earlier turn"
+        )),
+        Some(cut) => {
+            let tokens = prompt_tokens(shared, &system, &specs, &session.history[start..]).await;
+            compact(
+                &turn,
+                session,
+                &system,
+                &specs,
+                start,
+                cut,
+                tokens,
+                focus.as_deref(),
+                &cancel,
+            )
+            .await
+        }
+    };
+    match result {
+        Ok(done) => emit_done(&turn, done),
+        Err(e) => turn.emit(EventKind::Error {
+            message: format!("compaction failed: {e:#}"),
+        }),
+    }
+}
+
+/// The history a resumed session starts from: the records in order, each
+/// compaction record replacing what came before its kept messages with
+/// its summary.
+pub(super) fn resume(records: Vec<Record>) -> Vec<ChatMessage> {
+    let mut history: Vec<ChatMessage> = Vec::with_capacity(records.len());
+    for record in records {
+        match record.compaction {
+            Some(c) => {
+                let kept = history.split_off(history.len().saturating_sub(c.kept));
+                history = summary_messages(&record.message.content);
+                history.extend(kept);
+            }
+            None => history.push(record.message),
+        }
+    }
+    history
+}
+
+/// Where the summarized part ends: the start of the oldest kept turn.
+/// The last `keep_recent` turns before `end` stay, but at least one turn
+/// goes when there are any; `None` when no whole turn precedes `end`.
+fn cut_point(
+    history: &[ChatMessage],
+    start: usize,
+    end: usize,
+    keep_recent: usize,
+) -> Option<usize> {
+    let starts: Vec<usize> = window::turn_starts(history)
+        .into_iter()
+        .filter(|&s| s >= start && s < end)
+        .collect();
+    if starts.is_empty() {
+        return None;
+    }
+    let keep = keep_recent.min(starts.len() - 1);
+    Some(if keep == 0 {
+        end
+    } else {
+        starts[starts.len() - keep]
+    })
+    .filter(|&cut| cut > start)
+}
+
+/// Flush, summary, then the history replaced and the record appended.
+#[allow(clippy::too_many_arguments)]
+async fn compact(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    system: &str,
+    specs: &[ToolSpec],
+    start: usize,
+    cut: usize,
+    before_tokens: u64,
+    focus: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<Done> {
+    let shared = turn.shared;
+    if shared.config.agent.memory_flush {
+        request::flush(turn, session, system, specs, start, cut, cancel).await;
+        if cancel.is_cancelled() {
+            bail!("interrupted");
+        }
+    }
+    let (summary, model) =
+        request::summary(turn, session, system, specs, start, cut, focus, cancel).await?;
+    let summary = shared.redactor.redact(&summary).into_owned();
+    let kept = session.history.len() - cut;
+    // Appended before the history changes: nothing is lost if it fails.
+    let mut history = summary_messages(&summary);
+    history.extend(session.history[cut..].iter().cloned());
+    let after_tokens = prompt_tokens(shared, system, specs, &history).await;
+    session.transcript.append(&Record {
+        ts: Utc::now(),
+        origin: turn.origin.clone(),
+        typed: None,
+        provider: None,
+        message: ChatMessage::system(summary.clone()),
+        compaction: Some(Compaction {
+            kept,
+            summarized_messages: cut,
+            before_tokens,
+            after_tokens,
+            model: model.clone(),
+        }),
+    })?;
+    session.replace_history(history, cut, SUMMARY_MESSAGES);
+    Ok(Done {
+        summary,
+        model,
+        summarized: cut,
+        before_tokens,
+        after_tokens,
+    })
+}
+
+fn emit_done(turn: &Turn<'_>, done: Done) {
+    turn.emit(EventKind::Compaction {
+        before_tokens: done.before_tokens,
+        after_tokens: done.after_tokens,
+        summarized_messages: done.summarized,
+        model: done.model,
+        summary: done.summary,
+    });
+}
+
+fn summary_messages(summary: &str) -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::user(format!("{SUMMARY_HEADER}\n{summary}")),
+        ChatMessage::assistant(SUMMARY_ACK),
+    ]
+}
+
+/// The system prompt and tools a turn from `origin` gets.
+fn prompt_parts(shared: &Shared, origin: &Origin) -> (String, Vec<ToolSpec>) {
+    let skills = shared.skills.snapshot();
+    let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
+    let system = shared.redactor.redact(&system).into_owned();
+    let specs =
+        unattended::offered_tools(origin, crate::tools::specs(), &shared.config.webhook.tools);
+    (system, specs)
+}
+
+/// The prompt tokens of a request with this history: the server's exact
+/// count, else an estimate of a token per three bytes.
+async fn prompt_tokens(
+    shared: &Shared,
+    system: &str,
+    specs: &[ToolSpec],
+    history: &[ChatMessage],
+) -> u64 {
+    let limits = shared.limits().await;
+    let request = ChatRequest {
+        messages: prompt_messages(&shared.redactor, system, history),
+        tools: specs.to_vec(),
+        max_tokens: 0,
+        slot: None,
+    };
+    let bound = byte_bound(&request);
+    match count_prompt(shared, shared.local_for(&limits), &request).await {
+        Some(n) => n,
+        None => bound / 3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Origin;
+    use crate::providers::ToolCall;
+
+    fn turn_with_tool(n: usize) -> Vec<ChatMessage> {
+        let call = ToolCall {
+            id: format!("call_{n}"),
+            name: "glob".into(),
+            arguments: serde_json::json!({"pattern": "*"}),
+            arguments_error: None,
+        };
+        let mut asked = ChatMessage::assistant("");
+        asked.tool_calls = vec![call.clone()];
+        vec![
+            ChatMessage::user(format!("question {n}")),
+            asked,
+            ChatMessage::tool_result(&call, "a.md"),
+            ChatMessage::assistant(format!("answer {n}")),
+        ]
+    }
+
+    #[test]
+    fn the_cut_is_at_a_user_message_keeping_recent_turns() {
+        let mut h: Vec<ChatMessage> = (0..4).flat_map(turn_with_tool).collect();
+        h.push(ChatMessage::user("now"));
+        // Turns at 0, 4, 8, 12; the current message at 16.
+        assert_eq!(cut_point(&h, 0, 16, 2), Some(8));
+        assert_eq!(cut_point(&h, 0, 16, 0), Some(16));
+        // Too few turns to keep them all: at least the oldest goes.
+        assert_eq!(cut_point(&h, 0, 16, 9), Some(4));
+        assert_eq!(cut_point(&h, 12, 16, 2), Some(16));
+        assert_eq!(cut_point(&h, 16, 16, 2), None);
+        assert_eq!(cut_point(&h, 0, 0, 2), None);
+    }
+
+    fn record(message: ChatMessage, compaction: Option<Compaction>) -> Record {
+        Record {
+            ts: Utc::now(),
+            origin: Origin::Cli,
+            typed: None,
+            provider: None,
+            message,
+            compaction,
+        }
+    }
+
+    #[test]
+    fn resume_starts_from_the_summary_and_the_kept_messages() {
+        let mut records: Vec<Record> = (0..3)
+            .flat_map(turn_with_tool)
+            .map(|m| record(m, None))
+            .collect();
+        let mark = |kept| Compaction {
+            kept,
+            summarized_messages: 8,
+            before_tokens: 100,
+            after_tokens: 10,
+            model: "local".into(),
+        };
+        records.push(record(ChatMessage::system("first summary"), Some(mark(4))));
+        records.push(record(ChatMessage::user("after"), None));
+        let history = resume(records.clone());
+        assert_eq!(history.len(), 2 + 4 + 1);
+        assert!(history[0].content.ends_with("first summary"));
+        assert_eq!(history[1].content, SUMMARY_ACK);
+        assert_eq!(history[2].content, "question 2");
+        assert_eq!(history[6].content, "after");
+        // A second compaction summarizes the first summary too.
+        records.push(record(ChatMessage::system("second"), Some(mark(1))));
+        let history = resume(records);
+        assert_eq!(history.len(), 3);
+        assert!(history[0].content.ends_with("second"));
+        assert_eq!(history[2].content, "after");
+    }
+}

@@ -1,0 +1,199 @@
+//! The two requests of a compaction: the silent memory flush and the
+//! summary. Both send the history being summarized with the turn's own
+//! system prompt and tools, so the server reuses the prefix it has cached,
+//! then one instruction; both are fitted to the window (the oldest whole
+//! turns left out when even that part is too large).
+
+use std::collections::HashSet;
+
+use anyhow::{Context, Result, bail};
+use tokio_util::sync::CancellationToken;
+
+use super::super::steps::{byte_bound, count_prompt, message_tokens, prompt_messages};
+use super::super::turn::{Session, Turn, emit_usage, run_tools};
+use super::super::window;
+use crate::protocol::EventKind;
+use crate::providers::{ChatMessage, ChatRequest, ChatResponse, StreamChunk, ToolSpec};
+
+const FLUSH_PROMPT: &str = "\
+The older part of this conversation is about to be replaced by a short summary. \
+First save with memory_save each fact worth remembering after this session \
+(about the user, decisions, preferences, open tasks), one call per fact. \
+Save nothing that only matters to this conversation. If there is nothing, answer NONE.";
+
+const SUMMARY_PROMPT: &str = "\
+Summarize the conversation above so that it can go on without it: \
+the user's goals and requests, decisions, facts learned, files and commands involved, \
+what is done and what is still open. Plain text or short bullet points, no tool calls, \
+at most 250 words.";
+
+/// The one tool the flush may run: it can only add notes to memory.
+const FLUSH_TOOL: &str = "memory_save";
+
+/// Asks the model to save durable facts; runs only its `memory_save`
+/// calls (shown as events), never its text. A failure is a notice: the
+/// compaction goes on without it.
+pub(super) async fn flush(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    system: &str,
+    specs: &[ToolSpec],
+    start: usize,
+    cut: usize,
+    cancel: &CancellationToken,
+) {
+    let tail = ChatMessage::user(FLUSH_PROMPT);
+    let response = match fitted(turn, session, system, specs, start, cut, tail).await {
+        Ok(request) => local_chat(turn, &request, cancel).await,
+        Err(e) => Err(e),
+    };
+    let response = match response {
+        Ok(r) => r,
+        Err(_) if cancel.is_cancelled() => return,
+        Err(e) => {
+            turn.emit(EventKind::Notice {
+                message: format!("memory flush failed ({e:#}); compacting without it"),
+            });
+            return;
+        }
+    };
+    let (saves, others): (Vec<_>, Vec<_>) = response
+        .tool_calls
+        .into_iter()
+        .partition(|c| c.name == FLUSH_TOOL);
+    if !others.is_empty() {
+        tracing::debug!(
+            "memory flush: {} call(s) to other tools not run",
+            others.len()
+        );
+    }
+    if !saves.is_empty() {
+        run_tools(turn, &session.id, &saves, &mut HashSet::new(), cancel, None).await;
+    }
+}
+
+/// The summary and the model that wrote it.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn summary(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    system: &str,
+    specs: &[ToolSpec],
+    start: usize,
+    cut: usize,
+    focus: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<(String, String)> {
+    let shared = turn.shared;
+    let mut prompt = SUMMARY_PROMPT.to_string();
+    if let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) {
+        prompt.push_str(&format!("\nKeep in particular: {focus}"));
+    }
+    let tail = ChatMessage::user(prompt);
+    let (response, model) = match shared.config.agent.compaction_model.as_str() {
+        "remote" => {
+            let Some(remote) = shared.remote.preferred() else {
+                bail!("[agent] compaction_model = \"remote\" but no remote provider has a key");
+            };
+            let mut history = session.history[start..cut].to_vec();
+            history.push(tail);
+            let request = ChatRequest {
+                messages: prompt_messages(&shared.redactor, system, &history),
+                tools: Vec::new(),
+                max_tokens: shared.config.local.max_tokens,
+                slot: None,
+            };
+            let response = remote
+                .chat(&request, cancel, &mut |_: StreamChunk| {})
+                .await
+                .with_context(|| format!("{} did not summarize", remote.name()))?;
+            emit_usage(turn, remote.name(), remote.model(), &response);
+            (response, remote.model().to_string())
+        }
+        _ => {
+            let request = fitted(turn, session, system, specs, start, cut, tail).await?;
+            let response = local_chat(turn, &request, cancel).await?;
+            (response, shared.config.local.model.clone())
+        }
+    };
+    let text = response.content.trim();
+    if text.is_empty() {
+        bail!("the model wrote no summary");
+    }
+    Ok((text.to_string(), model))
+}
+
+/// One silent request to the local server: nothing streams to surfaces.
+async fn local_chat(
+    turn: &Turn<'_>,
+    request: &ChatRequest,
+    cancel: &CancellationToken,
+) -> Result<ChatResponse> {
+    let shared = turn.shared;
+    let permit = tokio::select! {
+        p = shared.local_permits.acquire() => p?,
+        _ = cancel.cancelled() => bail!("interrupted"),
+    };
+    let limits = shared.limits().await;
+    let response = shared
+        .local_for(&limits)
+        .chat(request, cancel, &mut |_: StreamChunk| {})
+        .await;
+    drop(permit);
+    let mut response = response?;
+    super::super::redact::response(&shared.redactor, &mut response);
+    let configured = shared.config.local.model.as_str();
+    emit_usage(turn, "llamacpp", configured, &response);
+    Ok(response)
+}
+
+/// The history `start..cut` and `tail` as one request that fits the
+/// window with room for the reply.
+async fn fitted(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    system: &str,
+    specs: &[ToolSpec],
+    start: usize,
+    cut: usize,
+    tail: ChatMessage,
+) -> Result<ChatRequest> {
+    let shared = turn.shared;
+    let limits = shared.limits().await;
+    let reply = shared.config.local.max_tokens.min(limits.n_ctx / 8).max(64);
+    let budget = limits.n_ctx.saturating_sub(reply);
+    let mut history = session.history[start..cut].to_vec();
+    history.push(tail);
+    let mut request = ChatRequest {
+        messages: prompt_messages(&shared.redactor, system, &history),
+        tools: specs.to_vec(),
+        max_tokens: reply,
+        slot: session.slot,
+    };
+    let bound = byte_bound(&request);
+    if bound <= budget {
+        return Ok(request);
+    }
+    let total = count_prompt(shared, shared.local_for(&limits), &request)
+        .await
+        .unwrap_or(bound / 3);
+    if total <= budget {
+        return Ok(request);
+    }
+    for i in start..cut {
+        if session.tokens[i].is_none() {
+            session.tokens[i] = Some(message_tokens(shared, &session.history[i]).await);
+        }
+    }
+    let mut tokens: Vec<u64> = session.tokens[start..cut]
+        .iter()
+        .map(|t| t.unwrap_or(0))
+        .collect();
+    if let Some(last) = history.last() {
+        tokens.push(message_tokens(shared, last).await);
+    }
+    let fixed = total.saturating_sub(tokens.iter().sum());
+    let fit = window::fit(&history, &tokens, fixed, budget, history.len() - 1, 0)?;
+    request.messages = prompt_messages(&shared.redactor, system, &history[fit.first_kept..]);
+    Ok(request)
+}
