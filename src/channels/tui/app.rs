@@ -79,6 +79,8 @@ pub struct StatusInfo {
     pub context_length: u64,
     /// The Discord bot, as the bridge reports it (`Off` without one).
     pub discord: BotStatus,
+    /// Several `[local] endpoints`: how many answer `/health`, of how many.
+    pub replicas: Option<(usize, usize)>,
 }
 
 pub struct App {
@@ -154,6 +156,7 @@ impl App {
                 context_used: 0,
                 context_length: options.context_length,
                 discord: BotStatus::Off,
+                replicas: None,
             },
             focus: Focus::Input,
             zoom: None,
@@ -291,6 +294,7 @@ impl App {
                 model,
                 reason,
                 confidence,
+                role,
             } => {
                 info.target = Some(target);
                 if session == self.session {
@@ -305,6 +309,7 @@ impl App {
                     model,
                     reason,
                     confidence,
+                    role,
                 });
                 conversation_changed = false;
             }
@@ -421,8 +426,13 @@ impl App {
                 cached_tokens,
                 cost_usd,
                 tokens_per_sec,
+                endpoint,
                 ..
             } => {
+                if let Some(endpoint) = &endpoint {
+                    self.stats
+                        .add_endpoint(endpoint, input_tokens, output_tokens, cached_tokens);
+                }
                 if target != Some(Target::Remote) {
                     self.status.local = LocalState::Up;
                 }
