@@ -2,6 +2,7 @@
 mod agent;
 mod cli_stats_export;
 mod discord;
+mod fleet;
 mod hardening;
 mod headless_cli;
 mod memory;

@@ -25,7 +25,7 @@ pub use window::{DoesNotFit, Fit, fit};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -128,7 +128,6 @@ pub(crate) struct Shared {
     /// Re-indexes memory on file changes while the core runs.
     _memory_watcher: Option<MemoryWatcher>,
     pub limits: OnceCell<ServerLimits>,
-    next_slot: AtomicU32,
     /// The session whose cache each slot holds, saved at shutdown.
     slot_owners: slots::SlotOwners,
     /// Cleared when the local server turns out to have no /tokenize or
@@ -144,12 +143,19 @@ impl Shared {
         self.limits_for(LocalRole::Main).await
     }
 
-    /// Sessions get slots round-robin so the TUI and Discord keep separate
-    /// KV caches where the server has several. With one slot no `id_slot`
-    /// is sent (any OpenAI-compatible server takes the request); its cache
-    /// is still slot 0's for saving and restoring.
-    fn assign_slot(&self, total_slots: u32) -> Option<u32> {
-        (total_slots > 1).then(|| self.next_slot.fetch_add(1, Ordering::Relaxed) % total_slots)
+    /// Sessions get slots round-robin per endpoint (the session's ordinal
+    /// there) so the TUI and Discord keep separate KV caches where the
+    /// server has several. With one slot no `id_slot` is sent (any
+    /// OpenAI-compatible server takes the request); its cache is still slot
+    /// 0's for saving and restoring.
+    fn assign_slot(&self, session: &str, total_slots: u32) -> Option<u32> {
+        // Round-robin requests (a balancer's view) cannot keep a slot: the
+        // server picks the slot whose cache is most like the prompt.
+        if self.config.local.balance == crate::config::Balance::RoundRobin {
+            return None;
+        }
+        let (_, ordinal) = self.main.place(session);
+        (total_slots > 1).then(|| (ordinal % total_slots as usize) as u32)
     }
 }
 
@@ -265,7 +271,6 @@ pub fn spawn_guarded(
         memory,
         _memory_watcher: memory_watcher,
         limits: OnceCell::new(),
-        next_slot: AtomicU32::new(0),
         server_counts_tokens: AtomicBool::new(true),
         slot_owners: slots::SlotOwners::default(),
         redactor,

@@ -43,7 +43,7 @@ impl SlotOwners {
 /// last run was killed before it saved) would empty it.
 pub(crate) async fn restore(shared: &Shared, slot: u32, session: &str) {
     let file = file_name(session);
-    let server = shared.main.place(session);
+    let (server, _) = shared.main.place(session);
     if !server.kind().slots() {
         return;
     }

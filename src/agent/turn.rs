@@ -55,7 +55,7 @@ impl Session {
             tokens: vec![None; history.len()],
             history,
             forced: None,
-            slot: shared.assign_slot(limits.total_slots),
+            slot: shared.assign_slot(id, limits.total_slots),
             window_start: 0,
             redactor: shared.redactor.clone(),
             untrimmed: HashMap::new(),

@@ -57,6 +57,9 @@ struct Member {
     up: AtomicBool,
     info: OnceCell<ServerInfo>,
     stats: Mutex<EndpointStats>,
+    /// Sessions placed here so far: each new one gets the next ordinal, so
+    /// sessions on one endpoint spread over its slots.
+    placed: AtomicUsize,
 }
 
 /// A request that moved to another endpoint: what the notice says.
@@ -77,8 +80,8 @@ pub struct Served {
 pub struct Pool {
     role: LocalRole,
     members: Vec<Arc<Member>>,
-    /// The endpoint each session's cache is on.
-    affinity: Mutex<HashMap<String, usize>>,
+    /// The endpoint each session's cache is on, and the session's ordinal there.
+    affinity: Mutex<HashMap<String, (usize, usize)>>,
     balance: Balance,
     next: AtomicUsize,
     probe_every: Duration,
@@ -102,6 +105,7 @@ impl Pool {
                     up: AtomicBool::new(true),
                     info: OnceCell::new(),
                     stats: Mutex::default(),
+                    placed: AtomicUsize::new(0),
                 })
             })
             .collect();
@@ -152,14 +156,14 @@ impl Pool {
 
     /// The endpoint a session's requests go to now (its cache), if assigned.
     pub fn endpoint_of(&self, session: &str) -> Option<String> {
-        let index = *lock(&self.affinity).get(session)?;
+        let (index, _) = *lock(&self.affinity).get(session)?;
         Some(self.members[index].server.endpoint().to_string())
     }
 
     /// The provider of the session's endpoint (or the first one up): token
     /// counts and slot files go there.
     pub fn server_for(&self, session: Option<&str>) -> LlamaCpp {
-        let assigned = session.and_then(|s| lock(&self.affinity).get(s).copied());
+        let assigned = session.and_then(|s| lock(&self.affinity).get(s).map(|a| a.0));
         let index = assigned
             .or_else(|| {
                 self.members
@@ -171,10 +175,13 @@ impl Pool {
     }
 
     /// Places a session now (before its first request, so a restored slot
-    /// is restored where its requests will go) and returns that endpoint.
-    pub fn place(&self, session: &str) -> LlamaCpp {
+    /// is restored where its requests will go): that endpoint, and the
+    /// session's ordinal among those placed there (its slot, modulo the
+    /// server's slots).
+    pub fn place(&self, session: &str) -> (LlamaCpp, usize) {
         let (index, _) = self.pick(Some(session));
-        self.with_info(index)
+        let ordinal = lock(&self.affinity).get(session).map_or(0, |a| a.1);
+        (self.with_info(index), ordinal)
     }
 
     /// The provider of the endpoint with this URL.
@@ -293,13 +300,14 @@ impl Pool {
         let Some(session) = session else {
             return (self.least_loaded(&affinity).unwrap_or(0), None);
         };
-        let current = affinity.get(session).copied();
+        let current = affinity.get(session).map(|a| a.0);
         if let Some(i) = current.filter(|&i| self.is_up(i)) {
             return (i, None);
         }
         // Nothing up: stay (or start) where the cache is; the request says why.
         let chosen = self.least_loaded(&affinity).or(current).unwrap_or_default();
-        affinity.insert(session.to_string(), chosen);
+        let ordinal = self.members[chosen].placed.fetch_add(1, Ordering::Relaxed);
+        affinity.insert(session.to_string(), (chosen, ordinal));
         let moved = current.filter(|&i| i != chosen).map(|from| Failover {
             from: self.members[from].server.endpoint().to_string(),
             to: self.members[chosen].server.endpoint().to_string(),
@@ -314,13 +322,13 @@ impl Pool {
 
     /// The healthy endpoint with the fewest requests in flight, then the
     /// fewest sessions; ties go to the first.
-    fn least_loaded(&self, affinity: &HashMap<String, usize>) -> Option<usize> {
+    fn least_loaded(&self, affinity: &HashMap<String, (usize, usize)>) -> Option<usize> {
         (0..self.members.len())
             .filter(|&i| self.is_up(i))
             .min_by_key(|&i| {
                 let available = self.members[i].permits.available_permits();
                 let in_flight = self.capacity.saturating_sub(available);
-                let sessions = affinity.values().filter(|&&s| s == i).count();
+                let sessions = affinity.values().filter(|a| a.0 == i).count();
                 (in_flight, sessions)
             })
     }

@@ -1,3 +1,5 @@
+mod fleet;
+mod fleet_run;
 mod memory;
 mod serve;
 mod server;
