@@ -66,9 +66,8 @@ fn main() {
         }
     }
     let rounds: usize = std::env::args()
-        .skip_while(|a| a != "--bench")
-        .nth(1)
-        .and_then(|a| a.parse().ok())
+        .skip(1)
+        .find_map(|a| a.parse().ok())
         .unwrap_or(5);
     let dir = tempfile::tempdir().expect("temp dir");
     println!("{SESSIONS} sessions x {rounds} rounds on 2 replicas");

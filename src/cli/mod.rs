@@ -152,7 +152,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     let fast_managed = match env.config.local.fast_role() {
         Some(fast) => crate::providers::managed::ensure_running(
             &fast,
-            &log_dir,
+            &log_dir.join("fast"),
             &slot_dir.join("fast"),
             |line| print::err(format_args!("egirl: [local.fast] {line}")),
         )

@@ -2,6 +2,7 @@
 //! with session affinity, failover and recovery; the fast role; vLLM- and
 //! Ollama-shaped servers; `egirl doctor` per endpoint.
 
+mod config;
 mod fast;
 mod kinds;
 mod replicas;
