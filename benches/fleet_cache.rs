@@ -5,7 +5,10 @@
 //! once with `"round-robin"` (each request to the next endpoint), on fresh
 //! servers each time. Prints, per mode, the share of prompt tokens served
 //! from the cache (`cached_tokens / input_tokens`) over all turns and over
-//! the second and later rounds.
+//! the second and later rounds, and the prompt tokens the server evaluated
+//! per turn from the second round on. Each round starts one session later
+//! (see `fleet_run::alternate`); round-robin sends no `id_slot` (a balancer
+//! cannot know slots), so the server picks its most similar slot.
 //!
 //! `cargo bench --bench fleet_cache [-- ROUNDS]` (default 5 rounds); prints
 //! "skipped: ..." and exits 0 when the server or model is missing or when
@@ -72,9 +75,9 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     println!("{SESSIONS} sessions x {rounds} rounds on 2 replicas");
     println!(
-        "| balance | turns | session moved | cached/prompt, all turns | cached/prompt, rounds 2+ |"
+        "| balance | turns | session moved | cached/prompt, all turns | cached/prompt, rounds 2+ | evaluated per turn, rounds 2+ |"
     );
-    println!("| --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- |");
     for balance in [Balance::Affinity, Balance::RoundRobin] {
         let extra = ["--parallel", "2"];
         let a = RealServer::start_with(free_port(), dir.path(), &extra);
@@ -85,9 +88,10 @@ fn main() {
         let (c1, i1, p1) = share(&all);
         let (c2, i2, p2) = share(&later);
         println!(
-            "| {balance:?} | {} | {} | {c1}/{i1} = {p1:.1}% | {c2}/{i2} = {p2:.1}% |",
+            "| {balance:?} | {} | {} | {c1}/{i1} = {p1:.1}% | {c2}/{i2} = {p2:.1}% | {} |",
             all.len(),
-            moves(&turns)
+            moves(&turns),
+            (i2 - c2) / later.len().max(1) as u64
         );
     }
 }

@@ -71,9 +71,9 @@ pub fn alternate(
                 }));
                 let mut first = None;
                 loop {
-                    let event = tokio::time::timeout(Duration::from_secs(120), events.recv())
+                    let event = tokio::time::timeout(Duration::from_secs(600), events.recv())
                         .await
-                        .expect("an event within 120s")
+                        .expect("an event within 600s")
                         .expect("the bus is open");
                     if event.session != session {
                         continue;
