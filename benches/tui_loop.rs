@@ -215,6 +215,7 @@ fn stream(events: &[Event]) -> StreamResult {
                     cost_usd: 0.0,
                     tokens_per_sec: Some(TOKENS_PER_SEC as f64),
                     latency_ms: None,
+                    endpoint: None,
                 },
                 EventKind::Final { text },
                 EventKind::TurnEnded { interrupted: false },

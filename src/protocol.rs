@@ -284,6 +284,9 @@ pub enum EventKind {
         model: String,
         reason: String,
         confidence: f64,
+        /// The model the turn went to: `local`, `local-fast` or `remote`.
+        #[serde(default)]
+        role: String,
     },
     Delta {
         text: String,
@@ -358,6 +361,9 @@ pub enum EventKind {
         /// Prompt processing plus generation, in milliseconds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         latency_ms: Option<u64>,
+        /// The local endpoint that served the request (several under one role).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        endpoint: Option<String>,
     },
     /// Older turns were left out of the request so that it fits the window.
     ContextTrimmed {

@@ -1,9 +1,10 @@
 //! The one integration-test binary: each module is a suite.
 mod agent;
 mod cli_stats_export;
-mod delegate;
 mod compaction;
+mod delegate;
 mod discord;
+mod fleet;
 mod hardening;
 mod headless_cli;
 mod mcp;

@@ -270,7 +270,6 @@ async fn prompt_tokens(
     specs: &[ToolSpec],
     history: &[ChatMessage],
 ) -> u64 {
-    let limits = shared.limits().await;
     let request = ChatRequest {
         messages: prompt_messages(&shared.redactor, system, history),
         tools: specs.to_vec(),
@@ -278,7 +277,8 @@ async fn prompt_tokens(
         slot: None,
     };
     let bound = byte_bound(&request);
-    match count_prompt(shared, shared.local_for(&limits), &request).await {
+    let server = shared.main.server_for(None);
+    match count_prompt(shared, &server, &request).await {
         Some(n) => n,
         None => bound / 3,
     }

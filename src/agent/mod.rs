@@ -4,6 +4,7 @@
 
 mod compact;
 mod context;
+mod local;
 mod memory;
 mod redact;
 pub mod rewind;
@@ -26,19 +27,19 @@ pub use window::{DoesNotFit, Fit, fit};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{OnceCell, Semaphore, mpsc, watch};
+use tokio::sync::{OnceCell, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, Redactor, ToolFormat};
+use crate::config::{Config, LocalConfig, Redactor};
 use crate::memory::Memory;
 use crate::memory::watch::MemoryWatcher;
 use crate::protocol::{Command, EventBus, EventKind, Op, Origin, SessionId};
-use crate::providers::llamacpp::LlamaCpp;
+use crate::providers::endpoints::{LocalRole, Pool};
 use crate::providers::remote::RemoteProviders;
 use crate::routing::Router;
 use crate::skills;
@@ -120,8 +121,12 @@ pub(crate) struct Shared {
     pub allowed_paths: Vec<PathBuf>,
     /// Paths the model may never change or read.
     pub protected: Arc<ProtectedPaths>,
-    pub local: LlamaCpp,
-    local_tools_in_prompt: LlamaCpp,
+    /// `[local]`: the main model's endpoints.
+    pub main: Pool,
+    /// `[local.fast]`, when configured (see `local`).
+    pub fast: Option<Pool>,
+    pub fast_config: Option<LocalConfig>,
+    pub fast_limits: OnceCell<ServerLimits>,
     /// The remote providers with keys, in preference order (may be none).
     pub remote: RemoteProviders,
     pub router: Router,
@@ -135,10 +140,7 @@ pub(crate) struct Shared {
     pub memory: Arc<Memory>,
     /// Re-indexes memory on file changes while the core runs.
     _memory_watcher: Option<MemoryWatcher>,
-    /// `[local] max_concurrent` requests at the local server across sessions.
-    pub local_permits: Semaphore,
     pub limits: OnceCell<ServerLimits>,
-    next_slot: AtomicU32,
     /// The session whose cache each slot holds, saved at shutdown.
     slot_owners: slots::SlotOwners,
     /// Cleared when the local server turns out to have no /tokenize or
@@ -153,56 +155,24 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The main role's limits.
     pub async fn limits(&self) -> ServerLimits {
-        *self
-            .limits
-            .get_or_init(|| async {
-                let configured = self.config.local.context_length;
-                match self.local.props().await {
-                    Ok(props) => {
-                        let tools_in_prompt = self.local.tool_format() == ToolFormat::Auto
-                            && props.supports_tools == Some(false);
-                        if tools_in_prompt {
-                            tracing::info!(
-                                "the server's chat template ignores native tools; sending them in the system prompt (qwen3 format)"
-                            );
-                        }
-                        ServerLimits {
-                            n_ctx: props.n_ctx.map_or(configured, |n| n.min(configured)),
-                            total_slots: props.total_slots.unwrap_or(1).max(1),
-                            tools_in_prompt,
-                        }
-                    }
-                    Err(e) => {
-                        tracing::info!(
-                            "no /props from the local server ({e}); using [local] context_length"
-                        );
-                        ServerLimits {
-                            n_ctx: configured,
-                            total_slots: 1,
-                            tools_in_prompt: false,
-                        }
-                    }
-                }
-            })
-            .await
+        self.limits_for(LocalRole::Main).await
     }
 
-    /// The local provider in the tool format this server needs.
-    pub fn local_for(&self, limits: &ServerLimits) -> &LlamaCpp {
-        if limits.tools_in_prompt {
-            &self.local_tools_in_prompt
-        } else {
-            &self.local
+    /// Sessions get slots round-robin per endpoint (the session's ordinal
+    /// there) so the TUI and Discord keep separate KV caches where the
+    /// server has several. With one slot no `id_slot` is sent (any
+    /// OpenAI-compatible server takes the request); its cache is still slot
+    /// 0's for saving and restoring.
+    fn assign_slot(&self, session: &str, total_slots: u32) -> Option<u32> {
+        // Round-robin requests (a balancer's view) cannot keep a slot: the
+        // server picks the slot whose cache is most like the prompt.
+        if self.config.local.balance == crate::config::Balance::RoundRobin {
+            return None;
         }
-    }
-
-    /// Sessions get slots round-robin so the TUI and Discord keep separate
-    /// KV caches where the server has several. With one slot no `id_slot`
-    /// is sent (any OpenAI-compatible server takes the request); its cache
-    /// is still slot 0's for saving and restoring.
-    fn assign_slot(&self, total_slots: u32) -> Option<u32> {
-        (total_slots > 1).then(|| self.next_slot.fetch_add(1, Ordering::Relaxed) % total_slots)
+        let (_, ordinal) = self.main.place(session);
+        (total_slots > 1).then(|| (ordinal % total_slots as usize) as u32)
     }
 }
 
@@ -275,7 +245,11 @@ pub fn spawn_guarded(
     ));
     // Confidence is only worth its bytes when a weak answer can go somewhere.
     let logprobs = !remote.is_empty() && config.routing.escalation_threshold > 0.0;
-    let local = LlamaCpp::new(&config.local).with_logprobs(logprobs);
+    let main = Pool::new(LocalRole::Main, &config.local, logprobs);
+    let fast_config = config.local.fast_role();
+    let fast = fast_config
+        .as_ref()
+        .map(|cfg| Pool::new(LocalRole::Fast, cfg, logprobs));
     let skills = Arc::new(skills::Registry::load(&config.skills, &workspace));
     let skills_watcher = if config.skills.watch {
         skills::watch::start(&skills)
@@ -315,9 +289,10 @@ pub fn spawn_guarded(
     let shared = Arc::new(Shared {
         checkpoints,
         mcp,
-        local_tools_in_prompt: local.with_tool_format(ToolFormat::Qwen3),
-        local,
-        local_permits: Semaphore::new(config.local.max_concurrent),
+        main,
+        fast,
+        fast_config,
+        fast_limits: OnceCell::new(),
         remote,
         router,
         skills: skills.clone(),
@@ -331,7 +306,6 @@ pub fn spawn_guarded(
         memory,
         _memory_watcher: memory_watcher,
         limits: OnceCell::new(),
-        next_slot: AtomicU32::new(0),
         server_counts_tokens: AtomicBool::new(true),
         slot_owners: slots::SlotOwners::default(),
         redactor,

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Shared;
 use crate::protocol::{EventKind, Target};
+use crate::providers::endpoints::Failover;
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatMessage, ChatRequest, StreamChunk};
 use crate::routing::escalation::Trigger;
@@ -64,10 +65,15 @@ async fn classify_locally(
         // Any free slot: the sessions' own caches stay as they are.
         slot: None,
     };
-    let _permit = shared.local_permits.acquire().await.ok()?;
     let mut ignore = |_: StreamChunk| {};
-    match shared.local.chat(&request, cancel, &mut ignore).await {
-        Ok(reply) => classify::parse_classification(&reply.content),
+    let mut moved = |_: Failover| {};
+    // `[local.fast]` when there is one: a word from the small model is enough.
+    let role = shared.fast_role();
+    match shared
+        .local_chat(role, None, &request, cancel, &mut ignore, &mut moved)
+        .await
+    {
+        Ok(served) => classify::parse_classification(&served.response.content),
         Err(e) => {
             tracing::info!("routing classification failed ({e}); keeping the heuristics' guess");
             None

@@ -18,17 +18,17 @@ pub fn file_name(session: &str) -> String {
     format!("egirl-{session}.bin")
 }
 
-/// Which session sent the last request to each slot: only that session's
-/// cache is in it, so only that one is saved.
+/// Which session sent the last request to each slot of each endpoint:
+/// only that session's cache is in it, so only that one is saved.
 #[derive(Default)]
-pub(crate) struct SlotOwners(Mutex<HashMap<u32, SessionId>>);
+pub(crate) struct SlotOwners(Mutex<HashMap<(String, u32), SessionId>>);
 
 impl SlotOwners {
-    pub fn note(&self, slot: u32, session: &str) {
-        lock(&self.0).insert(slot, session.to_string());
+    pub fn note(&self, endpoint: &str, slot: u32, session: &str) {
+        lock(&self.0).insert((endpoint.to_string(), slot), session.to_string());
     }
 
-    fn take(&self) -> Vec<(u32, SessionId)> {
+    fn take(&self) -> Vec<((String, u32), SessionId)> {
         let mut owners: Vec<_> = lock(&self.0).drain().collect();
         owners.sort();
         owners
@@ -43,7 +43,11 @@ impl SlotOwners {
 /// last run was killed before it saved) would empty it.
 pub(crate) async fn restore(shared: &Shared, slot: u32, session: &str) {
     let file = file_name(session);
-    match shared.local.slot_tokens(slot).await {
+    let (server, _) = shared.main.place(session);
+    if !server.kind().slots() {
+        return;
+    }
+    match server.slot_tokens(slot).await {
         Ok(0) => {}
         Ok(tokens) => {
             tracing::debug!(slot, tokens, file, "slot already warm; not restoring");
@@ -52,7 +56,7 @@ pub(crate) async fn restore(shared: &Shared, slot: u32, session: &str) {
         // No slot monitoring (`--no-slots`, another server): just try.
         Err(e) => tracing::debug!(slot, "cannot read /slots ({e})"),
     }
-    match shared.local.restore_slot(slot, &file).await {
+    match server.restore_slot(slot, &file).await {
         Ok(f) => tracing::info!(
             slot,
             file,
@@ -67,9 +71,12 @@ pub(crate) async fn restore(shared: &Shared, slot: u32, session: &str) {
 /// At shutdown: each slot a session of this process used, saved under the
 /// name of the session that used it last.
 pub(crate) async fn save_all(shared: &Shared) {
-    for (slot, session) in shared.slot_owners.take() {
+    for ((endpoint, slot), session) in shared.slot_owners.take() {
         let file = file_name(&session);
-        match shared.local.save_slot(slot, &file).await {
+        let Some(server) = shared.main.server_at(&endpoint) else {
+            continue;
+        };
+        match server.save_slot(slot, &file).await {
             Ok(f) => tracing::info!(
                 slot,
                 file,

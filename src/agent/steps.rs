@@ -8,10 +8,11 @@ use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use super::turn::{Session, Turn};
-use super::{Shared, redact, trim, window};
+use super::{Shared, local, redact, trim, window};
 use crate::config::Redactor;
 use crate::config::redact::StreamRedactor;
 use crate::protocol::{EventKind, Origin};
+use crate::providers::endpoints::{Failover, LocalRole};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatMessage, ChatRequest, ChatResponse, ProviderError, StreamChunk};
@@ -26,6 +27,7 @@ const MESSAGE_OVERHEAD_TOKENS: u64 = 6;
 pub(super) async fn local_step(
     turn: &Turn<'_>,
     session: &mut Session,
+    role: LocalRole,
     system: &str,
     specs: &[crate::providers::ToolSpec],
     current: usize,
@@ -34,21 +36,48 @@ pub(super) async fn local_step(
     let shared = turn.shared;
     let mut extra_drop = 0;
     loop {
-        let request = build_request(turn, session, system, specs, current, extra_drop).await?;
+        let request =
+            build_request(turn, session, role, system, specs, current, extra_drop).await?;
         let mut streamed = Streamed::new(&shared.redactor);
-        let permit = tokio::select! {
-            p = shared.local_permits.acquire() => p?,
-            _ = cancel.cancelled() => return Ok(None),
-        };
         let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut streamed, chunk);
-        let limits = shared.limits().await;
-        let local = shared.local_for(&limits);
-        shared.slot_owners.note(session.cache_slot(), &session.id);
-        let result = local.chat(&request, cancel, &mut on_chunk).await;
-        drop(permit);
+        let mut moved = Vec::new();
+        let mut on_failover = |m: Failover| moved.push(m);
+        let result = shared
+            .local_chat(
+                role,
+                Some(&session.id),
+                &request,
+                cancel,
+                &mut on_chunk,
+                &mut on_failover,
+            )
+            .await;
         streamed.finish(turn);
+        for m in &moved {
+            turn.emit(EventKind::Notice {
+                message: local::failover_notice(role, m),
+            });
+        }
+        if let Some(m) = moved.last() {
+            turn.emit(EventKind::Routing {
+                target: crate::protocol::Target::Local,
+                provider: "llamacpp".into(),
+                model: shared.role_model(role).to_string(),
+                reason: format!("failover: {} failed ({}); now on {}", m.from, m.why, m.to),
+                confidence: 1.0,
+                role: role.as_str().to_string(),
+            });
+        }
         match result {
-            Ok(response) => return Ok(Some((response, "llamacpp".into()))),
+            Ok(served) => {
+                if role == LocalRole::Main {
+                    shared
+                        .slot_owners
+                        .note(&served.endpoint, session.cache_slot(), &session.id);
+                }
+                session.endpoint = Some(served.endpoint);
+                return Ok(Some((served.response, "llamacpp".into())));
+            }
             Err(ProviderError::ContextOverflow(detail)) if extra_drop == 0 => {
                 tracing::info!(%detail, "server reported a context overflow; trimming and retrying once");
                 extra_drop = 1 + session.history.len() / 8;
@@ -171,14 +200,18 @@ const REFILL_PERCENT: u64 = 75;
 async fn build_request(
     turn: &Turn<'_>,
     session: &mut Session,
+    role: LocalRole,
     system: &str,
     specs: &[crate::providers::ToolSpec],
     current: usize,
     extra_drop: usize,
 ) -> Result<ChatRequest> {
     let shared = turn.shared;
-    let limits = shared.limits().await;
-    let local = shared.local_for(&limits);
+    let limits = shared.limits_for(role).await;
+    let mut local = shared.main.server_for(Some(&session.id));
+    if limits.tools_in_prompt {
+        local = local.with_tool_format(crate::config::ToolFormat::Qwen3);
+    }
     let reply_reserve = shared.config.local.max_tokens.min(limits.n_ctx / 4);
     let budget = limits.n_ctx.saturating_sub(reply_reserve);
     let start = session.window_start.min(current);
@@ -187,14 +220,15 @@ async fn build_request(
         messages: prompt_messages(&shared.redactor, system, &session.history[start..]),
         tools: specs.to_vec(),
         max_tokens: shared.config.local.max_tokens,
-        slot: session.slot,
+        // The fast role's server has its own slots: any free one.
+        slot: session.slot.filter(|_| role == LocalRole::Main),
     };
     // No token can be shorter than a byte, so a prompt with fewer bytes
     // than the budget fits without asking the server to count it.
     let mut prompt_tokens = byte_bound(&request);
     let mut exact = None;
     if prompt_tokens > budget || extra_drop > 0 {
-        exact = count_prompt(shared, local, &request).await;
+        exact = count_prompt(shared, &local, &request).await;
         prompt_tokens = exact.unwrap_or(prompt_tokens);
     }
     if prompt_tokens > budget || extra_drop > 0 {
@@ -436,7 +470,7 @@ async fn text_tokens(shared: &Shared, text: &str) -> u64 {
     if !shared.server_counts_tokens.load(Ordering::Relaxed) {
         return (text.len() as u64).div_ceil(4);
     }
-    match shared.local.count_tokens(text).await {
+    match shared.main.server_for(None).count_tokens(text).await {
         Ok(n) => n,
         Err(_) => (text.len() as u64).div_ceil(4),
     }

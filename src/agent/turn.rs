@@ -14,7 +14,7 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use super::steps::{local_step, remote_step};
-use super::{Shared, context, redact, route, slots, unattended};
+use super::{Shared, context, local, redact, route, slots, unattended};
 use crate::config::Redactor;
 use crate::protocol::{Command, EventKind, Origin, Target};
 use crate::providers::{ChatMessage, ChatResponse, ProviderError, ToolCall};
@@ -43,6 +43,8 @@ pub(crate) struct Session {
     /// User messages in the live transcript: the number of the running
     /// turn, which keys its file checkpoints (`/clear` leaves it).
     turns: usize,
+    /// The local endpoint that answered the last local request.
+    pub(super) endpoint: Option<String>,
 }
 
 impl Session {
@@ -59,10 +61,11 @@ impl Session {
             tokens: vec![None; history.len()],
             history,
             forced: None,
-            slot: shared.assign_slot(limits.total_slots),
+            slot: shared.assign_slot(id, limits.total_slots),
             window_start: 0,
             redactor: shared.redactor.clone(),
             untrimmed: HashMap::new(),
+            endpoint: None,
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).
@@ -269,9 +272,10 @@ async fn run_steps(
         Some(_) => decision.target,
         None => Target::Local,
     };
+    let role = local::turn_role(shared, &turn.origin, &decision);
     let (provider, model) = match (target, remote) {
         (Target::Remote, Some(r)) => (r.name().to_string(), r.model().to_string()),
-        _ => ("llamacpp".to_string(), shared.config.local.model.clone()),
+        _ => ("llamacpp".to_string(), shared.role_model(role).to_string()),
     };
     turn.emit(EventKind::Routing {
         target,
@@ -279,6 +283,10 @@ async fn run_steps(
         model,
         reason: decision.reason.clone(),
         confidence: decision.confidence,
+        role: match target {
+            Target::Remote => "remote".to_string(),
+            Target::Local => role.as_str().to_string(),
+        },
     });
     // The user's own "escalate" is an escalation too (event and log).
     if let Some((r, asked)) = asked_for_remote {
@@ -320,17 +328,17 @@ async fn run_steps(
                     Ok(step) => step,
                 }
             }
-            _ => local_step(turn, session, &system, &specs, current, cancel).await?,
+            _ => local_step(turn, session, role, &system, &specs, current, cancel).await?,
         };
         let Some((mut response, provider)) = step else {
             return Ok(true);
         };
         redact::response(&shared.redactor, &mut response);
-        let configured = match remote.filter(|r| r.name() == provider) {
-            Some(r) => r.model(),
-            None => shared.config.local.model.as_str(),
+        let (configured, endpoint) = match remote.filter(|r| r.name() == provider) {
+            Some(r) => (r.model(), None),
+            None => (shared.role_model(role), session.endpoint.clone()),
         };
-        emit_usage(turn, &provider, configured, &response);
+        emit_usage(turn, &provider, configured, endpoint, &response);
         // The server kept streaming past the reply cap: say so, go on with what arrived.
         if let Some(message) = response.cut.clone() {
             turn.emit(EventKind::Notice { message });
@@ -433,6 +441,7 @@ pub(super) fn emit_usage(
     turn: &Turn<'_>,
     provider: &str,
     configured: &str,
+    endpoint: Option<String>,
     response: &ChatResponse,
 ) {
     let config = &turn.shared.config;
@@ -469,6 +478,7 @@ pub(super) fn emit_usage(
             let ms = response.usage.prompt_ms + response.usage.predicted_ms;
             (ms > 0.0).then(|| ms.round() as u64)
         },
+        endpoint,
     });
 }
 

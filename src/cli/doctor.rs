@@ -139,6 +139,12 @@ pub async fn run(env: &Environment) -> u8 {
             None => line(Some(false), "local /health", e.to_string()),
         },
     }
+    for (role, endpoint, detail) in endpoint_kinds(local).await {
+        match detail {
+            Ok(detail) => line(Some(true), &format!("{role} {endpoint}"), detail),
+            Err(e) => line(None, &format!("{role} {endpoint}"), e),
+        }
+    }
     if let Some(emb) = &local.embeddings {
         let probe = crate::config::LocalConfig {
             endpoint: emb.endpoint.clone(),
@@ -329,6 +335,35 @@ fn services_owner(workspace: &std::path::Path) -> String {
         }
         Err(e) => format!("{e:#}"),
     }
+}
+
+/// Each endpoint of `[local]` and `[local.fast]`: the server kind the
+/// probes found and what egirl can do with it.
+async fn endpoint_kinds(
+    local: &crate::config::LocalConfig,
+) -> Vec<(&'static str, String, Result<String, String>)> {
+    use crate::providers::endpoints::{LocalRole, Pool};
+    let mut roles = vec![Pool::new(LocalRole::Main, local, false)];
+    if let Some(fast) = local.fast_role() {
+        roles.push(Pool::new(LocalRole::Fast, &fast, false));
+    }
+    let mut out = Vec::new();
+    for pool in &roles {
+        for (endpoint, found) in pool.discover_each().await {
+            let detail = found
+                .map(|info| {
+                    let ctx = info
+                        .n_ctx
+                        .map_or("context from the config".to_string(), |n| {
+                            format!("n_ctx {n}")
+                        });
+                    format!("{}, {ctx}, {}", info.kind.name(), info.kind.capabilities())
+                })
+                .map_err(|e| e.to_string());
+            out.push((pool.role().as_str(), endpoint, detail));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

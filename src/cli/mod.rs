@@ -187,6 +187,18 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         })
         .await
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
+    // `[local.fast.server]`: the fast model's own llama-server, likewise.
+    let fast_managed = match env.config.local.fast_role() {
+        Some(fast) => crate::providers::managed::ensure_running(
+            &fast,
+            &log_dir.join("fast"),
+            &slot_dir.join("fast"),
+            |line| print::err(format_args!("egirl: [local.fast] {line}")),
+        )
+        .await
+        .map_err(|e| Exit::failure(format!("[local.fast] {e:#}")))?,
+        None => None,
+    };
     let (agent, core, notices) = env.start_agent();
     let code = match cli.message {
         None if cli.compact => match headless::compact(&agent, &session).await {
@@ -234,7 +246,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                 theme: env.config.ui.theme.clone(),
                 workspace: env.workspace.clone(),
                 model: env.config.local.model.clone(),
-                endpoint: env.config.local.endpoint.clone(),
+                endpoint: env.config.local.endpoint_list()[0].clone(),
+                endpoints: env.config.local.endpoints.clone(),
                 context_length: env.config.local.context_length,
                 notices,
                 discord: services
@@ -263,6 +276,9 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     };
     shutdown(agent, core).await;
     if let Some(server) = managed {
+        server.stop().await;
+    }
+    if let Some(server) = fast_managed {
         server.stop().await;
     }
     Ok(code)

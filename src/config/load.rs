@@ -194,11 +194,14 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             "must be between 0 (off) and 1".into(),
         ));
     }
-    if !matches!(config.agent.compaction_model.as_str(), "local" | "remote") {
+    if !matches!(
+        config.agent.compaction_model.as_str(),
+        "local" | "fast" | "remote"
+    ) {
         return Err((
             "agent.compaction_model".into(),
             format!(
-                "`{}` is not a model egirl has: use \"local\" or \"remote\" (named local roles need [local] roles, not configured)",
+                "`{}` is not a model egirl has: use \"local\", \"fast\" ([local.fast], else the main model) or \"remote\"",
                 config.agent.compaction_model
             ),
         ));
@@ -341,16 +344,22 @@ mod tests {
         let c = parse("", Path::new("egirl.toml")).unwrap();
         assert_eq!(c.agent.compact_at, 0.75);
         assert!(c.agent.memory_flush);
-        assert_eq!(c.agent.compaction_model, "local");
+        assert_eq!(c.agent.compaction_model, "fast");
         let c = parse(
             "[agent]\ncompaction_model = \"remote\"",
             Path::new("egirl.toml"),
         )
         .unwrap();
         assert_eq!(c.agent.compaction_model, "remote");
-        let e = err("[agent]\ncompaction_model = \"fast\"");
+        let c = parse(
+            "[agent]\ncompaction_model = \"fast\"",
+            Path::new("egirl.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.agent.compaction_model, "fast");
+        let e = err("[agent]\ncompaction_model = \"gpu9\"");
         assert!(
-            e.contains("agent.compaction_model") && e.contains("`fast`"),
+            e.contains("agent.compaction_model") && e.contains("`gpu9`"),
             "{e}"
         );
         let e = err("[agent]\ncompact_at = 1.5");

@@ -75,8 +75,8 @@ pub struct AgentConfig {
     pub memory_flush: bool,
     /// Turns kept verbatim after the summary.
     pub keep_recent: usize,
-    /// Who writes the summary: "local" or "remote" (named local roles
-    /// are accepted by name and refused until they exist).
+    /// Who writes the summary: "fast" (`[local.fast]`, else the main
+    /// model), "local" (the main model) or "remote".
     pub compaction_model: String,
 }
 
@@ -87,7 +87,7 @@ impl Default for AgentConfig {
             compact_at: 0.75,
             memory_flush: true,
             keep_recent: 2,
-            compaction_model: "local".into(),
+            compaction_model: "fast".into(),
         }
     }
 }
@@ -121,6 +121,79 @@ pub struct LocalConfig {
     pub timeout: ConfigDuration,
     pub embeddings: Option<EmbeddingsConfig>,
     pub server: Option<ManagedServerConfig>,
+    /// Replicas of the model: each session stays on one (its prefix cache),
+    /// new sessions go to the least loaded. Replaces `endpoint` when set.
+    pub endpoints: Vec<String>,
+    /// How sessions are spread over `endpoints` (round-robin is for benchmarks).
+    pub balance: Balance,
+    /// How often an endpoint marked down is probed (`/health`) until it is back.
+    pub probe_every: ConfigDuration,
+    /// `[local.fast]`: a small fast model beside the main one.
+    pub fast: Option<FastConfig>,
+}
+
+/// `[local] balance`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Balance {
+    /// A session keeps its endpoint (and slot); new ones go to the least loaded.
+    #[default]
+    Affinity,
+    /// Every request to the next endpoint in turn (to measure what affinity saves).
+    RoundRobin,
+}
+
+/// `[local.fast]`: the model for the router's classification, compaction
+/// summaries, heartbeat turns and (with `[routing] fast_for_quick`) quick
+/// turns. Unset keys are the main `[local]` ones.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FastConfig {
+    pub endpoint: String,
+    pub endpoints: Vec<String>,
+    pub model: String,
+    pub context_length: Option<u64>,
+    pub max_concurrent: Option<usize>,
+    pub max_tokens: Option<u64>,
+    pub server: Option<ManagedServerConfig>,
+}
+
+impl LocalConfig {
+    /// The endpoints to use: `endpoints` when given, else `endpoint`.
+    pub fn endpoint_list(&self) -> Vec<String> {
+        if self.endpoints.is_empty() {
+            vec![self.endpoint.clone()]
+        } else {
+            self.endpoints.clone()
+        }
+    }
+
+    /// `[local.fast]` as a full local config (its own endpoints, model and
+    /// server; the rest from `[local]`); `None` without that section.
+    pub fn fast_role(&self) -> Option<LocalConfig> {
+        let fast = self.fast.as_ref()?;
+        let endpoints = match (fast.endpoints.is_empty(), fast.endpoint.is_empty()) {
+            (false, _) => fast.endpoints.clone(),
+            (true, false) => vec![fast.endpoint.clone()],
+            (true, true) => self.endpoint_list(),
+        };
+        Some(LocalConfig {
+            endpoint: endpoints[0].clone(),
+            endpoints,
+            model: if fast.model.is_empty() {
+                self.model.clone()
+            } else {
+                fast.model.clone()
+            },
+            context_length: fast.context_length.unwrap_or(self.context_length),
+            max_concurrent: fast.max_concurrent.unwrap_or(self.max_concurrent),
+            max_tokens: fast.max_tokens.unwrap_or(self.max_tokens),
+            embeddings: None,
+            server: fast.server.clone(),
+            fast: None,
+            ..self.clone()
+        })
+    }
 }
 
 impl Default for LocalConfig {
@@ -135,6 +208,10 @@ impl Default for LocalConfig {
             timeout: ConfigDuration::from_secs(300),
             embeddings: None,
             server: None,
+            endpoints: Vec::new(),
+            balance: Balance::Affinity,
+            probe_every: ConfigDuration::from_secs(5),
+            fast: None,
         }
     }
 }
@@ -257,6 +334,8 @@ pub struct RoutingConfig {
     pub classify: bool,
     /// How long that question may take before the heuristics' guess stands.
     pub classify_timeout: ConfigDuration,
+    /// Quick local turns (greetings, thanks, quick facts) go to `[local.fast]`.
+    pub fast_for_quick: bool,
 }
 
 impl Default for RoutingConfig {
@@ -268,6 +347,7 @@ impl Default for RoutingConfig {
             always_remote: Vec::new(),
             classify: true,
             classify_timeout: ConfigDuration::from_secs(3),
+            fast_for_quick: false,
         }
     }
 }

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::bounds;
 use super::completions::stream;
 use super::http::{excerpt, http_error, root_cause};
+use super::server_kind::ServerKind;
 use super::sse::{SseEvent, SseParser};
 use super::{ChatResponse, ProviderError, StreamChunk};
 use crate::config::{LocalConfig, ToolFormat};
@@ -72,6 +73,9 @@ pub struct LlamaCpp {
     /// Ask for the sampled tokens' logprobs (the escalation check's
     /// confidence); off when nothing could escalate.
     logprobs: bool,
+    /// The server behind the endpoint (see `server_kind`): vLLM counts
+    /// tokens with its own `/tokenize` body.
+    kind: ServerKind,
 }
 
 impl LlamaCpp {
@@ -96,7 +100,25 @@ impl LlamaCpp {
             idle_timeout,
             token_counts: Arc::default(),
             logprobs: false,
+            kind: ServerKind::LlamaCpp,
         }
+    }
+
+    /// The same endpoint, known to be `kind` (found by `server_kind::discover`).
+    pub fn with_kind(&self, kind: ServerKind) -> Self {
+        Self {
+            kind,
+            ..self.clone()
+        }
+    }
+
+    pub fn kind(&self) -> ServerKind {
+        self.kind
+    }
+
+    /// The model name sent with each request.
+    pub fn model(&self) -> &str {
+        &self.model
     }
 
     /// With `logprobs`, replies carry a `confidence` (one top logprob per
@@ -171,6 +193,15 @@ impl LlamaCpp {
     /// back), so counting with `add_special: true` matches the server's
     /// `prompt_n + cache_n`.
     pub async fn count_prompt(&self, req: &ChatRequest) -> Result<u64, ProviderError> {
+        if self.kind == ServerKind::Vllm {
+            // vLLM's /tokenize applies the chat template itself.
+            let mut body = wire::template_body(req, self.tool_format);
+            body["model"] = json!(self.model);
+            body["add_generation_prompt"] = json!(true);
+            let reply = self.post_json("/tokenize", &body).await?;
+            return token_count(&reply)
+                .ok_or_else(|| self.bad_reply("/tokenize answered without a count"));
+        }
         let prompt = self.render_prompt(req).await?;
         self.tokenize(&prompt, true).await
     }
@@ -249,13 +280,17 @@ impl LlamaCpp {
         if let Some(&n) = self.lock_counts().get(&key) {
             return Ok(n);
         }
-        let body = json!({ "content": text, "add_special": add_special, "parse_special": true });
-        let request = self.client.post(self.url("/tokenize")).json(&body);
-        let reply = self.send_json(request, self.idle_timeout).await?;
-        let Some(tokens) = reply["tokens"].as_array() else {
+        let body = match self.kind {
+            // vLLM: `{"count": N, "max_model_len": M, "tokens": [...]}`.
+            ServerKind::Vllm => json!({
+                "model": self.model, "prompt": text, "add_special_tokens": add_special,
+            }),
+            _ => json!({ "content": text, "add_special": add_special, "parse_special": true }),
+        };
+        let reply = self.post_json("/tokenize", &body).await?;
+        let Some(n) = token_count(&reply) else {
             return Err(self.bad_reply("/tokenize answered without \"tokens\""));
         };
-        let n = tokens.len() as u64;
         let mut counts = self.lock_counts();
         if counts.len() >= TOKEN_CACHE_MAX {
             counts.clear();
@@ -347,6 +382,18 @@ impl LlamaCpp {
         format!("{}{path}", self.endpoint)
     }
 
+    /// `GET path`, its JSON answer within the quick timeout (probes).
+    pub(crate) async fn get_json(&self, path: &str) -> Result<Value, ProviderError> {
+        let request = self.client.get(self.url(path));
+        self.send_json(request, QUICK_TIMEOUT).await
+    }
+
+    /// `POST path` with a JSON body, its JSON answer.
+    pub(crate) async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ProviderError> {
+        let request = self.client.post(self.url(path)).json(body);
+        self.send_json(request, self.idle_timeout).await
+    }
+
     /// Sends a small request and reads its JSON answer within `limit`.
     async fn send_json(
         &self,
@@ -412,6 +459,13 @@ impl LlamaCpp {
             detail: detail.to_string(),
         }
     }
+}
+
+/// `count` (vLLM) or the length of `tokens` (llama-server, vLLM).
+fn token_count(reply: &Value) -> Option<u64> {
+    reply["count"]
+        .as_u64()
+        .or_else(|| reply["tokens"].as_array().map(|t| t.len() as u64))
 }
 
 fn cache_key(text: &str, add_special: bool) -> u64 {

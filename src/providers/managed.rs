@@ -62,13 +62,18 @@ pub async fn ensure_running(
     let Some(server) = &local.server else {
         return Ok(None);
     };
-    if answers(&local.endpoint).await {
+    // With replicas, the managed server is the first of them.
+    let endpoint = local
+        .endpoint_list()
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| local.endpoint.clone());
+    if answers(&endpoint).await {
         return Ok(None);
     }
-    let mut started = start(server, &local.endpoint, log_dir, slot_dir)?;
+    let mut started = start(server, &endpoint, log_dir, slot_dir)?;
     progress(&format!(
-        "starting llama-server on {} (log: {})",
-        local.endpoint,
+        "starting llama-server on {endpoint} (log: {})",
         started.log.display()
     ));
     let client = reqwest::Client::builder()
@@ -78,7 +83,7 @@ pub async fn ensure_running(
     let begun = Instant::now();
     let mut last_note = Instant::now();
     loop {
-        if healthy(&client, &local.endpoint).await {
+        if healthy(&client, &endpoint).await {
             progress(&format!(
                 "llama-server ready after {:.1}s",
                 begun.elapsed().as_secs_f64()

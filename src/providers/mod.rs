@@ -5,12 +5,14 @@
 pub mod anthropic;
 pub mod bounds;
 mod completions;
+pub mod endpoints;
 mod http;
 pub mod llamacpp;
 pub mod managed;
 pub mod openai;
 pub mod qwen3;
 pub mod remote;
+pub mod server_kind;
 pub mod sse;
 
 use serde::{Deserialize, Serialize};

@@ -51,6 +51,7 @@ impl UsageLine {
             cost_usd,
             tokens_per_sec,
             latency_ms,
+            ..
         } = &event.kind
         else {
             return None;
@@ -153,6 +154,7 @@ mod tests {
             cost_usd: cost,
             tokens_per_sec: Some(12.5),
             latency_ms: None,
+            endpoint: None,
         }
     }
 

@@ -37,11 +37,13 @@ use tokio::task::JoinHandle;
 
 mod embeddings;
 mod frames;
+mod kinds;
 mod reply;
 pub mod slots;
 
 use embeddings::embeddings;
 use frames::{PromptCounts, endless_response, sse_response, stream_frames, whole_reply};
+pub use kinds::Kind;
 pub use reply::Reply;
 use reply::{ReplyBody, StreamEnd};
 
@@ -83,6 +85,10 @@ struct FakeState {
     slot_files: HashMap<String, String>,
     /// The model a reply names; None: the one asked for.
     served_model: Option<String>,
+    /// The server it plays (see `kinds`).
+    kind: Kind,
+    /// Dead: chat and /health answer 503 (see [`FakeLlama::set_down`]).
+    down: bool,
 }
 
 type Shared = Arc<Mutex<FakeState>>;
@@ -118,6 +124,8 @@ impl FakeLlama {
             slot_save: false,
             slot_files: HashMap::new(),
             served_model: None,
+            kind: Kind::LlamaCpp,
+            down: false,
         }));
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -128,7 +136,7 @@ impl FakeLlama {
             .route("/apply-template", post(apply_template))
             .route("/v1/embeddings", post(embeddings))
             .route("/embeddings", post(embeddings));
-        let app = slots::routes(app).with_state(state.clone());
+        let app = kinds::routes(slots::routes(app)).with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
@@ -220,6 +228,11 @@ impl FakeLlama {
         self.lock().health = health;
     }
 
+    /// A dead server (chat and /health answer 503) or a live one again.
+    pub fn set_down(&self, down: bool) {
+        self.lock().down = down;
+    }
+
     pub fn set_embedding_dims(&self, dims: usize) {
         self.lock().embedding_dims = dims.max(1);
     }
@@ -308,6 +321,9 @@ pub fn render_prompt(body: &Value) -> String {
 
 async fn health(State(state): State<Shared>) -> Response {
     record(&state, "/health", &Value::Null);
+    if lock(&state).down {
+        return error_response(503, "Service Unavailable", "unavailable_error");
+    }
     match lock(&state).health {
         Health::Ok => Json(json!({ "status": "ok" })).into_response(),
         Health::Loading => error_response(503, "Loading model", "unavailable_error"),
@@ -317,6 +333,9 @@ async fn health(State(state): State<Shared>) -> Response {
 async fn props(State(state): State<Shared>) -> Response {
     record(&state, "/props", &Value::Null);
     let state = lock(&state);
+    if state.kind != Kind::LlamaCpp {
+        return error_response(404, "Not Found", "not_found_error");
+    }
     Json(json!({
         "default_generation_settings": { "id": 0, "n_ctx": state.n_ctx, "is_processing": false },
         "total_slots": state.total_slots,
@@ -331,6 +350,12 @@ async fn props(State(state): State<Shared>) -> Response {
 async fn tokenize(State(state): State<Shared>, bytes: Bytes) -> Response {
     let body = parse_body(&bytes);
     record(&state, "/tokenize", &body);
+    let kind = lock(&state).kind;
+    match kind {
+        Kind::Vllm => return kinds::vllm_tokenize(&state, &body),
+        Kind::Ollama => return error_response(404, "Not Found", "not_found_error"),
+        Kind::LlamaCpp => {}
+    }
     if !lock(&state).token_endpoints {
         return error_response(404, "File Not Found", "not_found_error");
     }
@@ -350,7 +375,8 @@ async fn tokenize(State(state): State<Shared>, bytes: Bytes) -> Response {
 async fn apply_template(State(state): State<Shared>, bytes: Bytes) -> Response {
     let body = parse_body(&bytes);
     record(&state, "/apply-template", &body);
-    if !lock(&state).token_endpoints {
+    let kind = lock(&state).kind;
+    if !lock(&state).token_endpoints || kind != Kind::LlamaCpp {
         return error_response(404, "File Not Found", "not_found_error");
     }
     Json(json!({ "prompt": render_prompt(&body) })).into_response()
@@ -376,6 +402,9 @@ fn overflow_response(n_prompt: u64, n_ctx: u64) -> Response {
 async fn chat(State(state): State<Shared>, bytes: Bytes) -> Response {
     let body = parse_body(&bytes);
     record(&state, "/v1/chat/completions", &body);
+    if lock(&state).down {
+        return error_response(503, "Service Unavailable", "unavailable_error");
+    }
     let prompt = render_prompt(&body);
     let total = count_tokens(&prompt, true);
     let slot = body["id_slot"].as_u64().unwrap_or(0);

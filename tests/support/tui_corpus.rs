@@ -120,6 +120,7 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
             model: "qwen3-8b".into(),
             reason: "local by default".into(),
             confidence: 1.0,
+            role: "local".into(),
         }));
         if let Some((id, path, file)) = &turn.tool {
             out.push(ev(EventKind::ToolCall {
@@ -151,6 +152,7 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
             cost_usd: 0.0,
             tokens_per_sec: Some(48.0),
             latency_ms: None,
+            endpoint: None,
         }));
         out.push(ev(EventKind::Final {
             text: turn.answer.clone(),

@@ -171,6 +171,7 @@ pub fn turn(user: &str, answer: &str) -> Vec<Event> {
             model: "qwen3-8b".into(),
             reason: "local by default".into(),
             confidence: 1.0,
+            role: String::new(),
         }),
     ];
     let chars: Vec<char> = answer.chars().collect();
@@ -188,6 +189,7 @@ pub fn turn(user: &str, answer: &str) -> Vec<Event> {
         cost_usd: 0.0,
         tokens_per_sec: Some(42.5),
         latency_ms: None,
+        endpoint: None,
     }));
     events.push(ev(EventKind::Final {
         text: answer.into(),

@@ -72,6 +72,7 @@ fn busy_app() -> App {
                 model: "qwen3-8b".into(),
                 reason: "short task, tools available locally".into(),
                 confidence: 0.82,
+                role: "local".into(),
             }),
             ev(tool(
                 "c1",
@@ -153,6 +154,7 @@ fn busy_app() -> App {
                 cost_usd: 0.0222,
                 tokens_per_sec: None,
                 latency_ms: None,
+                endpoint: None,
             }),
             ev_from(
                 "discord-7",
@@ -163,6 +165,7 @@ fn busy_app() -> App {
                     model: "qwen3-8b".into(),
                     reason: "forced local with /local".into(),
                     confidence: 1.0,
+                    role: "local".into(),
                 },
             ),
         ],
@@ -419,6 +422,7 @@ fn a_discord_turn_is_mirrored_with_its_badge() {
                 model: "qwen3-8b".into(),
                 reason: "simple file task".into(),
                 confidence: 0.9,
+                role: "local".into(),
             }),
             from(EventKind::ToolCall {
                 id: "t1".into(),

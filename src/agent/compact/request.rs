@@ -13,6 +13,7 @@ use super::super::steps::{byte_bound, count_prompt, message_tokens, prompt_messa
 use super::super::turn::{Session, Turn, emit_usage, run_tools};
 use super::super::window;
 use crate::protocol::EventKind;
+use crate::providers::endpoints::LocalRole;
 use crate::providers::{ChatMessage, ChatRequest, ChatResponse, StreamChunk, ToolSpec};
 
 const FLUSH_PROMPT: &str = "\
@@ -43,8 +44,9 @@ pub(super) async fn flush(
     cancel: &CancellationToken,
 ) {
     let tail = ChatMessage::user(FLUSH_PROMPT);
-    let response = match fitted(turn, session, system, specs, start, cut, tail).await {
-        Ok(request) => local_chat(turn, &request, cancel).await,
+    let main = LocalRole::Main;
+    let response = match fitted(turn, session, main, system, specs, start, cut, tail).await {
+        Ok(request) => local_chat(turn, main, &session.id, &request, cancel).await,
         Err(e) => Err(e),
     };
     let response = match response {
@@ -107,13 +109,19 @@ pub(super) async fn summary(
                 .chat(&request, cancel, &mut |_: StreamChunk| {})
                 .await
                 .with_context(|| format!("{} did not summarize", remote.name()))?;
-            emit_usage(turn, remote.name(), remote.model(), &response);
+            emit_usage(turn, remote.name(), remote.model(), None, &response);
             (response, remote.model().to_string())
         }
-        _ => {
-            let request = fitted(turn, session, system, specs, start, cut, tail).await?;
-            let response = local_chat(turn, &request, cancel).await?;
-            (response, shared.config.local.model.clone())
+        name => {
+            // "fast": `[local.fast]` when configured, else the main model.
+            let role = if name == "local" {
+                LocalRole::Main
+            } else {
+                shared.fast_role()
+            };
+            let request = fitted(turn, session, role, system, specs, start, cut, tail).await?;
+            let response = local_chat(turn, role, &session.id, &request, cancel).await?;
+            (response, shared.role_model(role).to_string())
         }
     };
     let text = response.content.trim();
@@ -123,27 +131,38 @@ pub(super) async fn summary(
     Ok((text.to_string(), model))
 }
 
-/// One silent request to the local server: nothing streams to surfaces.
+/// One silent request to a local role: nothing streams to surfaces. The
+/// main role keeps the session's endpoint (and its cache); the pool
+/// limits requests per endpoint.
 async fn local_chat(
     turn: &Turn<'_>,
+    role: LocalRole,
+    session: &str,
     request: &ChatRequest,
     cancel: &CancellationToken,
 ) -> Result<ChatResponse> {
     let shared = turn.shared;
-    let permit = tokio::select! {
-        p = shared.local_permits.acquire() => p?,
-        _ = cancel.cancelled() => bail!("interrupted"),
-    };
-    let limits = shared.limits().await;
-    let response = shared
-        .local_for(&limits)
-        .chat(request, cancel, &mut |_: StreamChunk| {})
-        .await;
-    drop(permit);
-    let mut response = response?;
+    let session = (role == LocalRole::Main).then_some(session);
+    let served = shared
+        .local_chat(
+            role,
+            session,
+            request,
+            cancel,
+            &mut |_: StreamChunk| {},
+            &mut |_| {},
+        )
+        .await?;
+    let mut response = served.response;
     super::super::redact::response(&shared.redactor, &mut response);
-    let configured = shared.config.local.model.as_str();
-    emit_usage(turn, "llamacpp", configured, &response);
+    let configured = shared.role_model(role);
+    emit_usage(
+        turn,
+        "llamacpp",
+        configured,
+        Some(served.endpoint),
+        &response,
+    );
     Ok(response)
 }
 
@@ -152,6 +171,7 @@ async fn local_chat(
 async fn fitted(
     turn: &Turn<'_>,
     session: &mut Session,
+    role: LocalRole,
     system: &str,
     specs: &[ToolSpec],
     start: usize,
@@ -159,7 +179,7 @@ async fn fitted(
     tail: ChatMessage,
 ) -> Result<ChatRequest> {
     let shared = turn.shared;
-    let limits = shared.limits().await;
+    let limits = shared.limits_for(role).await;
     let reply = shared.config.local.max_tokens.min(limits.n_ctx / 8).max(64);
     let budget = limits.n_ctx.saturating_sub(reply);
     let mut history = session.history[start..cut].to_vec();
@@ -168,13 +188,15 @@ async fn fitted(
         messages: prompt_messages(&shared.redactor, system, &history),
         tools: specs.to_vec(),
         max_tokens: reply,
-        slot: session.slot,
+        // The fast role's server has its own slots: any free one.
+        slot: session.slot.filter(|_| role == LocalRole::Main),
     };
     let bound = byte_bound(&request);
     if bound <= budget {
         return Ok(request);
     }
-    let total = count_prompt(shared, shared.local_for(&limits), &request)
+    let server = shared.pool(role).server_for(Some(&session.id));
+    let total = count_prompt(shared, &server, &request)
         .await
         .unwrap_or(bound / 3);
     if total <= budget {

@@ -83,6 +83,8 @@ pub struct StatusInfo {
     pub telegram: BotStatus,
     /// The MCP servers, as the core reports them (none configured: empty).
     pub mcp: Vec<crate::protocol::McpServerInfo>,
+    /// Several `[local] endpoints`: how many answer `/health`, of how many.
+    pub replicas: Option<(usize, usize)>,
 }
 
 pub struct App {
@@ -164,6 +166,7 @@ impl App {
                 discord: BotStatus::Off,
                 telegram: BotStatus::Off,
                 mcp: Vec::new(),
+                replicas: None,
             },
             focus: Focus::Input,
             zoom: None,
@@ -303,6 +306,7 @@ impl App {
                 model,
                 reason,
                 confidence,
+                role,
             } => {
                 info.target = Some(target);
                 if session == self.session {
@@ -317,6 +321,7 @@ impl App {
                     model,
                     reason,
                     confidence,
+                    role,
                 });
                 conversation_changed = false;
             }
@@ -434,8 +439,13 @@ impl App {
                 cached_tokens,
                 cost_usd,
                 tokens_per_sec,
+                endpoint,
                 ..
             } => {
+                if let Some(endpoint) = &endpoint {
+                    self.stats
+                        .add_endpoint(endpoint, input_tokens, output_tokens, cached_tokens);
+                }
                 if target != Some(Target::Remote) {
                     self.status.local = LocalState::Up;
                 }

@@ -29,6 +29,8 @@ pub enum AppEvent {
     Quit,
     /// Whether the local endpoint answers `/health` (probed in the background).
     LocalHealth(bool),
+    /// Several local endpoints: how many answer `/health`, of how many.
+    Replicas(usize, usize),
     /// The Discord bot's connection changed.
     Discord(crate::protocol::BotStatus),
     /// The syntax sets loaded in the background are in: code shown plain
@@ -108,6 +110,12 @@ where
                 // A probe that changes nothing draws nothing.
                 Some(AppEvent::LocalHealth(up)) => {
                     if app.set_local_health(up) {
+                        frames.request();
+                    }
+                }
+                Some(AppEvent::Replicas(up, total)) => {
+                    if app.status.replicas != Some((up, total)) {
+                        app.status.replicas = Some((up, total));
                         frames.request();
                     }
                 }

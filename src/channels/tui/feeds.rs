@@ -21,6 +21,8 @@ pub enum RoutingRecord {
         model: String,
         reason: String,
         confidence: f64,
+        /// `local`, `local-fast` or `remote` (empty from older events).
+        role: String,
     },
     Escalation {
         session: SessionId,
@@ -288,6 +290,26 @@ pub struct Stats {
     pub total_cost: f64,
     pub local_tokens: u64,
     pub remote_tokens: u64,
+    /// Per local endpoint (several under `[local] endpoints`).
+    pub endpoints: BTreeMap<String, EndpointRow>,
+}
+
+/// What one local endpoint served.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EndpointRow {
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+}
+
+impl EndpointRow {
+    /// Share of prompt tokens served from the endpoint's cache, in percent.
+    pub fn cache_share(&self) -> u64 {
+        (self.cached_tokens * 100)
+            .checked_div(self.input_tokens)
+            .unwrap_or(0)
+    }
 }
 
 pub struct Usage<'a> {
@@ -324,6 +346,15 @@ impl Stats {
             Some(Target::Remote) => self.remote_tokens += tokens,
             _ => self.local_tokens += tokens,
         }
+    }
+
+    /// A local request's figures under the endpoint that served it.
+    pub fn add_endpoint(&mut self, endpoint: &str, input: u64, output: u64, cached: u64) {
+        let row = self.endpoints.entry(endpoint.to_string()).or_default();
+        row.requests += 1;
+        row.input_tokens += input;
+        row.output_tokens += output;
+        row.cached_tokens += cached;
     }
 
     /// Share of tokens served locally, in percent (None before any usage).

@@ -36,6 +36,8 @@ pub struct TuiOptions {
     pub workspace: PathBuf,
     pub model: String,
     pub endpoint: String,
+    /// `[local] endpoints` (replicas); the status line counts those up.
+    pub endpoints: Vec<String>,
     pub context_length: u64,
     /// Start-up news for the user (a remote provider left out, and why).
     pub notices: Vec<String>,
@@ -112,7 +114,11 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
     if !agent.mcp.borrow().is_empty() {
         watch_mcp(agent.mcp.clone(), tx.clone());
     }
-    watch_local_health(options.endpoint.clone(), tx);
+    let mut endpoints = options.endpoints.clone();
+    if endpoints.is_empty() {
+        endpoints.push(options.endpoint.clone());
+    }
+    watch_local_health(endpoints, tx);
     // The first frame before the MCP servers spawn and handshake, which
     // would compete with it for the CPU; the loop draws again at once.
     let _ = terminal.draw(|f| super::draw(&app, f));
@@ -190,11 +196,15 @@ fn watch_signals(tx: mpsc::UnboundedSender<AppEvent>) {
 /// How often the status line's local endpoint dot is refreshed.
 const HEALTH_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Probes the local endpoint now and every few seconds, so a server that
+/// Probes the local endpoints now and every few seconds, so a server that
 /// died (or came back) shows before the next turn fails. The loop redraws
-/// only when the answer changes.
-fn watch_local_health(endpoint: String, tx: mpsc::UnboundedSender<AppEvent>) {
-    let url = format!("{}/health", endpoint.trim_end_matches('/'));
+/// only when the answer changes. With several endpoints the status line
+/// shows how many answer (`local 2/2`).
+fn watch_local_health(endpoints: Vec<String>, tx: mpsc::UnboundedSender<AppEvent>) {
+    let urls: Vec<String> = endpoints
+        .iter()
+        .map(|e| format!("{}/health", e.trim_end_matches('/')))
+        .collect();
     tokio::spawn(async move {
         let Ok(client) = reqwest::Client::builder()
             .timeout(std::time::Duration::from_secs(3))
@@ -204,8 +214,16 @@ fn watch_local_health(endpoint: String, tx: mpsc::UnboundedSender<AppEvent>) {
         };
         loop {
             // 503 while the model loads counts as not up yet.
-            let up = matches!(client.get(&url).send().await, Ok(r) if r.status().is_success());
-            if tx.send(AppEvent::LocalHealth(up)).is_err() {
+            let mut up = 0;
+            for url in &urls {
+                up += usize::from(
+                    matches!(client.get(url).send().await, Ok(r) if r.status().is_success()),
+                );
+            }
+            if urls.len() > 1 && tx.send(AppEvent::Replicas(up, urls.len())).is_err() {
+                return;
+            }
+            if tx.send(AppEvent::LocalHealth(up > 0)).is_err() {
                 return;
             }
             tokio::time::sleep(HEALTH_EVERY).await;

@@ -1,5 +1,6 @@
-//! Routing: each decision live (target, provider/model, confidence,
-//! reason) and each escalation (from, to, trigger, reason).
+//! Routing: each decision live (the model it went to: local, local-fast
+//! or remote; provider/model, confidence, reason; a failover's move) and
+//! each escalation (from, to, trigger, reason).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -29,14 +30,21 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 model,
                 reason,
                 confidence,
+                role,
             } => {
                 let color = match target {
                     Target::Local => t.routing_local,
                     Target::Remote => t.routing_remote,
                 };
+                // The model it went to: `local-fast` beside `local`.
+                let name = if role.is_empty() {
+                    target.to_string()
+                } else {
+                    role.clone()
+                };
                 let mut head = vec![
                     Span::styled(
-                        format!("● {target}"),
+                        format!("● {name}"),
                         Style::default().fg(color).add_modifier(Modifier::BOLD),
                     ),
                     Span::raw(" "),

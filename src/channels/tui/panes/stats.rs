@@ -1,5 +1,6 @@
 //! Stats: per provider/model requests, tokens in/out, cached tokens,
-//! tok/s and cost; session and total cost; the local share of tokens.
+//! tok/s and cost; per local endpoint requests, tokens and cache share;
+//! session and total cost; the local share of tokens.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -54,6 +55,25 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         out.push(Line::from(Span::styled(
             format!("  {speed} · ${:.4}", row.cost_usd),
             t.muted(),
+        )));
+    }
+    for (endpoint, row) in &stats.endpoints {
+        let name = endpoint
+            .trim_start_matches("http://")
+            .trim_start_matches("https://");
+        out.push(Line::from(Span::styled(
+            wrap::truncate(name, width),
+            Style::default().fg(t.routing_local),
+        )));
+        out.push(Line::from(Span::styled(
+            format!(
+                "  {} req · in {} · out {} · cache {}%",
+                row.requests,
+                tokens(row.input_tokens),
+                tokens(row.output_tokens),
+                row.cache_share()
+            ),
+            Style::default().fg(t.text),
         )));
     }
     let (session, total) = app.costs();

@@ -29,6 +29,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         LocalState::Up => (" up", t.routing_local),
         LocalState::Failing => (" failing", t.error),
     };
+    // Replicas: how many of them answer, instead of one address.
+    let (endpoint, state, color) = match s.replicas {
+        Some((up, total)) => {
+            let color = match up {
+                0 => t.error,
+                n if n < total => t.warning,
+                _ => t.routing_local,
+            };
+            (format!("local {up}/{total}"), "", color)
+        }
+        None => (endpoint.to_string(), state, color),
+    };
     let ctx = if s.context_length > 0 {
         format!(
             "ctx {}/{} ({}%)",

@@ -194,6 +194,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
             cost_usd: outcome.cost_usd,
             tokens_per_sec: None,
             latency_ms: Some(started.elapsed().as_millis() as u64),
+            endpoint: None,
         },
     );
     let mut text = format!(

@@ -1,0 +1,139 @@
+//! The local models as the core sees them: a role (`[local]` or
+//! `[local.fast]`), its pool of endpoints, and what the window knows about
+//! its server. Everything that asks a local model goes through
+//! [`Shared::local_chat`], so the pool picks the endpoint.
+
+use std::sync::atomic::Ordering;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{ServerLimits, Shared};
+use crate::config::ToolFormat;
+use crate::protocol::Origin;
+use crate::providers::endpoints::{Failover, LocalRole, Pool, Served};
+use crate::providers::{ChatRequest, ProviderError, StreamChunk};
+use crate::routing::{Category, DecidedBy, Decision};
+
+impl Shared {
+    /// The pool of a role; `Fast` is the main pool when `[local.fast]` is unset.
+    pub fn pool(&self, role: LocalRole) -> &Pool {
+        match (role, &self.fast) {
+            (LocalRole::Fast, Some(fast)) => fast,
+            _ => &self.main,
+        }
+    }
+
+    /// The role that takes classification and compaction summaries:
+    /// `Fast` when `[local.fast]` is configured, else `Main`.
+    pub fn fast_role(&self) -> LocalRole {
+        match self.fast {
+            Some(_) => LocalRole::Fast,
+            None => LocalRole::Main,
+        }
+    }
+
+    /// The configured model name of a role.
+    pub fn role_model(&self, role: LocalRole) -> &str {
+        match (role, &self.fast_config) {
+            (LocalRole::Fast, Some(fast)) => &fast.model,
+            _ => &self.config.local.model,
+        }
+    }
+
+    /// The role's server limits, probed once (see `server_kind`).
+    pub async fn limits_for(&self, role: LocalRole) -> ServerLimits {
+        let (cell, configured, format) = match (role, &self.fast_config) {
+            (LocalRole::Fast, Some(fast)) => {
+                (&self.fast_limits, fast.context_length, fast.tool_format)
+            }
+            _ => (
+                &self.limits,
+                self.config.local.context_length,
+                self.config.local.tool_format,
+            ),
+        };
+        *cell
+            .get_or_init(|| async {
+                let Some(info) = self.pool(role).discover().await else {
+                    tracing::info!("no local server answered the probes; using context_length");
+                    return ServerLimits {
+                        n_ctx: configured,
+                        total_slots: 1,
+                        tools_in_prompt: false,
+                    };
+                };
+                tracing::info!(
+                    role = role.as_str(),
+                    kind = info.kind.name(),
+                    n_ctx = info.n_ctx,
+                    "local server found"
+                );
+                if role == LocalRole::Main && !info.kind.exact_counts() {
+                    self.server_counts_tokens.store(false, Ordering::Relaxed);
+                }
+                let tools_in_prompt =
+                    format == ToolFormat::Auto && info.supports_tools == Some(false);
+                if tools_in_prompt {
+                    tracing::info!(
+                        "the server's chat template ignores native tools; sending them in the system prompt (qwen3 format)"
+                    );
+                }
+                ServerLimits {
+                    n_ctx: info.n_ctx.map_or(configured, |n| n.min(configured)),
+                    total_slots: info.total_slots.unwrap_or(1).max(1),
+                    tools_in_prompt,
+                }
+            })
+            .await
+    }
+
+    /// One request to a local role: the pool picks the endpoint (the
+    /// session's own, or another when it is down; `failover` hears of it).
+    pub async fn local_chat(
+        &self,
+        role: LocalRole,
+        session: Option<&str>,
+        req: &ChatRequest,
+        cancel: &CancellationToken,
+        on_chunk: &mut (dyn FnMut(StreamChunk) + Send),
+        failover: &mut (dyn FnMut(Failover) + Send),
+    ) -> Result<Served, ProviderError> {
+        let limits = self.limits_for(role).await;
+        let format = limits.tools_in_prompt.then_some(ToolFormat::Qwen3);
+        self.pool(role)
+            .chat(session, format, req, cancel, on_chunk, failover)
+            .await
+    }
+}
+
+/// Which local model a turn goes to: heartbeat turns and (with `[routing]
+/// fast_for_quick`) quick ones to `[local.fast]`, the rest to `[local]`.
+pub(super) fn turn_role(shared: &Shared, origin: &Origin, decision: &Decision) -> LocalRole {
+    if shared.fast.is_none() {
+        return LocalRole::Main;
+    }
+    if *origin == Origin::Heartbeat {
+        return LocalRole::Fast;
+    }
+    let quick = matches!(
+        decision.category,
+        Category::Greeting | Category::Chat | Category::QuickFact
+    );
+    // `/local` asks for the main model.
+    if shared.config.routing.fast_for_quick && quick && decision.decided_by != DecidedBy::Forced {
+        LocalRole::Fast
+    } else {
+        LocalRole::Main
+    }
+}
+
+/// The notice a session's move to another endpoint gets.
+pub(super) fn failover_notice(role: LocalRole, moved: &Failover) -> String {
+    format!(
+        "{} endpoint {} failed ({}); this session continues on {}",
+        role.as_str(),
+        moved.from,
+        moved.why,
+        moved.to
+    )
+}

@@ -1,0 +1,84 @@
+//! Several local models and endpoints (issue 18): replicas of one model
+//! with session affinity, failover and recovery; the fast role; vLLM- and
+//! Ollama-shaped servers; `egirl doctor` per endpoint.
+
+mod config;
+mod fast;
+mod kinds;
+mod replicas;
+mod tui;
+
+use std::time::Duration;
+
+use egirl::config::{Config, ConfigDuration};
+use egirl::protocol::EventKind;
+use serde_json::Value;
+
+use crate::agent::{Harness, start};
+use crate::support::fake_llama::FakeLlama;
+
+/// A core whose `[local]` is the given replicas (the first also names the
+/// single `endpoint`, which `endpoints` replaces).
+pub fn start_replicas(fakes: &[&FakeLlama], tweak: impl FnOnce(&mut Config)) -> Harness {
+    start(fakes[0], |c| {
+        c.local.endpoints = fakes.iter().map(|f| f.url()).collect();
+        c.local.probe_every = ConfigDuration(Duration::from_millis(50));
+        tweak(c);
+    })
+}
+
+/// Whether a chat request to `fake` carried a user message containing `text`.
+pub fn received(fake: &FakeLlama, text: &str) -> bool {
+    fake.requests()
+        .iter()
+        .any(|body| last_user(body).contains(text))
+}
+
+/// The last user message of a chat request body.
+pub fn last_user(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .rfind(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+pub fn notices(events: &[EventKind]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::Notice { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The endpoints named by the turn's usage events.
+pub fn usage_endpoints(events: &[EventKind]) -> Vec<Option<String>> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::Usage { endpoint, .. } => Some(endpoint.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// (role, model, reason) of each routing event of the turn.
+pub fn routings(events: &[EventKind]) -> Vec<(String, String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::Routing {
+                role,
+                model,
+                reason,
+                ..
+            } => Some((role.clone(), model.clone(), reason.clone())),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,180 @@
+//! Two fake endpoints serving one model behind one `[local]`.
+
+use std::time::Duration;
+
+use egirl::protocol::EventKind;
+
+use super::{notices, received, routings, start_replicas, usage_endpoints};
+use crate::agent::final_text;
+use crate::support::fake_llama::FakeLlama;
+
+/// 3 sessions alternate 10 turns each: every turn of a session goes to the
+/// endpoint its first turn went to; the second session, new while the
+/// first endpoint held a session, went to the other one.
+#[tokio::test]
+async fn sessions_keep_their_endpoint_across_turns() {
+    let (a, b) = (FakeLlama::start().await, FakeLlama::start().await);
+    let mut h = start_replicas(&[&a, &b], |_| {});
+    let sessions = ["s1", "s2", "s3"];
+    let mut home: Vec<Option<String>> = vec![None; 3];
+    for turn in 0..10 {
+        for (i, session) in sessions.iter().enumerate() {
+            let text = format!("{session} says hello number {turn}");
+            h.send(session, &text);
+            let events = h.turn(session).await;
+            assert!(final_text(&events).is_some(), "{events:?}");
+            assert!(notices(&events).is_empty(), "{events:?}");
+            let served = usage_endpoints(&events);
+            assert_eq!(served.len(), 1, "{events:?}");
+            let on_a = received(&a, &text);
+            let on_b = received(&b, &text);
+            assert!(on_a != on_b, "{text} went to exactly one endpoint");
+            let url = if on_a { a.url() } else { b.url() };
+            assert_eq!(served[0].as_deref(), Some(url.as_str()));
+            match &home[i] {
+                None => home[i] = Some(url),
+                Some(first) => assert_eq!(*first, url, "{session} moved at turn {turn}"),
+            }
+        }
+    }
+    assert_eq!(home[0].as_deref(), Some(a.url().as_str()));
+    assert_eq!(home[1].as_deref(), Some(b.url().as_str()), "least loaded");
+    assert_eq!(a.requests().len(), 20);
+    assert_eq!(b.requests().len(), 10);
+}
+
+/// The session's endpoint dies between turns: the next turn fails over to
+/// the other endpoint and completes there, with one notice and a routing
+/// event saying why; later turns stay there without a notice.
+#[tokio::test]
+async fn a_failed_endpoint_moves_the_session_and_the_turn_completes() {
+    let (a, b) = (FakeLlama::start().await, FakeLlama::start().await);
+    let mut h = start_replicas(&[&a, &b], |_| {});
+    h.send("s1", "first question");
+    let first = h.turn("s1").await;
+    assert_eq!(usage_endpoints(&first), vec![Some(a.url())]);
+
+    a.set_down(true);
+    h.send("s1", "second question");
+    let second = h.turn("s1").await;
+    assert!(final_text(&second).is_some(), "{second:?}");
+    let said = notices(&second);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains(&a.url()) && said[0].contains(&b.url()) && said[0].contains("503"),
+        "{said:?}"
+    );
+    let reasons: Vec<String> = routings(&second).into_iter().map(|r| r.2).collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("failover:") && r.contains(&a.url())),
+        "{reasons:?}"
+    );
+    assert_eq!(usage_endpoints(&second), vec![Some(b.url())]);
+    assert!(received(&b, "second question"));
+    // The transcript keeps both turns; the second was sent whole to b.
+    let sent = b.requests().last().cloned().expect("a request");
+    assert!(sent.to_string().contains("first question"), "{sent}");
+
+    h.send("s1", "third question");
+    let third = h.turn("s1").await;
+    assert!(notices(&third).is_empty(), "{third:?}");
+    assert_eq!(usage_endpoints(&third), vec![Some(b.url())]);
+}
+
+/// An endpoint nothing listens on: the turn is served by the other, with
+/// one notice naming the dead one.
+#[tokio::test]
+async fn an_unreachable_endpoint_fails_over_on_the_first_turn() {
+    let b = FakeLlama::start().await;
+    let dead = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        format!("http://{}", listener.local_addr().expect("addr"))
+    };
+    let mut h = crate::agent::start(&b, |c| {
+        c.local.endpoints = vec![dead.clone(), b.url()];
+    });
+    h.send("s1", "hello there");
+    let events = h.turn("s1").await;
+    assert!(final_text(&events).is_some(), "{events:?}");
+    let said = notices(&events);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains(&dead) && said[0].contains("cannot reach"),
+        "{said:?}"
+    );
+    assert_eq!(usage_endpoints(&events), vec![Some(b.url())]);
+}
+
+/// After failover the dead endpoint is probed until it answers /health;
+/// then it takes the next new session (the least loaded), while the moved
+/// session stays where its cache now is.
+#[tokio::test]
+async fn a_recovered_endpoint_takes_new_sessions_again() {
+    let (a, b) = (FakeLlama::start().await, FakeLlama::start().await);
+    let mut h = start_replicas(&[&a, &b], |_| {});
+    a.set_down(true);
+    h.send("s1", "one");
+    let events = h.turn("s1").await;
+    assert_eq!(usage_endpoints(&events), vec![Some(b.url())]);
+
+    // While a is down, a new session goes to b too.
+    h.send("s2", "two");
+    assert_eq!(usage_endpoints(&h.turn("s2").await), vec![Some(b.url())]);
+
+    a.set_down(false);
+    let probes = a.hits("/health");
+    let mut recovered = false;
+    for attempt in 0..100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if a.hits("/health") > probes {
+            // The probe that saw it healthy; let its answer land.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            recovered = true;
+            break;
+        }
+        assert!(attempt < 99, "a was never probed again");
+    }
+    assert!(recovered);
+    h.send("s3", "three");
+    let events = h.turn("s3").await;
+    assert_eq!(usage_endpoints(&events), vec![Some(a.url())], "{events:?}");
+    assert!(notices(&events).is_empty());
+
+    h.send("s1", "four");
+    let events = h.turn("s1").await;
+    assert_eq!(usage_endpoints(&events), vec![Some(b.url())]);
+    assert!(notices(&events).is_empty(), "{events:?}");
+}
+
+/// `max_concurrent` is per endpoint: with 1 each, two sessions on two
+/// endpoints stream at once (the second is not queued behind the first).
+#[tokio::test]
+async fn max_concurrent_applies_per_endpoint() {
+    use crate::support::fake_llama::Reply;
+    let (a, b) = (FakeLlama::start().await, FakeLlama::start().await);
+    // s1's reply on a never ends; s2's on b must still arrive.
+    a.push_reply(Reply::hang());
+    let mut h = start_replicas(&[&a, &b], |c| c.local.max_concurrent = 1);
+    h.send("s1", "hang please");
+    // s1 placed first (on a) before s2 arrives.
+    for _ in 0..100 {
+        if received(&a, "hang please") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    h.send("s2", "quick one");
+    let events = h.turn("s2").await;
+    assert!(final_text(&events).is_some(), "{events:?}");
+    assert_eq!(usage_endpoints(&events), vec![Some(b.url())]);
+    h.agent.submit(egirl::protocol::Op::Interrupt {
+        session: "s1".into(),
+    });
+    let s1 = h.turn("s1").await;
+    assert!(matches!(
+        s1.last(),
+        Some(EventKind::TurnEnded { interrupted: true })
+    ));
+}
