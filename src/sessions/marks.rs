@@ -29,6 +29,9 @@ pub enum Mark {
 }
 
 /// A transcript line: a message, or a mark.
+// Nearly every line is a message: boxing it would cost an allocation per
+// message of a long session for the rare mark's sake.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Entry {
     Message(Record),

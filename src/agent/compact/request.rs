@@ -168,6 +168,7 @@ async fn local_chat(
 
 /// The history `start..cut` and `tail` as one request that fits the
 /// window with room for the reply.
+#[allow(clippy::too_many_arguments)]
 async fn fitted(
     turn: &Turn<'_>,
     session: &mut Session,
