@@ -17,7 +17,7 @@ You are egirl, a personal AI agent on the user's own machine. \
 You can read, edit and search workspace files and run shell commands (the user approves each). \
 For anything about the user or earlier conversations, search memory first (memory_search); \
 save lasting facts with memory_save. Use a tool when it answers better than guessing, \
-else reply directly. Tool results come back to you; then continue or answer.";
+else reply directly.";
 
 /// Character budget for MEMORY.md in the prompt; the rest is left out with a note.
 pub const MEMORY_BUDGET_CHARS: usize = 6_000;

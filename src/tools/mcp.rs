@@ -37,7 +37,7 @@ pub fn specs(manager: &crate::mcp::McpManager) -> Vec<ToolSpec> {
         return Vec::new();
     }
     let description = intern(format!(
-        "MCP tools. name: a server (lists its tools) or server__tool (schema; with arguments: call).\n{}",
+        "MCP tools. name: a server (lists its tools) or server__tool (schema; add arguments to call).\n{}",
         prompt_listing(&tools)
     ));
     vec![ToolSpec {

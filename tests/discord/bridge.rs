@@ -307,7 +307,10 @@ async fn after_an_interrupted_turn_the_next_answer_replies_to_its_own_message() 
     // before asking and the hang would answer the next question.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while rig.llama.pending_replies() > 0 {
-        assert!(std::time::Instant::now() < deadline, "the turn never asked the model");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the turn never asked the model"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     rig.agent.submit(egirl::protocol::Op::Interrupt {

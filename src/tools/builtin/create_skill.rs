@@ -11,7 +11,7 @@ use crate::tools::{ToolContext, ToolOutput, arg_str};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "create_skill",
-        description: "Save instructions as a reusable skill. name: lowercase-hyphenated; description: when to use it; instructions: Markdown steps.",
+        description: "Save a reusable skill: name (lowercase-hyphens), description (when to use), instructions (Markdown).",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {

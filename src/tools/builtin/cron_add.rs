@@ -15,7 +15,7 @@ use crate::tools::{ToolContext, ToolOutput, arg_str};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "cron_add",
-        description: "Schedule a message to yourself: at (\"20m\" or a date), every (\"2h\") or cron (5 fields, tz optional). deliver: tui, none or discord:<channel>.",
+        description: "Schedule a message to yourself: at (\"20m\"/date), every (\"2h\") or cron (5 fields). deliver: tui, none, discord:<channel>.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {

@@ -20,7 +20,7 @@ const MAX_EDIT_BYTES: u64 = 10 * 1024 * 1024;
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "edit_file",
-        description: "Replace old_text (must match exactly once) with new_text in a file; read it first.",
+        description: "Replace old_text (must match exactly once) with new_text in a file.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {

@@ -33,7 +33,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "exec",
-        description: "Run a bash command in the workspace (the user may have to approve it); returns exit code and output.",
+        description: "Run a bash command in the workspace (the user may have to approve it).",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {

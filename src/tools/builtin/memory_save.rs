@@ -11,7 +11,7 @@ use crate::tools::{ToolContext, ToolOutput, arg_bool, arg_str};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "memory_save",
-        description: "Save a note to today's log, or to MEMORY.md with long_term=true (lasting facts about the user).",
+        description: "Save a note to today's log, or with long_term=true to MEMORY.md (lasting facts).",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {

@@ -12,7 +12,7 @@ const MAX_RESULTS_CAP: u64 = 20;
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "memory_search",
-        description: "Search memory (MEMORY.md, daily logs) for facts, preferences and past talks; hits give path, snippet and lines for memory_get.",
+        description: "Search memory (MEMORY.md, daily logs) for facts and past talks; hits give path and lines for memory_get.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
