@@ -4,4 +4,5 @@ pub mod discord;
 pub mod headless;
 pub mod telegram;
 pub mod tui;
+mod utf16;
 pub mod webhook;

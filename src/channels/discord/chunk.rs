@@ -5,6 +5,8 @@
 //! of one chunk and reopened (same info string) at the start of the next, so
 //! every chunk renders on its own.
 
+use crate::channels::utf16::{pieces, width};
+
 /// Discord's limit for a message's content.
 pub const DISCORD_LIMIT: usize = 2000;
 
@@ -12,11 +14,6 @@ const CLOSE_FENCE: &str = "```";
 /// A reopened fence longer than this is reopened bare (the info string is
 /// only a language hint).
 const MAX_REOPEN: usize = 40;
-
-/// Discord counts UTF-16 code units (a JavaScript string's length).
-fn width(s: &str) -> usize {
-    s.encode_utf16().count()
-}
 
 /// The text of `answer` in chunks of at most `limit` UTF-16 units (at least
 /// 64), none empty.
@@ -117,32 +114,6 @@ fn is_empty_block(chunk: &str) -> bool {
         (lines.next(), lines.next(), lines.next()),
         (Some(a), Some(b), None) if is_fence(a) && is_fence(b)
     )
-}
-
-/// `line` cut into pieces of at most `room` units: at the last space that
-/// fits, else at the last character that fits.
-fn pieces(line: &str, room: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = line;
-    while width(rest) > room {
-        let mut end = 0;
-        let mut used = 0;
-        for (i, c) in rest.char_indices() {
-            used += c.len_utf16();
-            if used > room {
-                break;
-            }
-            end = i + c.len_utf8();
-        }
-        let cut = rest[..end]
-            .rfind(' ')
-            .filter(|&space| space > 0)
-            .unwrap_or(end);
-        out.push(&rest[..cut]);
-        rest = rest[cut..].strip_prefix(' ').unwrap_or(&rest[cut..]);
-    }
-    out.push(rest);
-    out
 }
 
 #[cfg(test)]

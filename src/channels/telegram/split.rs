@@ -7,13 +7,10 @@
 //! every message is valid HTML.
 
 use super::html;
+use crate::channels::utf16::{self, width};
 
 /// The Bot API's limit for a message's text.
 pub const TELEGRAM_LIMIT: usize = 4096;
-
-fn width(s: &str) -> usize {
-    s.encode_utf16().count()
-}
 
 /// Whether `markdown` fits one message once rendered. The source is never
 /// shorter than what it renders to but for a few corner cases, so its
@@ -129,7 +126,7 @@ fn cut_block(block: &str, limit: usize) -> Vec<String> {
     let mut pieces = Vec::new();
     let mut current = String::new();
     for line in body {
-        for part in cut_line(line, room) {
+        for part in utf16::pieces(line, room) {
             let joined = if current.is_empty() {
                 part.to_string()
             } else {
@@ -147,32 +144,6 @@ fn cut_block(block: &str, limit: usize) -> Vec<String> {
         pieces.push(wrap(&current));
     }
     pieces
-}
-
-/// `line` in pieces of at most `room` units: at the last space that fits,
-/// else at the last character that fits.
-fn cut_line(line: &str, room: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = line;
-    while width(rest) > room {
-        let mut end = 0;
-        let mut used = 0;
-        for (i, c) in rest.char_indices() {
-            used += c.len_utf16();
-            if used > room {
-                break;
-            }
-            end = i + c.len_utf8();
-        }
-        let cut = rest[..end]
-            .rfind(' ')
-            .filter(|&space| space > 0)
-            .unwrap_or(end);
-        out.push(&rest[..cut]);
-        rest = rest[cut..].strip_prefix(' ').unwrap_or(&rest[cut..]);
-    }
-    out.push(rest);
-    out
 }
 
 #[cfg(test)]
