@@ -22,6 +22,7 @@ use super::steps::{byte_bound, count_prompt, prompt_messages};
 use super::turn::{Session, Turn};
 use super::{Shared, context, unattended, window};
 use crate::protocol::{EventKind, Origin};
+use crate::providers::endpoints::LocalRole;
 use crate::providers::{ChatMessage, ChatRequest, ToolSpec};
 use crate::sessions::{Compaction, Record};
 
@@ -277,7 +278,7 @@ async fn prompt_tokens(
         slot: None,
     };
     let bound = byte_bound(&request);
-    let server = shared.main.server_for(None);
+    let server = shared.counting_server(LocalRole::Main, None).await;
     match count_prompt(shared, &server, &request).await {
         Some(n) => n,
         None => bound / 3,

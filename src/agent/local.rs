@@ -11,6 +11,7 @@ use super::{ServerLimits, Shared};
 use crate::config::ToolFormat;
 use crate::protocol::Origin;
 use crate::providers::endpoints::{Failover, LocalRole, Pool, Served};
+use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::{ChatRequest, ProviderError, StreamChunk};
 use crate::routing::{Category, DecidedBy, Decision};
 
@@ -85,6 +86,19 @@ impl Shared {
                 }
             })
             .await
+    }
+
+    /// The role's server as its requests go out (tools in the system prompt
+    /// when its chat template ignores native ones), for counting a prompt
+    /// exactly as it will be sent.
+    pub async fn counting_server(&self, role: LocalRole, session: Option<&str>) -> LlamaCpp {
+        let limits = self.limits_for(role).await;
+        let server = self.pool(role).server_for(session);
+        if limits.tools_in_prompt {
+            server.with_tool_format(ToolFormat::Qwen3)
+        } else {
+            server
+        }
     }
 
     /// One request to a local role: the pool picks the endpoint (the

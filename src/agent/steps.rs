@@ -208,10 +208,8 @@ async fn build_request(
 ) -> Result<ChatRequest> {
     let shared = turn.shared;
     let limits = shared.limits_for(role).await;
-    let mut local = shared.main.server_for(Some(&session.id));
-    if limits.tools_in_prompt {
-        local = local.with_tool_format(crate::config::ToolFormat::Qwen3);
-    }
+    // Counted by the role's own server, as the request will go out.
+    let local = shared.counting_server(role, Some(&session.id)).await;
     let reply_reserve = shared.config.local.max_tokens.min(limits.n_ctx / 4);
     let budget = limits.n_ctx.saturating_sub(reply_reserve);
     let start = session.window_start.min(current);

@@ -22,6 +22,9 @@ fn forty_turns_in_a_4096_token_window_compact_and_never_fail() {
     for n in 0..40 {
         let turn = day.turn("e2e-day", n);
         assert!(turn.ok, "turn {} failed:\n{}", n + 1, turn.detail);
+        if turn.fell_back {
+            eprintln!("turn {}: compaction fell back:\n{}", n + 1, turn.detail);
+        }
         turns.push(turn);
     }
     let compactions = turns.iter().filter(|t| t.compacted).count();

@@ -196,7 +196,7 @@ async fn fitted(
     if bound <= budget {
         return Ok(request);
     }
-    let server = shared.pool(role).server_for(Some(&session.id));
+    let server = shared.counting_server(role, Some(&session.id)).await;
     let total = count_prompt(shared, &server, &request)
         .await
         .unwrap_or(bound / 3);
