@@ -57,7 +57,9 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
             t.muted(),
         )));
     }
-    for (endpoint, row) in &stats.endpoints {
+    // With one endpoint its row would repeat the model's: rows only for replicas.
+    let replicas = stats.endpoints.len() > 1;
+    for (endpoint, row) in stats.endpoints.iter().filter(|_| replicas) {
         let name = endpoint
             .trim_start_matches("http://")
             .trim_start_matches("https://");
