@@ -4,8 +4,10 @@
 mod delegate;
 mod duration;
 mod load;
+mod local;
 mod proactive;
 pub mod redact;
+mod remote;
 pub mod secrets;
 mod web;
 
@@ -18,8 +20,12 @@ pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateConfig};
 pub use duration::{ConfigDuration, parse_duration};
 pub use load::config_candidates;
 pub use load::{ConfigError, LoadedConfig, find_config_path, load, parse};
+pub use local::{
+    Balance, EmbeddingsConfig, FastConfig, LocalConfig, ManagedServerConfig, ToolFormat,
+};
 pub use proactive::{CronConfig, Delivery, HeartbeatConfig, WebhookConfig};
 pub use redact::Redactor;
+pub use remote::{AnthropicConfig, AzureConfig, OpenAiConfig, RemoteConfig};
 pub use secrets::Secrets;
 pub use web::{BRAVE_KEY_VAR, SearchProvider, WebConfig, WebFetchPolicy, WebSearchConfig};
 
@@ -90,232 +96,6 @@ impl Default for AgentConfig {
             compaction_model: "fast".into(),
         }
     }
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolFormat {
-    /// Send native `tools`; also accept `<tool_call>` blocks in the content.
-    #[default]
-    Auto,
-    /// Only the server's parsed `tool_calls` (llama-server `--jinja`).
-    Native,
-    /// The Qwen3 format of the egirl spec: tools in the system prompt,
-    /// `<tool_call>` blocks, `<tool_response>` user messages.
-    Qwen3,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LocalConfig {
-    pub endpoint: String,
-    pub model: String,
-    /// Upper bound for the prompt; the server's own n_ctx (from /props) wins when smaller.
-    pub context_length: u64,
-    /// Concurrent requests egirl sends to the local server (across sessions).
-    pub max_concurrent: usize,
-    pub tool_format: ToolFormat,
-    /// Tokens the model may generate per request.
-    pub max_tokens: u64,
-    /// Give up on a request that produces nothing for this long.
-    pub timeout: ConfigDuration,
-    pub embeddings: Option<EmbeddingsConfig>,
-    pub server: Option<ManagedServerConfig>,
-    /// Replicas of the model: each session stays on one (its prefix cache),
-    /// new sessions go to the least loaded. Replaces `endpoint` when set.
-    pub endpoints: Vec<String>,
-    /// How sessions are spread over `endpoints` (round-robin is for benchmarks).
-    pub balance: Balance,
-    /// How often an endpoint marked down is probed (`/health`) until it is back.
-    pub probe_every: ConfigDuration,
-    /// `[local.fast]`: a small fast model beside the main one.
-    pub fast: Option<FastConfig>,
-}
-
-/// `[local] balance`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Balance {
-    /// A session keeps its endpoint (and slot); new ones go to the least loaded.
-    #[default]
-    Affinity,
-    /// Every request to the next endpoint in turn (to measure what affinity saves).
-    RoundRobin,
-}
-
-/// `[local.fast]`: the model for the router's classification, compaction
-/// summaries, heartbeat turns and (with `[routing] fast_for_quick`) quick
-/// turns. Unset keys are the main `[local]` ones.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct FastConfig {
-    pub endpoint: String,
-    pub endpoints: Vec<String>,
-    pub model: String,
-    pub context_length: Option<u64>,
-    pub max_concurrent: Option<usize>,
-    pub max_tokens: Option<u64>,
-    pub server: Option<ManagedServerConfig>,
-}
-
-impl LocalConfig {
-    /// The endpoints to use: `endpoints` when given, else `endpoint`.
-    pub fn endpoint_list(&self) -> Vec<String> {
-        if self.endpoints.is_empty() {
-            vec![self.endpoint.clone()]
-        } else {
-            self.endpoints.clone()
-        }
-    }
-
-    /// `[local.fast]` as a full local config (its own endpoints, model and
-    /// server; the rest from `[local]`); `None` without that section.
-    pub fn fast_role(&self) -> Option<LocalConfig> {
-        let fast = self.fast.as_ref()?;
-        let endpoints = match (fast.endpoints.is_empty(), fast.endpoint.is_empty()) {
-            (false, _) => fast.endpoints.clone(),
-            (true, false) => vec![fast.endpoint.clone()],
-            (true, true) => self.endpoint_list(),
-        };
-        Some(LocalConfig {
-            endpoint: endpoints[0].clone(),
-            endpoints,
-            model: if fast.model.is_empty() {
-                self.model.clone()
-            } else {
-                fast.model.clone()
-            },
-            context_length: fast.context_length.unwrap_or(self.context_length),
-            max_concurrent: fast.max_concurrent.unwrap_or(self.max_concurrent),
-            max_tokens: fast.max_tokens.unwrap_or(self.max_tokens),
-            embeddings: None,
-            server: fast.server.clone(),
-            fast: None,
-            ..self.clone()
-        })
-    }
-}
-
-impl Default for LocalConfig {
-    fn default() -> Self {
-        Self {
-            endpoint: "http://127.0.0.1:8080".into(),
-            model: "local".into(),
-            context_length: 32768,
-            max_concurrent: 2,
-            tool_format: ToolFormat::Auto,
-            max_tokens: 2048,
-            timeout: ConfigDuration::from_secs(300),
-            embeddings: None,
-            server: None,
-            endpoints: Vec::new(),
-            balance: Balance::Affinity,
-            probe_every: ConfigDuration::from_secs(5),
-            fast: None,
-        }
-    }
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EmbeddingsConfig {
-    pub endpoint: String,
-    #[serde(default)]
-    pub model: String,
-}
-
-/// A llama-server egirl starts itself when nothing answers at `[local] endpoint`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ManagedServerConfig {
-    pub binary: String,
-    pub model: String,
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// How long to wait for /health after starting it.
-    #[serde(default = "default_server_startup")]
-    pub startup_timeout: ConfigDuration,
-}
-
-fn default_server_startup() -> ConfigDuration {
-    ConfigDuration::from_secs(120)
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RemoteConfig {
-    pub anthropic: Option<AnthropicConfig>,
-    pub openai: Option<OpenAiConfig>,
-    pub azure: Option<AzureConfig>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AnthropicConfig {
-    pub model: String,
-    /// Without `/v1`: requests go to `{base_url}/v1/messages`.
-    #[serde(default = "default_anthropic_url")]
-    pub base_url: String,
-    /// Tokens the model may generate per request (the API requires a bound).
-    #[serde(default = "default_remote_max_tokens")]
-    pub max_tokens: u64,
-    /// Give up on a request that sends nothing for this long ("0": never).
-    #[serde(default = "default_remote_timeout")]
-    pub timeout: ConfigDuration,
-}
-
-fn default_remote_max_tokens() -> u64 {
-    8192
-}
-
-/// Generous: a reasoning model may think for minutes before its first token.
-fn default_remote_timeout() -> ConfigDuration {
-    ConfigDuration::from_secs(300)
-}
-
-fn default_anthropic_url() -> String {
-    "https://api.anthropic.com".into()
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OpenAiConfig {
-    pub model: String,
-    /// With the version path, like the OpenAI SDKs' base URL: requests go to
-    /// `{base_url}/chat/completions` (so `https://openrouter.ai/api/v1` or
-    /// `http://localhost:11434/v1` work as written).
-    #[serde(default = "default_openai_url")]
-    pub base_url: String,
-    #[serde(default = "default_remote_max_tokens")]
-    pub max_tokens: u64,
-    #[serde(default = "default_remote_timeout")]
-    pub timeout: ConfigDuration,
-    /// Model for `{base_url}/embeddings`; none: no remote embeddings.
-    #[serde(default)]
-    pub embedding_model: Option<String>,
-}
-
-fn default_openai_url() -> String {
-    "https://api.openai.com/v1".into()
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AzureConfig {
-    pub endpoint: String,
-    pub deployment: String,
-    #[serde(default = "default_azure_api_version")]
-    pub api_version: String,
-    #[serde(default)]
-    pub embedding_deployment: Option<String>,
-    #[serde(default = "default_remote_max_tokens")]
-    pub max_tokens: u64,
-    #[serde(default = "default_remote_timeout")]
-    pub timeout: ConfigDuration,
-}
-
-fn default_azure_api_version() -> String {
-    "2024-10-21".into()
 }
 
 #[derive(Clone, Debug, Deserialize)]
