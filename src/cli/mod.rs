@@ -296,17 +296,13 @@ fn start_discord(
     if !config.enabled {
         return None;
     }
-    let Some(token) = env.secrets.discord_token.clone() else {
-        let notice = "[channels.discord] is enabled but DISCORD_TOKEN is not set; the bot is off"
-            .to_string();
-        tracing::warn!("{notice}");
-        notices.push(notice);
-        return None;
-    };
-    if config.allowed_users.is_empty() {
-        notices
-            .push("[channels.discord] allowed_users is empty: the bot answers nobody".to_string());
-    }
+    let token = bot_token(
+        "discord",
+        "DISCORD_TOKEN",
+        env.secrets.discord_token.clone(),
+        config.allowed_users.is_empty(),
+        notices,
+    )?;
     Some(discord::spawn(
         agent.clone(),
         DiscordOptions::new(config.clone(), token, attended),
@@ -325,22 +321,41 @@ fn start_telegram(
     if !config.enabled {
         return None;
     }
-    let Some(token) = env.secrets.telegram_bot_token.clone() else {
-        let notice =
-            "[channels.telegram] is enabled but TELEGRAM_BOT_TOKEN is not set; the bot is off"
-                .to_string();
-        tracing::warn!("{notice}");
-        notices.push(notice);
-        return None;
-    };
-    if config.allowed_users.is_empty() {
-        notices
-            .push("[channels.telegram] allowed_users is empty: the bot answers nobody".to_string());
-    }
+    let token = bot_token(
+        "telegram",
+        "TELEGRAM_BOT_TOKEN",
+        env.secrets.telegram_bot_token.clone(),
+        config.allowed_users.is_empty(),
+        notices,
+    )?;
     Some(telegram::spawn(
         agent.clone(),
         TelegramOptions::new(config.clone(), token, attended),
     ))
+}
+
+/// An enabled bot's token; without one the bot stays off, with a notice,
+/// and a bot that answers nobody gets a notice too.
+fn bot_token<T>(
+    channel: &str,
+    var: &str,
+    token: Option<T>,
+    nobody_allowed: bool,
+    notices: &mut Vec<String>,
+) -> Option<T> {
+    let Some(token) = token else {
+        let notice =
+            format!("[channels.{channel}] is enabled but {var} is not set; the bot is off");
+        tracing::warn!("{notice}");
+        notices.push(notice);
+        return None;
+    };
+    if nobody_allowed {
+        notices.push(format!(
+            "[channels.{channel}] allowed_users is empty: the bot answers nobody"
+        ));
+    }
+    Some(token)
 }
 
 async fn shutdown(agent: AgentHandle, core: tokio::task::JoinHandle<()>) {
