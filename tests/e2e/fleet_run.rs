@@ -93,7 +93,14 @@ pub fn alternate(
                                 endpoint: endpoint.unwrap_or_default(),
                             });
                         }
-                        EventKind::Error { message } => panic!("{session}: {message}"),
+                        // SmolLM2 sometimes keeps calling tools until max_turns:
+                        // the turn's first request (the one measured) went out
+                        // and was answered, which is what affinity is about.
+                        EventKind::Error { message }
+                            if !message.contains("without a final answer") =>
+                        {
+                            panic!("{session}: {message}")
+                        }
                         EventKind::TurnEnded { .. } => break,
                         _ => {}
                     }
