@@ -4,7 +4,7 @@
 //! Then the parts a turn adds, one by one: prompt build, token counting,
 //! persistence and event fan-out.
 //!
-//! `cargo bench --bench agent_overhead` (figures in BENCHMARKS.md). After
+//! `cargo bench --bench agent_overhead` (figures in docs/benchmarks.md). After
 //! criterion, an interleaved run (turn, direct, turn, direct, ...) prints
 //! per-turn percentiles, so the difference is taken under the same machine
 //! load even on a noisy box, then where the time goes inside a turn (from

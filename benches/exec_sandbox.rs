@@ -3,7 +3,7 @@
 //! a `.git` to bind read-only) against `sandbox = "off"`; target under 5 ms
 //! added at p50.
 //!
-//! `cargo bench --bench exec_sandbox` (figures in BENCHMARKS.md). Each mode
+//! `cargo bench --bench exec_sandbox` (figures in docs/benchmarks.md). Each mode
 //! runs `EGIRL_BENCH_RUNS` commands (default 300), interleaved so that the
 //! machine's noise falls on both alike, after 20 warm-up runs each.
 

@@ -7,7 +7,7 @@
 //! 50 ms p50). Indexing throughput (chunks/s, no embedding) and a no-change
 //! re-index of 1,000 files (target: under 100 ms).
 //!
-//! `cargo bench --bench memory` (figures in BENCHMARKS.md). The workspace is
+//! `cargo bench --bench memory` (figures in docs/benchmarks.md). The workspace is
 //! generated once per run (1,000 daily logs of 100 entries of 70
 //! pseudo-random words each, deterministic, and a one-chunk MEMORY.md) and indexed through `Memory::sync`
 //! without an embedder, which times the indexing; vectors (deterministic

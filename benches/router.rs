@@ -1,7 +1,7 @@
 //! Router decision time (issue 5): `Router::decide` on a 2,000-character
 //! message with 50 skills loaded; target p50 under 50 µs.
 //!
-//! `cargo bench --bench router` (figures in BENCHMARKS.md). Three messages
+//! `cargo bench --bench router` (figures in docs/benchmarks.md). Three messages
 //! of exactly 2,000 characters: the user's own words in one paragraph (the
 //! worst case: every word goes through the lexicon and the skill index), a
 //! short request with a pasted email, and a short request with pasted code.

@@ -5,7 +5,7 @@
 //! single line full of characters to escape (the worst case: every cut is
 //! searched for inside one block).
 //!
-//! `cargo bench --bench telegram_split` (figures in BENCHMARKS.md).
+//! `cargo bench --bench telegram_split` (figures in docs/benchmarks.md).
 
 use std::hint::black_box;
 

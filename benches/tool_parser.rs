@@ -3,7 +3,7 @@
 //! (`qwen3::parse_tool_calls`) and streamed through `qwen3::StreamSplitter`
 //! in 16-byte deltas, as the provider sees it arrive.
 //!
-//! `cargo bench --bench tool_parser` (figures in BENCHMARKS.md).
+//! `cargo bench --bench tool_parser` (figures in docs/benchmarks.md).
 
 use std::hint::black_box;
 use std::time::Duration;

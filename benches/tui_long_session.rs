@@ -9,7 +9,7 @@
 //! the transcript) and a `/find` over every message.
 //!
 //! `cargo bench --bench tui_long_session` prints a table (figures in
-//! BENCHMARKS.md). Not criterion: the first frame is once per process
+//! docs/benchmarks.md). Not criterion: the first frame is once per process
 //! (cold), the rest are individually timed iterations (p50/p90/p99/max).
 //! The real binary, in a pseudo-terminal, is `scripts/bench-tui-startup.sh`;
 //! `EGIRL_LONG_SESSION_FILE=PATH` also writes the session file there.

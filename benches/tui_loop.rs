@@ -13,7 +13,7 @@
 //!
 //! Each runs on an empty transcript and on the 2,000-message one of the
 //! render bench. `cargo bench --bench tui_loop` (about 40 s) prints a
-//! table; figures in BENCHMARKS.md. Not criterion: each figure is one
+//! table; figures in docs/benchmarks.md. Not criterion: each figure is one
 //! 10-second (or 5-second) run, not a per-iteration time.
 //!
 //! How the backlog is seen without touching the loop: each delta's text is

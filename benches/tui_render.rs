@@ -8,7 +8,7 @@
 //! each event (`turn_started`, `routing`, `tool_call`, `tool_result`, the
 //! answer as ~4-byte deltas, `usage`, `final`, `turn_ended`).
 //!
-//! `cargo bench --bench tui_render` (figures in BENCHMARKS.md). After
+//! `cargo bench --bench tui_render` (figures in docs/benchmarks.md). After
 //! criterion it times single frames and prints percentiles.
 
 use std::hint::black_box;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # A resumed long session through the real binary (issue 16; figures in
-# BENCHMARKS.md): starts the release `egirl --session ID` in a 120x36
+# docs/benchmarks.md): starts the release `egirl --session ID` in a 120x36
 # pseudo-terminal RUNS times and prints, per run, the CPU time the process
 # had used and the wall time when "? help" (the status line's right end,
 # the last row of a frame) first appeared, VmRSS after 1 s of quiet, and,

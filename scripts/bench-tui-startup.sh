@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Start-up to first frame and resident memory of the TUI (issue 4; figures
-# in BENCHMARKS.md): builds the release binary and the integration tests in
+# in docs/benchmarks.md): builds the release binary and the integration tests in
 # release, then runs the ignored measurement in tests/tui/startup.rs, which
 # starts `egirl` in a pseudo-terminal N times (default 20) with a new
 # session and with a 2,000-message `--session`, and prints p50/p90.
