@@ -4,6 +4,7 @@ mod cli_stats_export;
 mod compaction;
 mod delegate;
 mod discord;
+mod docs;
 mod fleet;
 mod hardening;
 mod headless_cli;
