@@ -1,4 +1,4 @@
-//! Agent overhead per turn (issue 2): the wall time of a turn through the
+//! Agent overhead per turn: the wall time of a turn through the
 //! agent core against a zero-latency fake llama-server, minus the same chat
 //! HTTP exchange done directly with `LlamaCpp::chat`; target p50 under 2 ms.
 //! Then the parts a turn adds, one by one: prompt build, token counting,

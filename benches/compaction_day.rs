@@ -1,4 +1,4 @@
-//! A simulated day in one session (issue 16): `EGIRL_DAY_TURNS` short turns
+//! A simulated day in one session: `EGIRL_DAY_TURNS` short turns
 //! (default 300) through the real `egirl -m --session` against the real
 //! llama-server `make install` puts in ~/.cache/egirl (SmolLM2-135M), with
 //! a 4,096-token window (`--ctx-size 4096`, `[local] context_length =

@@ -1,4 +1,4 @@
-//! The sandbox's cost per command (issue 14): spawn to exit of `true`
+//! The sandbox's cost per command: spawn to exit of `true`
 //! through the `exec` tool, sandboxed (`workspace-write`, no network, with
 //! a `.git` to bind read-only) against `sandbox = "off"`; target under 5 ms
 //! added at p50.

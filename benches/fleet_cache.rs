@@ -1,4 +1,4 @@
-//! Cache reuse on replicas (issue 18): 4 sessions alternate turns on 2 real
+//! Cache reuse on replicas: 4 sessions alternate turns on 2 real
 //! llama-server replicas (SmolLM2-135M-Instruct, `--ctx-size 8192
 //! --parallel 2` each) behind one `[local]`, through the agent core; once
 //! with `balance = "affinity"` (a session keeps its endpoint and slot) and

@@ -1,4 +1,4 @@
-//! Memory search and indexing (issue 6): 100,000 chunks with 768-dimension
+//! Memory search and indexing: 100,000 chunks with 768-dimension
 //! vectors. Hybrid search p50/p99 and full-text-only p50 through
 //! `Memory::search` (the no-change check of the files, the query embedding
 //! over HTTP, FTS5, the vector scan, the hits' text), against a bare

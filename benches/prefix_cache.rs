@@ -1,4 +1,4 @@
-//! Prefix-cache reuse (issue 3, DESIGN.md §7) and slot restore on resume,
+//! Prefix-cache reuse (docs/design.md §7) and slot restore on resume,
 //! against the real llama-server `make install` puts in ~/.cache/egirl
 //! (SmolLM2-135M-Instruct), started here with `--ctx-size 8192 --parallel 1
 //! --slot-save-path <tmp>` so the one slot is deterministic.

@@ -1,4 +1,4 @@
-//! Fixed prompt size (issue 2): with the built-in tools, the fixed prompt
+//! Fixed prompt size: with the built-in tools, the fixed prompt
 //! (static system text + tool list) must stay under 1,500 tokens so egirl
 //! works on a 4,096-token local context.
 //!

@@ -1,4 +1,4 @@
-//! Router decision time (issue 5): `Router::decide` on a 2,000-character
+//! Router decision time: `Router::decide` on a 2,000-character
 //! message with 50 skills loaded; target p50 under 50 µs.
 //!
 //! `cargo bench --bench router` (figures in docs/benchmarks.md). Three messages

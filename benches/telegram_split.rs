@@ -1,4 +1,4 @@
-//! The Telegram bridge's answer formatting (issue 19): markdown to the Bot
+//! The Telegram bridge's answer formatting: markdown to the Bot
 //! API's HTML subset and the split under 4,096 characters, on a
 //! 10,000-character answer (prose paragraphs and a 5,500-character code
 //! block that has to be cut and reopened), and on a 10,000-character

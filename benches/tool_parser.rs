@@ -1,4 +1,4 @@
-//! Tool-call parser throughput (issue 2): a 64 KiB reply with 20
+//! Tool-call parser throughput: a 64 KiB reply with 20
 //! `<tool_call>` blocks between prose, and one `<think>` block, parsed whole
 //! (`qwen3::parse_tool_calls`) and streamed through `qwen3::StreamSplitter`
 //! in 16-byte deltas, as the provider sees it arrive.

@@ -1,11 +1,11 @@
-//! A resumed session of 10,000 messages (issue 16), as `egirl --session ID`
+//! A resumed session of 10,000 messages, as `egirl --session ID`
 //! opens it: `sessions::load` of the file (the live records, marks
 //! applied), `App::load_history`, the first frame at 120x36 (the start-up
 //! bench's terminal); then the resident memory, and the key-to-draw time
 //! while typing: each key through `App::handle_event` and a full `draw`
 //! on ratatui's `TestBackend` (typing slower than the 60 fps cap, so the
 //! frame scheduler draws each key at once and adds nothing). Also what
-//! issue 16 adds on such a session: opening the `/rewind` picker (it reads
+//! fork and rewind add on such a session: opening the `/rewind` picker (it reads
 //! the transcript) and a `/find` over every message.
 //!
 //! `cargo bench --bench tui_long_session` prints a table (figures in

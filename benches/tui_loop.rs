@@ -1,4 +1,4 @@
-//! The TUI event loop in real time (issue 4), through the real
+//! The TUI event loop in real time, through the real
 //! `driver::drive` on ratatui's `TestBackend` with the wall clock (not
 //! tokio's paused time):
 //!

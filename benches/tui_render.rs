@@ -1,4 +1,4 @@
-//! TUI frame render (issue 4): a 2,000-message transcript with 200 fenced
+//! TUI frame render: a 2,000-message transcript with 200 fenced
 //! code blocks (ten languages, headings, lists, tables, inline code) drawn
 //! at 200x50 on ratatui's `TestBackend` through the real `draw()`; target
 //! p50 under 2 ms once the per-width caches are warm. Also the first frame

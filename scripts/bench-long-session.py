@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# A resumed long session through the real binary (issue 16; figures in
+# A resumed long session through the real binary (figures in
 # docs/benchmarks.md): starts the release `egirl --session ID` in a 120x36
 # pseudo-terminal RUNS times and prints, per run, the CPU time the process
 # had used and the wall time when "? help" (the status line's right end,

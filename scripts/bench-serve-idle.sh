@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Idle `egirl serve`: resident memory and CPU over a quiet minute (issue 9;
-# figures in docs/benchmarks.md). Builds the release binary, makes a throwaway
+# Idle `egirl serve`: resident memory and CPU over a quiet minute
+# (figures in docs/benchmarks.md). Builds the release binary, makes a throwaway
 # workspace with the heartbeat on (template checklist: ticks skip without a
 # model call), 20 cron jobs due hours from now and the webhook listening,
 # and, when this build has `egirl memory reindex`, a memory index of about

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start-up to first frame and resident memory of the TUI (issue 4; figures
+# Start-up to first frame and resident memory of the TUI (figures
 # in docs/benchmarks.md): builds the release binary and the integration tests in
 # release, then runs the ignored measurement in tests/tui/startup.rs, which
 # starts `egirl` in a pseudo-terminal N times (default 20) with a new

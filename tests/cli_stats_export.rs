@@ -215,7 +215,7 @@ async fn a_headless_turn_is_logged_to_usage_jsonl() {
 
 /// llama-server names the path of its GGUF in every reply; usage, the
 /// usage log and `egirl stats` name the model as configured, as the status
-/// line does (issue 15), and `[pricing]` still finds it by either name.
+/// line does, and `[pricing]` still finds it by either name.
 #[tokio::test]
 async fn usage_names_the_configured_model_not_the_served_path() {
     let fake = FakeLlama::start().await;

@@ -1,4 +1,4 @@
-//! DESIGN §1: the one seam between the core and its surfaces is
+//! docs/design.md §1: the one seam between the core and its surfaces is
 //! `src/protocol.rs`. A surface that imports the tools or the providers
 //! grows a second one; this keeps the tree honest.
 

@@ -1,4 +1,4 @@
-//! The prompt, ordered for llama.cpp's prefix cache (DESIGN.md §7): static
+//! The prompt, ordered for llama.cpp's prefix cache (docs/design.md §7): static
 //! system text, the byte-identical tool list, slow-changing workspace files,
 //! append-only history, and the volatile bits last, inside the new user
 //! message, where they stay (history is re-sent byte for byte).

@@ -7,7 +7,7 @@
 //! one step the largest first (all are cut to one common size). The newest
 //! outputs are what the model is about to read, so they shrink last.
 //! Outputs are trimmed in the session's history (not per request), so the
-//! prompt prefix stays byte-identical over the following steps (DESIGN §7)
+//! prompt prefix stays byte-identical over the following steps (docs/design.md §7)
 //! until the window is full again; the transcript keeps them whole.
 
 use crate::providers::{ChatMessage, Role};

@@ -1,6 +1,5 @@
 //! `egirl export [--out F] [--escalated-only]`: session transcripts as
-//! fine-tuning JSONL in the Qwen3 format of the egirl spec ("Training Data
-//! Format"): one conversation per line, `{"messages": [...], "tools": [...]}`,
+//! fine-tuning JSONL in the training-data format of docs/design.md §6: one conversation per line, `{"messages": [...], "tools": [...]}`,
 //! tool calls as `<tool_call>` blocks in the assistant's content and tool
 //! results as a user message of `<tool_response>` blocks, matched by position.
 //!

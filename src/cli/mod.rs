@@ -1,4 +1,4 @@
-//! The command line (DESIGN.md §3) and start-up: config, secrets,
+//! The command line (docs/design.md §3, docs/cli.md) and start-up: config, secrets,
 //! workspace, logs, then the agent core and a surface.
 
 mod doctor;
@@ -81,7 +81,7 @@ pub enum CliCommand {
     Doctor,
     /// Usage and cost totals from `.egirl/usage.jsonl`.
     Stats(stats::StatsArgs),
-    /// Sessions as fine-tuning JSONL (the Qwen3 format of the egirl spec).
+    /// Sessions as fine-tuning JSONL (the Qwen3 format of docs/design.md §6).
     Export(export::ExportArgs),
     /// Run without a TUI: Discord, Telegram, heartbeat, cron and the webhook until
     /// SIGTERM or Ctrl+C.

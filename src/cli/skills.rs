@@ -25,7 +25,7 @@ pub enum SkillsCommand {
     },
 }
 
-/// One row of `--json` (DESIGN.md §3).
+/// One row of `--json` (docs/cli.md).
 #[derive(Debug, Serialize)]
 pub struct Row {
     pub name: String,

@@ -13,7 +13,7 @@ pub enum ToolFormat {
     Auto,
     /// Only the server's parsed `tool_calls` (llama-server `--jinja`).
     Native,
-    /// The Qwen3 format of the egirl spec: tools in the system prompt,
+    /// The Qwen3 format (docs/design.md §6): tools in the system prompt,
     /// `<tool_call>` blocks, `<tool_response>` user messages.
     Qwen3,
 }

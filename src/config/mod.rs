@@ -1,5 +1,6 @@
 //! `egirl.toml`: typed sections with built-in defaults. Every key is
-//! documented in the README's config reference and in the repo's egirl.toml.
+//! documented in docs/configuration.md and in the repo's egirl.toml
+//! (tests/docs/config_reference.rs holds all three in step).
 
 mod delegate;
 mod duration;

@@ -117,7 +117,7 @@ pub fn validate(config: &McpConfig) -> Result<(), String> {
                     "[mcp.servers.{name}]: set `command` (stdio) or `url` (HTTP)"
                 ));
             }
-            // This build's HTTP client has no TLS (see the README).
+            // This build's HTTP client has no TLS (see docs/configuration.md).
             (None, Some(url)) if !url.starts_with("http://") => {
                 return Err(format!(
                     "[mcp.servers.{name}]: `url` must start with http:// (this build has no TLS for MCP; put an https server behind a local proxy)"

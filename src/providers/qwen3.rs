@@ -1,4 +1,4 @@
-//! The Qwen3 tool-call format of the egirl spec.
+//! The Qwen3 tool-call format (docs/design.md §6).
 //!
 //! Tools go in the system prompt inside `<tools>`, the model answers with
 //! `<tool_call>\n{json}\n</tool_call>` blocks, and results go back as one

@@ -1,4 +1,4 @@
-//! Skills (DESIGN.md §6): OpenClaw-style SKILL.md folders, found in
+//! Skills (docs/design.md §6, docs/skills.md): OpenClaw-style SKILL.md folders, found in
 //! `<workspace>/skills` and `[skills] dirs`, gated at load, listed compactly
 //! in the system prompt; the model reads a SKILL.md with `read_file` when
 //! it needs one. The registry holds an immutable snapshot that readers

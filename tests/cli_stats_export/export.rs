@@ -98,7 +98,7 @@ fn fixture(cli: &Cli) {
     .unwrap();
 }
 
-/// The JSON of each `<tool_call>\n{...}\n</tool_call>` block (the spec's
+/// The JSON of each `<tool_call>\n{...}\n</tool_call>` block (docs/design.md §6's
 /// parse pattern), asserting every opened block is closed.
 fn tool_calls(content: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -116,7 +116,7 @@ fn tool_calls(content: &str) -> Vec<&str> {
     out
 }
 
-/// Checks one line against the spec's structure and returns its messages
+/// Checks one line against the structure of docs/design.md §6 and returns its messages
 /// as (role, content).
 fn validate(line: &str, allow_consecutive_assistants: bool) -> Vec<(String, String)> {
     let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
@@ -127,7 +127,7 @@ fn validate(line: &str, allow_consecutive_assistants: bool) -> Vec<(String, Stri
         .map(|k| k.as_str())
         .collect();
     assert_eq!(keys, ["messages", "tools"]);
-    // Written like the spec's example (Python json.dumps spacing).
+    // Written as Qwen3's template writes JSON (Python json.dumps spacing).
     assert!(line.starts_with(r#"{"messages": [{"role": "system", "content": "You are egirl"#));
 
     let tools = value["tools"].as_array().unwrap();
@@ -203,7 +203,7 @@ async fn export_writes_each_session_in_the_qwen3_training_format() {
         "one conversation per answered session: {stdout}"
     );
     let messages = validate(lines[0], true);
-    // The spec's example, byte for byte, for the first exchange.
+    // The training-data example, byte for byte, for the first exchange.
     assert_eq!(
         messages[1],
         ("user".into(), "what's in config.toml?".into())

@@ -1,4 +1,4 @@
-//! The `[local]` keys of issue 18 as a user writes them.
+//! The `[local]` keys for replicas and the fast model as a user writes them.
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! Several local models and endpoints (issue 18): replicas of one model
+//! Several local models and endpoints (docs/routing.md): replicas of one model
 //! with session affinity, failover and recovery; the fast role; vLLM- and
 //! Ollama-shaped servers; `egirl doctor` per endpoint.
 

@@ -1,5 +1,6 @@
-//! Hardening, attacked: holes found after the merge of issue 14, each
-//! replayed through the real binary with a scripted model.
+//! Hardening, attacked: holes found in the bounds of docs/security.md after
+//! they were first built, each replayed through the real binary with a
+//! scripted model.
 
 use serde_json::json;
 

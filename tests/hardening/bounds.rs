@@ -1,4 +1,4 @@
-//! Bounds (issue 14, findings 5 and 11), replayed against the real binary:
+//! Bounds (docs/security.md, "Bounds"), replayed against the real binary:
 //! a model stream cannot make egirl allocate what an index says or grow
 //! without end, and one turn whose tool outputs exceed the window is
 //! trimmed to fit instead of failing.
@@ -7,7 +7,7 @@ use crate::support::cli::{Cli, events, of_type, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply, count_tokens, render_prompt};
 use crate::support::fake_openai::{self, FakeOpenAi};
 
-/// Finding 11: five `read_file`s of ~30 KB files at the default 32,768
+/// Five `read_file`s of ~30 KB files at the default 32,768
 /// context. The old main failed the turn ("needs N prompt tokens ... the
 /// window allows M"); now the outputs are trimmed with a marker and the
 /// turn completes with every request inside the window.
@@ -102,7 +102,7 @@ async fn five_large_reads(token_endpoints: bool) {
     assert!(!transcript.contains("left out to fit"));
 }
 
-/// Finding 5: a streamed tool-call index of 4,000,000,000 aborted the
+/// A streamed tool-call index of 4,000,000,000 once aborted the
 /// process on a 288 GB allocation. Now the reply fails with one line and
 /// egirl exits normally.
 #[tokio::test]
@@ -187,7 +187,7 @@ fn children_max_rss() -> u64 {
     usage.ru_maxrss as u64 * 1024
 }
 
-/// Finding 5: a server that never stops streaming grew egirl to 5.9 GB.
+/// A server that never stops streaming once grew egirl to 5.9 GB.
 /// Now the reply is cut at the 4 MiB cap: the stream is dropped, a notice
 /// says so, and the turn ends with what arrived. The fake stops after
 /// 64 MiB (the old main read all of it and failed on the truncated stream).

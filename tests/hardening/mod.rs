@@ -1,5 +1,5 @@
-//! Issue 14: what bounds an approved command, replayed against the real
-//! binary (headless, scripted fake model) where a finding was found there.
+//! What bounds an approved command (docs/security.md), replayed against the
+//! real binary (headless, scripted fake model) for each hole once found there.
 
 mod attack;
 mod bounds;

@@ -1,4 +1,4 @@
-//! Hardening: protected paths (issue 14, findings 1, 2 and 10), replayed
+//! Hardening: protected paths (docs/security.md, "Protected paths"), replayed
 //! through the real binary with a scripted model.
 
 use std::path::Path;
@@ -34,7 +34,7 @@ fn git(dir: &Path, args: &[&str]) -> bool {
 
 const FSMONITOR: &str = "[core]\n\tfsmonitor = \"touch fsmonitor-ran; false\"\n";
 
-/// Finding 1: `.git/config` (and a nested repository's) cannot be rewritten
+/// `.git/config` (and a nested repository's) cannot be rewritten
 /// by the file tools, so the rule-allowed `git status` runs no planted hook.
 #[tokio::test]
 async fn git_config_is_not_writable_and_an_allowed_git_status_runs_nothing() {
@@ -106,7 +106,7 @@ fn workspace_holding_the_config(fake: &FakeLlama, extra: &str) -> Cli {
     cli
 }
 
-/// Finding 2: with `[workspace] path = "."` the model can neither read the
+/// With `[workspace] path = "."` the model can neither read the
 /// `.env`, nor switch approvals off in the config, nor plant a `.env`.
 #[tokio::test]
 async fn the_model_cannot_read_env_or_rewrite_the_config_it_runs_under() {
@@ -154,7 +154,7 @@ async fn the_model_cannot_read_env_or_rewrite_the_config_it_runs_under() {
     assert!(!requests.contains("some-planted-value"));
 }
 
-/// Finding 2, the other half: `BASH_ENV` (and `ENV`) in egirl's own
+/// The other half of that: `BASH_ENV` (and `ENV`) in egirl's own
 /// environment do not make an approved command run a file first.
 #[tokio::test]
 async fn bash_env_in_egirls_environment_runs_nothing() {
@@ -186,7 +186,7 @@ async fn bash_env_in_egirls_environment_runs_nothing() {
     );
 }
 
-/// Finding 10: transcripts cannot be rewritten by the model, and the
+/// Transcripts cannot be rewritten by the model, and the
 /// session resumes with its history intact.
 #[tokio::test]
 async fn transcripts_are_not_writable_and_the_session_resumes_intact() {
@@ -255,7 +255,7 @@ async fn transcripts_are_not_writable_and_the_session_resumes_intact() {
     );
 }
 
-/// Finding 2, as `egirl doctor` reports it: a workspace that holds the
+/// A config or `.env` inside the workspace, as `egirl doctor` reports it: a workspace that holds the
 /// config and the `.env` says so, and what that means.
 #[tokio::test]
 async fn doctor_names_a_config_and_env_inside_the_workspace() {

@@ -1,4 +1,4 @@
-//! Issue 14, findings 4, 6, 7, 8, 9 and 12 replayed against the real
+//! Holes once found, replayed against the real
 //! binary: narrow allow rules, escape sequences outside the TUI,
 //! overflowing durations, SIGTERM/SIGHUP during an exec, FIFOs given to
 //! file tools, and a stdout closed early.
@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::support::cli::{Cli, events, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
-/// Finding 4: `allow = ["find ."]` auto-approved `find . -exec touch X {} +`.
+/// `allow = ["find ."]` once auto-approved `find . -exec touch X {} +`.
 #[tokio::test]
 async fn a_prefix_rule_does_not_cover_find_exec() {
     let fake = FakeLlama::start().await;
@@ -90,7 +90,7 @@ fn has_escapes(text: &[u8]) -> bool {
         .any(|&b| b == 0x1b || b == 0x07 || (b < 0x20 && b != b'\n' && b != b'\t'))
 }
 
-/// Finding 6: title, OSC 52 clipboard, clear screen and bell from model
+/// Escape sequences stripped outside the TUI: title, OSC 52 clipboard, clear screen and bell from model
 /// text reached the terminal in the headless answer and the denied line.
 #[tokio::test]
 async fn escape_sequences_never_reach_the_terminal_headless() {
@@ -108,7 +108,7 @@ async fn escape_sequences_never_reach_the_terminal_headless() {
     assert!(!has_escapes(&out.stderr), "{err:?}");
 }
 
-/// Finding 6: the same from a skill's description and a memory file.
+/// Escape sequences stripped: the same from a skill's description and a memory file.
 #[tokio::test]
 async fn escape_sequences_never_reach_the_terminal_from_skills_or_memory() {
     let fake = FakeLlama::start().await;
@@ -143,7 +143,7 @@ async fn escape_sequences_never_reach_the_terminal_from_skills_or_memory() {
     assert!(!has_escapes(&out.stdout), "{found:?}");
 }
 
-/// Finding 7: an overflowing duration panicked (exit 101) or wrapped to
+/// An overflowing duration once panicked (exit 101) or wrapped to
 /// 44 s; it is a config error (exit 2) naming file, line and column.
 #[tokio::test]
 async fn overflowing_durations_are_config_errors() {
@@ -167,7 +167,7 @@ async fn overflowing_durations_are_config_errors() {
     }
 }
 
-/// Finding 7: `cron_add` with such a duration is a tool error, no crash
+/// `cron_add` with such a duration is a tool error, no crash
 /// and no job 44 s ahead.
 #[tokio::test]
 async fn cron_add_with_an_overflowing_duration_fails_the_call() {
@@ -221,7 +221,7 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-/// Finding 8: `egirl -m` ended by SIGTERM or SIGHUP left the approved
+/// `egirl -m` ended by SIGTERM or SIGHUP once left the approved
 /// command running (Ctrl+C was fine).
 async fn a_stop_signal_kills_the_running_command(signal: i32) {
     let fake = FakeLlama::start().await;
@@ -284,7 +284,7 @@ fn mkfifo(path: &std::path::Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
 }
 
-/// Finding 9: `memory_get` on a FIFO named `memory/x.md` blocked for ever.
+/// `memory_get` on a FIFO named `memory/x.md` once blocked for ever.
 #[tokio::test]
 async fn file_tools_refuse_a_fifo_without_blocking() {
     let fake = FakeLlama::start().await;
@@ -337,7 +337,7 @@ async fn run_with_closed_stdout(cli: &Cli, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Finding 12: `memory search`, `skills list` and `stats` panicked (exit
+/// `memory search`, `skills list` and `stats` once panicked (exit
 /// 101) when their output pipe closed early; `export` failed.
 #[tokio::test]
 async fn a_closed_stdout_ends_quietly_with_exit_0() {

@@ -1,4 +1,4 @@
-//! Hardening: secrets (issue 14, finding 3). Planted keys, a `.env`
+//! Hardening: secrets (docs/security.md, "Secrets"). Planted keys, a `.env`
 //! variable and a `*_TOKEN` from the environment, then an approved `env`,
 //! `printenv` and `cat .env`: no value reaches any output egirl writes,
 //! and `[redacted:NAME]` stands where one was.

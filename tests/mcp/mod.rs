@@ -1,4 +1,4 @@
-//! MCP (issue 17) through the real binary, against the real servers
+//! MCP (docs/mcp.md) through the real binary, against the real servers
 //! `scripts/install-mcp-servers.sh` installs from npm
 //! (@modelcontextprotocol/server-everything and server-filesystem), called
 //! by the scripted fake model.

@@ -1,4 +1,4 @@
-//! Fork, rewind and file checkpoints (issue 16) through the real binary
+//! Fork, rewind and file checkpoints (docs/long-sessions.md) through the real binary
 //! against the scripted fake model.
 
 mod core;

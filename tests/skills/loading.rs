@@ -239,7 +239,7 @@ fn edge_cases_load_or_are_listed_with_file_and_line() {
     assert!(error.contains("missing `description`"), "{error}");
 }
 
-/// Files other agents load (issue 15): no frontmatter, a byte-order mark
+/// Files other agents load: no frontmatter, a byte-order mark
 /// and a blank line before it, blank lines before it, `summary` for
 /// `description`. Named by their folder or their `name`, described by
 /// their first paragraph or their `summary`, gated and listed like any.

@@ -1,7 +1,7 @@
-//! Start-up to first frame and resident memory (issue 4): the real binary
+//! Start-up to first frame and resident memory: the real binary
 //! in a pseudo-terminal (`pty::Pty`) against the fake llama-server, with
 //! a new session and with a 2,000-message and a 10,000-message session
-//! (issue 16) passed as `--session`.
+//! passed as `--session`.
 //!
 //! A measurement, not a check: `#[ignore]`d, it prints its figures and
 //! asserts nothing about time. `scripts/bench-tui-startup.sh` builds
@@ -220,7 +220,7 @@ async fn startup_to_first_frame_and_resident_memory() {
     );
     let config_path = dir.path().join("egirl.toml");
     std::fs::write(&config_path, &config).expect("config");
-    // The same with three MCP servers (issue 17): two real ones and one
+    // The same with three MCP servers: two real ones and one
     // that never answers; the first frame must not wait for any of them.
     let mcp_path = dir.path().join("egirl-mcp.toml");
     let mcp = crate::mcp::everything(dir.path())

@@ -200,8 +200,8 @@ async fn read_until_closed(stream: &mut tokio::net::TcpStream) -> String {
     String::from_utf8_lossy(&got).into_owned()
 }
 
-/// Issue 14, finding 13: a client sending its headers slowly (no secret
-/// needed) held a connection for as long as it liked.
+/// A client sending its request head slowly (no secret needed) cannot hold
+/// a connection past `header_timeout`: once it could, for as long as it liked.
 #[tokio::test]
 async fn a_slow_request_head_is_closed() {
     use tokio::io::AsyncWriteExt;
@@ -229,7 +229,7 @@ async fn a_slow_request_head_is_closed() {
     assert_eq!(response.status(), 202);
 }
 
-/// Issue 14, finding 13: connections beyond `max_connections` are answered
+/// Connections beyond `max_connections` are answered
 /// 503 and closed; a freed slot serves again.
 #[tokio::test]
 async fn connections_beyond_the_cap_are_refused() {

@@ -1,4 +1,4 @@
-//! Slash commands typed in the input box (DESIGN.md §2).
+//! Slash commands typed in the input box (docs/design.md §2, docs/tui.md).
 
 use super::app::{App, Effect, Overlay};
 use super::skills;

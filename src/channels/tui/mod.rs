@@ -1,4 +1,4 @@
-//! The full-screen TUI (DESIGN.md §2): five panes and an input box.
+//! The full-screen TUI (docs/design.md §2): five panes and an input box.
 //!
 //! It talks to the core only through the protocol: `Op`s out via
 //! `AgentHandle::submit`, `Event`s in from `bus.subscribe()`. The state

@@ -69,7 +69,7 @@ fn recorded_prefixes() {
     assert_eq!(approval_prefix("ls | wc"), None);
 }
 
-/// Finding 4: `p` on `find . -name '*.md'` saved `find .`, which then
+/// `p` on `find . -name '*.md'` once saved `find .`, which then
 /// covered `find . -exec touch X {} +`.
 #[test]
 fn prefix_rules_never_cover_options_that_run_or_write_something_else() {

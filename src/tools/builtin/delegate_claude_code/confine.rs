@@ -4,8 +4,8 @@
 //! Claude Code reads and greps its directory without asking, and with
 //! `permissions = "local-model"` the local model approves its shell
 //! commands: unbounded, it would be a way around everything that bounds
-//! an approved `exec` (issue 14: nothing the model writes may widen what it
-//! can run or read). So it runs in the same sandbox as exec
+//! an approved `exec` (docs/design.md §11: nothing the model writes may
+//! widen what it can run or read). So it runs in the same sandbox as exec
 //! (`[tools.exec] sandbox`; writable: the workspace rules, a private temp
 //! dir and its state dir; the protected paths read-only; the start-up
 //! files it planted set aside afterwards), except that it always has the
