@@ -74,7 +74,9 @@ fn resolve_start(
     let mut base = Vec::new();
     if tokens[i].1 == Token::Ident("super".into()) {
         base = here;
-        while tokens.get(i).is_some_and(|t| t.1 == Token::Ident("super".into()))
+        while tokens
+            .get(i)
+            .is_some_and(|t| t.1 == Token::Ident("super".into()))
             && tokens.get(i + 1).is_some_and(|t| t.1 == Token::PathSep)
         {
             base.pop();
@@ -193,12 +195,16 @@ fn blank_out(text: &str) -> String {
 fn literal_end(chars: &[char], i: usize) -> usize {
     let at = |k: usize| chars.get(k).copied();
     match (at(i), at(i + 1)) {
-        (Some('/'), Some('/')) => (i..chars.len()).find(|&k| chars[k] == '\n').unwrap_or(chars.len()),
+        (Some('/'), Some('/')) => (i..chars.len())
+            .find(|&k| chars[k] == '\n')
+            .unwrap_or(chars.len()),
         (Some('/'), Some('*')) => block_comment_end(chars, i),
         (Some('"'), _) => quoted_end(chars, i + 1, '"'),
         (Some('b'), Some('"')) if !ident_before(chars, i) => quoted_end(chars, i + 2, '"'),
         (Some('r'), Some('"' | '#')) if !ident_before(chars, i) => raw_end(chars, i, i + 1),
-        (Some('b'), Some('r')) if !ident_before(chars, i) && matches!(at(i + 2), Some('"' | '#')) => {
+        (Some('b'), Some('r'))
+            if !ident_before(chars, i) && matches!(at(i + 2), Some('"' | '#')) =>
+        {
             raw_end(chars, i, i + 2)
         }
         (Some('\''), Some('\\')) => quoted_end(chars, i + 1, '\''),
@@ -257,7 +263,14 @@ fn raw_end(chars: &[char], start: usize, from: usize) -> usize {
     }
     let mut k = open + 1;
     while k < chars.len() {
-        if chars[k] == '"' && chars[k + 1..].iter().take(hashes).filter(|&&c| c == '#').count() == hashes {
+        if chars[k] == '"'
+            && chars[k + 1..]
+                .iter()
+                .take(hashes)
+                .filter(|&&c| c == '#')
+                .count()
+                == hashes
+        {
             return k + 1 + hashes;
         }
         k += 1;
