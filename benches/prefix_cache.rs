@@ -42,9 +42,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use chrono::{DateTime, Local, TimeZone};
+use egirl::chat::{ChatMessage, ToolCall, ToolSpec, Usage};
 use egirl::config::{LocalConfig, ToolFormat};
 use egirl::providers::llamacpp::{ChatRequest, LlamaCpp};
-use egirl::providers::{ChatMessage, ToolCall, ToolSpec, Usage, qwen3};
+use egirl::providers::qwen3;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -16,8 +16,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use egirl::agent::{STATIC_SYSTEM, system_prompt, user_message};
+use egirl::chat::ChatMessage;
 use egirl::config::{LocalConfig, ToolFormat};
-use egirl::providers::ChatMessage;
 use egirl::providers::llamacpp::{ChatRequest, LlamaCpp};
 use egirl::providers::qwen3::{spaced_json, tools_system_block};
 
@@ -252,7 +252,7 @@ async fn measure(server: LlamaCpp) -> Result<(), String> {
 /// tools' compact listing (`tools::mcp::specs`).
 async fn measure_mcp(
     count: &impl AsyncFn(&str) -> Result<u64, String>,
-    builtin: &[egirl::providers::ToolSpec],
+    builtin: &[egirl::chat::ToolSpec],
     scratch: &std::path::Path,
 ) -> Result<(), String> {
     let cache = cache_dir().join("mcp/node_modules/@modelcontextprotocol");
@@ -270,7 +270,7 @@ async fn measure_mcp(
         filesystem.display().to_string(),
         scratch.display().to_string()
     );
-    let config: egirl::mcp::McpConfig = toml::from_str(&text).map_err(|e| e.to_string())?;
+    let config: egirl::config::McpConfig = toml::from_str(&text).map_err(|e| e.to_string())?;
     let env: Vec<_> = std::env::vars_os().collect();
     let manager =
         egirl::mcp::McpManager::start(&config, scratch, env, egirl::protocol::EventBus::new());

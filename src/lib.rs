@@ -1,23 +1,51 @@
 //! egirl: a local-first personal AI agent.
 //!
 //! Surfaces (`channels/`) talk to the agent core (`agent/`) only through
-//! `protocol`; dependencies flow one way: channels → agent → (tools,
-//! providers, memory, sessions) → config.
+//! `protocol`. Imports point one way, down the table below: a module uses
+//! only modules of a lower rank, never one of its own rank or above, and
+//! the surfaces never import `tools` or `providers`. `tests/layering.rs`
+//! reads this table and every `crate::` and `super::` path under `src/`,
+//! and fails on an import that points up, on a cycle among the children of
+//! one module, and on a module missing from the table: a new module gets a
+//! row here first.
+//!
+//! | rank | module | what it is |
+//! |-----:|--------|------------|
+//! | 1 | `protocol` | the seam: the ops surfaces send and the events they read |
+//! | 1 | `fsutil` | atomic writes, opening only regular files, file locks |
+//! | 1 | `print` | printing outside the TUI, escape sequences removed |
+//! | 1 | `stop_signals` | the signals that stop `-m` and `serve` |
+//! | 2 | `chat` | messages, tool calls, tool specs and token usage |
+//! | 3 | `config` | `egirl.toml`, the MCP servers' entries included |
+//! | 4 | `logging` | the redacted log file |
+//! | 5 | `workspace` | the personality and memory files |
+//! | 6 | `cron` | cron jobs as data: the store, a job, its schedule |
+//! | 7 | `mcp` | the MCP client: servers' lifecycle and tools |
+//! | 8 | `providers` | the local server and the remote APIs |
+//! | 9 | `tracking` | usage and cost |
+//! | 10 | `sessions` | session transcripts on disk |
+//! | 11 | `memory` | memory files and their search index |
+//! | 12 | `routing` | which model answers a turn |
+//! | 13 | `skills` | SKILL.md folders |
+//! | 14 | `tools` | the tools the model may call, and their approvals |
+//! | 15 | `agent` | the core: sessions' turns, events out |
+//! | 16 | `channels` | the surfaces: TUI, headless, bots, webhook, heartbeat, cron |
+//! | 17 | `cli` | the command line and start-up; outcomes to exit codes |
 
 pub mod agent;
 pub mod channels;
+pub mod chat;
 pub mod cli;
 pub mod config;
-pub mod lockfile;
+pub mod cron;
+pub mod fsutil;
 pub mod logging;
 pub mod mcp;
 pub mod memory;
 pub mod print;
 pub mod protocol;
 pub mod providers;
-pub mod regular_file;
 pub mod routing;
-pub mod scheduler;
 pub mod sessions;
 pub mod skills;
 pub mod stop_signals;

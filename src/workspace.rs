@@ -64,7 +64,7 @@ pub fn ensure(path: &Path) -> Result<(PathBuf, Vec<String>)> {
 
 /// Reads a workspace file for the prompt; a missing file is simply absent.
 pub fn read_prompt_file(workspace: &Path, name: &str) -> Option<String> {
-    let text = crate::regular_file::read_to_string(&workspace.join(name)).ok()?;
+    let text = crate::fsutil::regular_file::read_to_string(&workspace.join(name)).ok()?;
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_string())
 }

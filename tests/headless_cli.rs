@@ -156,7 +156,7 @@ async fn doctor_reports_skills_memory_and_who_runs_the_services() {
     let ws = cli.dir.path().join("ws");
     egirl::workspace::ensure(&ws).expect("workspace");
     let lock_path = ws.join(".egirl/services.lock");
-    let mut lock = egirl::lockfile::FileLock::try_acquire(&lock_path)
+    let mut lock = egirl::fsutil::lockfile::FileLock::try_acquire(&lock_path)
         .expect("lock file")
         .expect("free");
     lock.write_note("pid 4242").expect("note");

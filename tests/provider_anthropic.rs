@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
+use egirl::chat::{ChatMessage, ToolCall};
 use egirl::config::{AnthropicConfig, ConfigDuration};
 use egirl::providers::anthropic::Anthropic;
-use egirl::providers::remote::{RemoteProvider, RetryPolicy};
-use egirl::providers::{ChatMessage, ProviderError, StreamChunk, ToolCall};
+use egirl::providers::remote::RemoteProvider;
+use egirl::providers::remote_api::RetryPolicy;
+use egirl::providers::{ProviderError, StreamChunk};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -1,8 +1,9 @@
 //! The llama.cpp provider against the fake llama-server.
 
+use egirl::chat::{ChatMessage, ToolCall, ToolSpec};
 use egirl::config::{ConfigDuration, LocalConfig, ToolFormat};
 use egirl::providers::llamacpp::{ChatRequest, LlamaCpp};
-use egirl::providers::{ChatMessage, ChatResponse, ProviderError, StreamChunk, ToolCall, ToolSpec};
+use egirl::providers::{ChatResponse, ProviderError, StreamChunk};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

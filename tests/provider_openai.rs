@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
+use egirl::chat::ChatMessage;
 use egirl::config::{AzureConfig, ConfigDuration, OpenAiConfig};
 use egirl::providers::openai::OpenAi;
-use egirl::providers::remote::{RemoteProvider, RetryPolicy};
-use egirl::providers::{ChatMessage, ProviderError, StreamChunk};
+use egirl::providers::remote::RemoteProvider;
+use egirl::providers::remote_api::RetryPolicy;
+use egirl::providers::{ProviderError, StreamChunk};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

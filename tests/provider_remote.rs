@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
+use egirl::chat::{ChatMessage, ToolCall, ToolSpec};
 use egirl::config::{self, Secrets};
-use egirl::providers::remote::{RemoteProvider, RemoteProviders, RetryPolicy};
-use egirl::providers::{
-    ChatMessage, ChatRequest, ChatResponse, ProviderError, StreamChunk, ToolCall, ToolSpec,
-};
+use egirl::providers::remote::{RemoteProvider, RemoteProviders};
+use egirl::providers::remote_api::RetryPolicy;
+use egirl::providers::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -21,9 +21,10 @@ use tokio_util::sync::CancellationToken;
 use super::steps::{byte_bound, count_prompt, prompt_messages};
 use super::turn::{Session, Turn};
 use super::{Shared, context, unattended, window};
+use crate::chat::{ChatMessage, ToolSpec};
 use crate::protocol::{EventKind, Origin};
+use crate::providers::ChatRequest;
 use crate::providers::endpoints::LocalRole;
-use crate::providers::{ChatMessage, ChatRequest, ToolSpec};
 use crate::sessions::{Compaction, Record};
 
 /// What precedes the summary in the history the model sees.
@@ -288,8 +289,8 @@ async fn prompt_tokens(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::ToolCall;
     use crate::protocol::Origin;
-    use crate::providers::ToolCall;
 
     fn turn_with_tool(n: usize) -> Vec<ChatMessage> {
         let call = ToolCall {

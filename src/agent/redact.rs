@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
+use crate::chat::ChatMessage;
 use crate::config::Redactor;
 use crate::protocol::{EventGuard, EventKind};
-use crate::providers::{ChatMessage, ChatResponse};
+use crate::providers::ChatResponse;
 
 /// The bus guard: every text field of an event, redacted.
 pub(crate) fn event_guard(redactor: Arc<Redactor>) -> EventGuard {

@@ -7,10 +7,11 @@ use std::io::Write;
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
+use crate::chat::ChatMessage;
 use crate::protocol::{EventKind, Target};
 use crate::providers::endpoints::Failover;
 use crate::providers::remote::RemoteProvider;
-use crate::providers::{ChatMessage, ChatRequest, StreamChunk};
+use crate::providers::{ChatRequest, StreamChunk};
 use crate::routing::escalation::Trigger;
 use crate::routing::{Category, Decision, RouteInput, SkillIndex, classify};
 

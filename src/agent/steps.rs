@@ -9,13 +9,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::turn::{Session, Turn};
 use super::{Shared, local, redact, trim, window};
+use crate::chat::ChatMessage;
 use crate::config::Redactor;
 use crate::config::redact::StreamRedactor;
 use crate::protocol::{EventKind, Origin};
 use crate::providers::endpoints::{Failover, LocalRole};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProvider;
-use crate::providers::{ChatMessage, ChatRequest, ChatResponse, ProviderError, StreamChunk};
+use crate::providers::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
 
 /// Per-message template overhead when counting message by message
 /// (`<|im_start|>role\n` ... `<|im_end|>\n`); the exact total comes from the server.
@@ -29,7 +30,7 @@ pub(super) async fn local_step(
     session: &mut Session,
     role: LocalRole,
     system: &str,
-    specs: &[crate::providers::ToolSpec],
+    specs: &[crate::chat::ToolSpec],
     current: usize,
     cancel: &CancellationToken,
 ) -> Result<Option<(ChatResponse, String)>> {
@@ -99,7 +100,7 @@ pub(super) async fn remote_step(
     session: &mut Session,
     remote: &RemoteProvider,
     system: &str,
-    specs: &[crate::providers::ToolSpec],
+    specs: &[crate::chat::ToolSpec],
     handoff: Option<&(usize, ChatMessage)>,
     cancel: &CancellationToken,
 ) -> Result<Option<(ChatResponse, String)>, ProviderError> {
@@ -202,7 +203,7 @@ async fn build_request(
     session: &mut Session,
     role: LocalRole,
     system: &str,
-    specs: &[crate::providers::ToolSpec],
+    specs: &[crate::chat::ToolSpec],
     current: usize,
     extra_drop: usize,
 ) -> Result<ChatRequest> {
@@ -443,7 +444,7 @@ pub(super) async fn count_prompt(
     }
 }
 
-fn tools_text(specs: &[crate::providers::ToolSpec]) -> String {
+fn tools_text(specs: &[crate::chat::ToolSpec]) -> String {
     specs
         .iter()
         .map(|s| s.to_openai_json().to_string())

@@ -10,7 +10,8 @@
 //! prompt prefix stays byte-identical over the following steps (docs/design.md §7)
 //! until the window is full again; the transcript keeps them whole.
 
-use crate::providers::{ChatMessage, Role};
+use crate::chat::ChatMessage;
+use crate::protocol::Role;
 
 /// No output is cut below this many bytes (head and tail together).
 pub const FLOOR_BYTES: usize = 1024;

@@ -15,9 +15,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::steps::{local_step, remote_step};
 use super::{Shared, context, local, redact, route, slots, unattended};
+use crate::chat::{ChatMessage, ToolCall};
 use crate::config::Redactor;
 use crate::protocol::{Command, EventKind, Origin, Target};
-use crate::providers::{ChatMessage, ChatResponse, ProviderError, ToolCall};
+use crate::providers::{ChatResponse, ProviderError};
 use crate::routing::escalation;
 use crate::sessions::{Record, Transcript};
 use crate::tools::{self, ToolContext};

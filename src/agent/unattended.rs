@@ -2,8 +2,8 @@
 //! reply that only says "all is well" goes nowhere, and a webhook turn
 //! (its text came from the network) gets the read-only tools only.
 
+use crate::chat::ToolSpec;
 use crate::protocol::Origin;
-use crate::providers::ToolSpec;
 
 /// The token a heartbeat reply carries when there is nothing to report.
 pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";

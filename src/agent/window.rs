@@ -3,7 +3,8 @@
 //! is never separated from its result; the system prompt and the current
 //! turn always stay.
 
-use crate::providers::{ChatMessage, Role};
+use crate::chat::ChatMessage;
+use crate::protocol::Role;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fit {
@@ -85,7 +86,7 @@ pub fn fit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ToolCall;
+    use crate::chat::ToolCall;
 
     fn conversation() -> Vec<ChatMessage> {
         let call = ToolCall {

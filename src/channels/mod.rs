@@ -1,7 +1,10 @@
 //! Surfaces: each a thin adapter over the protocol; none knows another.
 
+pub mod clock;
+pub mod cron;
 pub mod discord;
 pub mod headless;
+pub mod heartbeat;
 pub mod telegram;
 pub mod tui;
 mod utf16;

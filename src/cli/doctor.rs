@@ -323,10 +323,10 @@ fn exposed_in_workspace(
 /// Who runs Discord, heartbeat, cron and the webhook for this workspace.
 fn services_owner(workspace: &std::path::Path) -> String {
     let path = super::services::lock_path(workspace);
-    match crate::lockfile::FileLock::try_acquire(&path) {
+    match crate::fsutil::lockfile::FileLock::try_acquire(&path) {
         Ok(Some(_free)) => "not running (the next egirl or egirl serve runs them)".into(),
         Ok(None) => {
-            let holder = crate::lockfile::read_note(&path);
+            let holder = crate::fsutil::lockfile::read_note(&path);
             if holder.is_empty() {
                 "run by another egirl process".into()
             } else {

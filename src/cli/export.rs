@@ -21,10 +21,11 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::chat::ChatMessage;
 use crate::config::Redactor;
 use crate::print;
+use crate::protocol::Role;
 use crate::providers::qwen3;
-use crate::providers::{ChatMessage, Role};
 use crate::sessions::{self, Record};
 
 #[derive(Debug, clap::Args)]

@@ -259,7 +259,10 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
                     .and_then(|s| s.telegram.as_ref())
                     .map(|t| t.status.clone()),
             };
-            let code = tui::run(&agent, options).await;
+            let code = match tui::run(&agent, options).await {
+                tui::TuiOutcome::Quit => EXIT_OK,
+                tui::TuiOutcome::Failed => EXIT_FAILURE,
+            };
             if let Some(mut services) = services {
                 // Quitting must not cut an answer a Telegram chat waits
                 // for: no new messages, then a moment for the turn.
@@ -391,7 +394,7 @@ impl Environment {
             return Err(Exit::usage(format!("{file}: [routing]: {e}")));
         }
         if let Err(e) =
-            crate::scheduler::heartbeat::ActiveHours::parse(&config.heartbeat.active_hours)
+            crate::channels::heartbeat::ActiveHours::parse(&config.heartbeat.active_hours)
         {
             let file = loaded
                 .path
@@ -399,7 +402,7 @@ impl Environment {
                 .map_or("built-in defaults".into(), |p| p.display().to_string());
             return Err(Exit::usage(format!("{file}: [heartbeat]: {e}")));
         }
-        if let Err(e) = crate::mcp::config::validate(&config.mcp) {
+        if let Err(e) = crate::config::mcp::validate(&config.mcp) {
             let file = loaded
                 .path
                 .as_deref()

@@ -13,13 +13,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Environment, start_discord, start_telegram};
 use crate::agent::AgentHandle;
+use crate::channels::clock::SystemClock;
+use crate::channels::cron::CronScheduler;
 use crate::channels::discord::Discord;
+use crate::channels::heartbeat::Heartbeat;
 use crate::channels::telegram::Telegram;
 use crate::channels::webhook::{self, Webhook};
-use crate::lockfile::{self, FileLock};
-use crate::scheduler::SystemClock;
-use crate::scheduler::cron::{CronScheduler, CronStore};
-use crate::scheduler::heartbeat::Heartbeat;
+use crate::cron::CronStore;
+use crate::fsutil::lockfile::{self, FileLock};
 
 pub struct Services {
     pub discord: Option<Discord>,

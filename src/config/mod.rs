@@ -6,6 +6,7 @@ mod delegate;
 mod duration;
 mod load;
 mod local;
+pub mod mcp;
 mod proactive;
 pub mod redact;
 mod remote;
@@ -24,6 +25,7 @@ pub use load::{ConfigError, LoadedConfig, find_config_path, load, parse};
 pub use local::{
     Balance, EmbeddingsConfig, FastConfig, LocalConfig, ManagedServerConfig, ToolFormat,
 };
+pub use mcp::{McpApproval, McpConfig, McpServerConfig, McpToolFilter};
 pub use proactive::{CronConfig, Delivery, HeartbeatConfig, WebhookConfig};
 pub use redact::Redactor;
 pub use remote::{AnthropicConfig, AzureConfig, OpenAiConfig, RemoteConfig};
@@ -51,7 +53,7 @@ pub struct Config {
     /// `[delegate.claude_code]`: the delegate_claude_code tool.
     pub delegate: DelegateConfig,
     pub checkpoints: CheckpointsConfig,
-    pub mcp: crate::mcp::McpConfig,
+    pub mcp: McpConfig,
 }
 
 #[derive(Clone, Debug, Deserialize)]

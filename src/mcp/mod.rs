@@ -8,7 +8,6 @@
 //! redaction and trimming as the built-ins). The prompt lists them by
 //! name only, grouped by server; the model fetches a schema on demand.
 
-pub mod config;
 pub mod naming;
 pub mod result;
 pub mod schema;
@@ -22,8 +21,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{McpApproval, McpConfig};
 use crate::protocol::{EventBus, EventKind, McpServerInfo, Origin};
-pub use config::{McpApproval, McpConfig, McpServerConfig};
 use server::{Launch, Reporter, Server, lock};
 
 /// The longest a deferred start waits for `open`.
@@ -426,7 +425,7 @@ impl McpManager {
         let servers = names
             .iter()
             .map(|name| {
-                let server = Server::new(name, McpServerConfig::default());
+                let server = Server::new(name, crate::config::McpServerConfig::default());
                 server.set(|i| {
                     i.state = State::Ready;
                     i.tools = tools

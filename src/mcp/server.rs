@@ -16,9 +16,10 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
-use super::config::{McpServerConfig, expand_vars};
 use super::naming::full_name;
 use super::{McpTool, State};
+use crate::config::McpServerConfig;
+use crate::config::mcp::expand_vars;
 
 /// Backoff between restarts: 1 s doubling to a minute.
 const BACKOFF_FIRST: Duration = Duration::from_secs(1);

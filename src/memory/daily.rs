@@ -23,7 +23,7 @@ pub fn append(
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut file = crate::regular_file::open_append(&path)?;
+    let mut file = crate::fsutil::regular_file::open_append(&path)?;
     let entry = format!(
         "\n### {} · {who} · {origin}\n\n{}\n",
         when.format("%H:%M"),

@@ -47,8 +47,8 @@ pub fn read_lines(
     lines: usize,
 ) -> Result<String, String> {
     let path = resolve(workspace, requested)?;
-    let text =
-        crate::regular_file::read(&path).map_err(|e| format!("cannot read `{requested}`: {e}"))?;
+    let text = crate::fsutil::regular_file::read(&path)
+        .map_err(|e| format!("cannot read `{requested}`: {e}"))?;
     let text = String::from_utf8_lossy(&text);
     let all: Vec<&str> = text.lines().collect();
     let total = all.len();
@@ -97,12 +97,12 @@ pub fn save(
         return Ok(format!("memory/{name}"));
     }
     let path = workspace.join("MEMORY.md");
-    let ends_with_newline = match crate::regular_file::read(&path) {
+    let ends_with_newline = match crate::fsutil::regular_file::read(&path) {
         Ok(bytes) => bytes.is_empty() || bytes.ends_with(b"\n"),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
         Err(e) => return Err(e),
     };
-    let mut file = crate::regular_file::open_append(&path)?;
+    let mut file = crate::fsutil::regular_file::open_append(&path)?;
     let lead = if ends_with_newline { "\n" } else { "\n\n" };
     file.write_all(format!("{lead}{text}\n").as_bytes())?;
     file.flush()?;

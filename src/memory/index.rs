@@ -163,8 +163,8 @@ pub fn plan(
         if previous.is_some_and(|(m, s, _)| *m == mtime_ns && *s == size) {
             continue;
         }
-        let bytes =
-            crate::regular_file::read(&abs).with_context(|| format!("cannot read {rel}"))?;
+        let bytes = crate::fsutil::regular_file::read(&abs)
+            .with_context(|| format!("cannot read {rel}"))?;
         let hash = store::content_hash(&bytes);
         if previous.is_some_and(|(_, _, h)| *h == hash) {
             plan.touched.push((rel, mtime_ns, size));

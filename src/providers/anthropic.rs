@@ -3,7 +3,7 @@
 //! The key goes in `x-api-key` with `anthropic-version: 2023-06-01`. Text
 //! streams to the screen as it arrives, thinking as reasoning; tool calls
 //! are assembled from their `input_json_delta` pieces. Failures before the
-//! reply starts are retried (see `remote::RetryPolicy`); a refused key is
+//! reply starts are retried (see `remote_api::RetryPolicy`); a refused key is
 //! one line naming `ANTHROPIC_API_KEY`.
 
 mod stream;
@@ -15,8 +15,8 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use secrecy::SecretString;
 use tokio_util::sync::CancellationToken;
 
-use super::remote::RetryPolicy;
-use super::remote::transport::{KeyHeader, Transport};
+use super::remote_api::RetryPolicy;
+use super::remote_api::transport::{KeyHeader, Transport};
 use super::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
 use crate::config::AnthropicConfig;
 

@@ -6,7 +6,9 @@ pub(crate) mod stream;
 
 use serde_json::{Value, json};
 
-use super::{ChatMessage, Role, ToolCall, qwen3};
+use super::qwen3;
+use crate::chat::{ChatMessage, ToolCall};
+use crate::protocol::Role;
 
 /// History as plain OpenAI messages: `tool_calls` on assistant messages and
 /// one `tool` message per result. An assistant message that holds Qwen3

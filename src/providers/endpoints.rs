@@ -17,7 +17,8 @@ use tokio::sync::{OnceCell, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::llamacpp::LlamaCpp;
-use super::server_kind::{self, ServerInfo, ServerKind};
+use super::probe;
+use super::server_kind::{ServerInfo, ServerKind};
 use super::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
 use crate::config::{Balance, LocalConfig, ToolFormat};
 
@@ -211,7 +212,7 @@ impl Pool {
             let endpoint = member.server.endpoint().to_string();
             let found = match member.info.get() {
                 Some(info) => Ok(info.clone()),
-                None => server_kind::discover(&member.server).await,
+                None => probe::discover(&member.server).await,
             };
             out.push((endpoint, found));
         }
@@ -375,7 +376,7 @@ impl Pool {
 async fn discover_member(member: &Member) -> Option<ServerInfo> {
     member
         .info
-        .get_or_try_init(|| server_kind::discover(&member.server))
+        .get_or_try_init(|| probe::discover(&member.server))
         .await
         .map_err(|e| {
             tracing::info!(

@@ -104,7 +104,7 @@ impl LlamaCpp {
         }
     }
 
-    /// The same endpoint, known to be `kind` (found by `server_kind::discover`).
+    /// The same endpoint, known to be `kind` (found by `probe::discover`).
     pub fn with_kind(&self, kind: ServerKind) -> Self {
         Self {
             kind,

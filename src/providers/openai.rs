@@ -18,11 +18,12 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::completions::{self, stream};
-use super::remote::RetryPolicy;
-use super::remote::history;
-use super::remote::transport::{Flow, KeyHeader, Transport};
+use super::remote_api::RetryPolicy;
+use super::remote_api::history;
+use super::remote_api::transport::{Flow, KeyHeader, Transport};
 use super::sse::SseEvent;
-use super::{ChatRequest, ChatResponse, ProviderError, StreamChunk, ToolSpec};
+use super::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
+use crate::chat::ToolSpec;
 use crate::config::{AzureConfig, OpenAiConfig, ToolFormat};
 
 pub const OPENAI_KEY_VAR: &str = "OPENAI_API_KEY";
@@ -209,7 +210,7 @@ impl OpenAi {
     }
 
     /// The request body: history as native OpenAI messages, every tool call
-    /// answered (see `remote::history`).
+    /// answered (see `remote_api::history`).
     pub fn chat_body(&self, req: &ChatRequest) -> Value {
         let messages = completions::native_messages(&history::paired(&req.messages));
         let mut body = json!({});

@@ -24,7 +24,7 @@ pub use splitter::{RawBlock, StreamSplitter};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{ChatMessage, ToolCall, ToolSpec};
+use crate::chat::{ChatMessage, ToolCall, ToolSpec};
 
 const TOOLS_HEADER: &str = "# Tools\n\n\
     You may call one or more functions to assist with the user query.\n\n\

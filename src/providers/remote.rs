@@ -2,16 +2,11 @@
 //! the keys in the environment. A section without its key is left out with
 //! a notice for the user; nothing here ever fails the start-up.
 
-pub(crate) mod history;
-mod retry;
-pub(crate) mod transport;
-
-pub use retry::RetryPolicy;
-
 use tokio_util::sync::CancellationToken;
 
 use super::anthropic::{self, Anthropic};
 use super::openai::{self, OpenAi};
+use super::remote_api::RetryPolicy;
 use super::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
 use crate::config::{RemoteConfig, Secrets};
 

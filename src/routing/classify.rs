@@ -4,8 +4,8 @@
 //! `CLASSIFY_MAX_TOKENS`, temperature 0, under `[routing] classify_timeout`,
 //! and passes what it got (or `None`) to `Router::apply_classification`.
 
+use crate::chat::ChatMessage;
 use crate::protocol::Target;
-use crate::providers::ChatMessage;
 
 /// Enough for one word (and a stray space or period).
 pub const CLASSIFY_MAX_TOKENS: u64 = 4;
@@ -107,7 +107,7 @@ fn strip_think(reply: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::Role;
+    use crate::protocol::Role;
 
     #[test]
     fn answers_are_read_tolerantly() {

@@ -134,8 +134,8 @@ pub fn fork(workspace: &Path, from: &str, to: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::ChatMessage;
     use crate::protocol::Origin;
-    use crate::providers::ChatMessage;
 
     fn record(message: ChatMessage) -> Record {
         Record {

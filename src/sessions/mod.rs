@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::chat::ChatMessage;
 use crate::protocol::Origin;
-use crate::providers::ChatMessage;
 
 mod marks;
 pub use marks::{Entry, Mark, MarkRecord, fork, live, user_message_index, user_turns};

@@ -120,7 +120,7 @@ fn markdown_stem(file_name: &str) -> Option<&str> {
 fn starts_with_frontmatter(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 256];
-    let n = crate::regular_file::open(path)
+    let n = crate::fsutil::regular_file::open(path)
         .and_then(|mut f| f.read(&mut head))
         .unwrap_or(0);
     frontmatter::has_frontmatter(&String::from_utf8_lossy(&head[..n]))

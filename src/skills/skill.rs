@@ -88,7 +88,7 @@ pub fn load(candidate: &Candidate, host: &Host) -> Result<Skill, BrokenSkill> {
         line: error.line,
         error: error.message,
     };
-    let text = crate::regular_file::read(&candidate.file)
+    let text = crate::fsutil::regular_file::read(&candidate.file)
         .map_err(|e| broken(ParseError::new(1, format!("cannot read: {e}"))))?;
     let text = String::from_utf8(text).map_err(|_| broken(ParseError::new(1, "not UTF-8 text")))?;
     let parsed = frontmatter::parse(&text).map_err(broken)?;

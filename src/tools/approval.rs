@@ -402,13 +402,14 @@ impl Approver {
                 )
             })?;
         }
-        crate::tools::builtin::write_file::write_atomic(&self.approvals_file, text.as_bytes())
-            .map_err(|e| {
+        crate::fsutil::atomic::write_atomic(&self.approvals_file, text.as_bytes()).map_err(
+            |e| {
                 format!(
                     "could not save the approval to {}: {e}",
                     self.approvals_file.display()
                 )
-            })?;
+            },
+        )?;
         Ok(())
     }
 

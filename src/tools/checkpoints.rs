@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::config::CheckpointsConfig;
-use crate::tools::builtin::write_file::write_atomic;
+use crate::fsutil::atomic::write_atomic;
 
 const MANIFEST: &str = "manifest.jsonl";
 
@@ -239,7 +239,7 @@ impl TurnCheckpoint {
             if meta.len() > self.max_bytes {
                 saved.too_large = true;
             } else {
-                let bytes = crate::regular_file::read(path)
+                let bytes = crate::fsutil::regular_file::read(path)
                     .with_context(|| format!("cannot read {}", path.display()))?;
                 let blob = format!("{n}");
                 std::fs::write(self.dir.join(&blob), bytes)

@@ -17,9 +17,10 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
-use crate::mcp::{McpApproval, McpTool, listing, naming, result, schema};
+use crate::chat::ToolSpec;
+use crate::config::McpApproval;
+use crate::mcp::{McpTool, listing, naming, result, schema};
 use crate::protocol::Origin;
-use crate::providers::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_str};
 
 /// Output past this many characters keeps its head and tail.

@@ -15,10 +15,10 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::chat::ToolSpec;
 use crate::config::ExecConfig;
 use crate::memory::Memory;
 use crate::protocol::{FileDiff, Origin, SessionId};
-use crate::providers::ToolSpec;
 use approval::Approver;
 
 /// What a tool returns; `output` goes back to the model verbatim.

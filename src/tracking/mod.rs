@@ -6,8 +6,8 @@ pub mod usage_log;
 pub use prices::{builtin_price, price_for};
 pub use usage_log::spawn_usage_log;
 
+use crate::chat::Usage;
 use crate::config::Pricing;
-use crate::providers::Usage;
 
 /// Cost in USD of one request; local models cost nothing unless priced.
 /// Prompt tokens are billed in three parts: read from the provider's cache

@@ -6,7 +6,8 @@
 use egirl::config::{ConfigDuration, OpenAiConfig};
 use egirl::protocol::{EventKind, Target};
 use egirl::providers::openai::OpenAi;
-use egirl::providers::remote::{RemoteProvider, RemoteProviders, RetryPolicy};
+use egirl::providers::remote::{RemoteProvider, RemoteProviders};
+use egirl::providers::remote_api::RetryPolicy;
 use egirl::routing::NO_REMOTE_REASON;
 
 use super::{Harness, final_text, read_jsonl, start, start_with_remote};
@@ -370,7 +371,7 @@ async fn a_quiet_heartbeat_is_never_escalated() {
     // No classification request: the one scripted reply is the heartbeat's.
     let mut h = start_with_remote(&local, remote(&cloud), |c| c.routing.classify = false);
     local.push_reply(LocalReply::text("HEARTBEAT_OK"));
-    let prompt = egirl::scheduler::heartbeat::prompt(
+    let prompt = egirl::channels::heartbeat::prompt(
         "- check the calendar for anything in the next two hours\n- check the mail",
     );
     assert!(h.agent.submit(egirl::protocol::Op::UserMessage {

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
+use egirl::chat::{ChatMessage, ToolCall};
 use egirl::protocol::Origin;
-use egirl::providers::{ChatMessage, ToolCall};
 use egirl::sessions::Record;
 use serde_json::{Value, json};
 

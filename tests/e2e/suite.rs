@@ -151,8 +151,8 @@ fn five_turn_session_reuses_the_prefix_cache() {
 
 #[test]
 fn token_count_matches_the_server() {
+    use egirl::chat::ChatMessage;
     use egirl::config::{LocalConfig, ToolFormat};
-    use egirl::providers::ChatMessage;
     use egirl::providers::llamacpp::{ChatRequest, LlamaCpp};
 
     let setup = Setup::new();

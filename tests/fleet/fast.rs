@@ -4,7 +4,8 @@
 use egirl::config::{ConfigDuration, FastConfig, OpenAiConfig};
 use egirl::protocol::{Op, Origin};
 use egirl::providers::openai::OpenAi;
-use egirl::providers::remote::{RemoteProvider, RemoteProviders, RetryPolicy};
+use egirl::providers::remote::{RemoteProvider, RemoteProviders};
+use egirl::providers::remote_api::RetryPolicy;
 
 use super::{received, routings};
 use crate::agent::{Harness, final_text, start, start_with_remote};

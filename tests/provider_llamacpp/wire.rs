@@ -1,9 +1,10 @@
 //! What goes over the wire: request bodies per tool format, usage,
 //! token counting, /props and /health.
 
+use egirl::chat::ChatMessage;
 use egirl::config::ToolFormat;
+use egirl::providers::ProviderError;
 use egirl::providers::llamacpp::LlamaCpp;
-use egirl::providers::{ChatMessage, ProviderError};
 use serde_json::json;
 
 use super::{call, chat, config, hello, provider, request};

@@ -8,8 +8,8 @@
 //! `egirl --session ID` finds on disk. The benches include this file with
 //! `#[path]`, as they do the fake llama-server.
 
+use egirl::chat::{ChatMessage, ToolCall};
 use egirl::protocol::{Event, EventKind, Origin, Target};
-use egirl::providers::{ChatMessage, ToolCall};
 use egirl::sessions::Record;
 use serde_json::json;
 

@@ -101,8 +101,8 @@ fn compact_command_sends_what_to_keep() {
 
 #[test]
 fn a_resumed_session_shows_where_it_was_compacted() {
+    use egirl::chat::ChatMessage;
     use egirl::protocol::Origin;
-    use egirl::providers::ChatMessage;
     use egirl::sessions::{Compaction, Record};
     let record = |message, compaction| Record {
         ts: chrono::Utc::now(),

@@ -5,8 +5,8 @@
 use chrono::{Duration, Utc};
 use crossterm::event::KeyCode;
 use egirl::config::Delivery;
+use egirl::cron::{CronStore, Job, Schedule};
 use egirl::protocol::{EventKind, Origin};
-use egirl::scheduler::cron::{CronStore, Job, Schedule};
 use insta::assert_snapshot;
 
 use super::*;

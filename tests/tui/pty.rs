@@ -324,7 +324,7 @@ async fn a_second_egirl_on_the_workspace_leaves_the_services_to_the_first() {
     );
     std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
     let mut held =
-        egirl::lockfile::FileLock::try_acquire(&dir.path().join("ws/.egirl/services.lock"))
+        egirl::fsutil::lockfile::FileLock::try_acquire(&dir.path().join("ws/.egirl/services.lock"))
             .expect("lock file")
             .expect("free");
     held.write_note("pid 4242").expect("note");

@@ -9,8 +9,8 @@ use std::path::Path;
 use chrono::{Duration as Minutes, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::Focus;
+use egirl::chat::ChatMessage;
 use egirl::protocol::{Command, EventKind, Op, Origin};
-use egirl::providers::ChatMessage;
 use egirl::sessions::{Mark, Record, Transcript};
 use insta::assert_snapshot;
 

@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::Overlay;
+use egirl::chat::{ChatMessage, ToolCall};
 use egirl::protocol::{EventKind, Op, Origin};
-use egirl::providers::{ChatMessage, ToolCall};
 use egirl::sessions::{Record, Transcript};
 
 use super::*;

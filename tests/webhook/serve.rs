@@ -145,7 +145,7 @@ async fn serve_answers_a_webhook_turn_and_stops_on_sigterm() {
     );
     // The lock went with the process: the services can start again.
     assert!(
-        egirl::lockfile::FileLock::try_acquire(&dir.path().join("ws/.egirl/services.lock"))
+        egirl::fsutil::lockfile::FileLock::try_acquire(&dir.path().join("ws/.egirl/services.lock"))
             .unwrap()
             .is_some()
     );

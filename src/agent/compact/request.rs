@@ -12,9 +12,10 @@ use tokio_util::sync::CancellationToken;
 use super::super::steps::{byte_bound, count_prompt, message_tokens, prompt_messages};
 use super::super::turn::{Session, Turn, emit_usage, run_tools};
 use super::super::window;
+use crate::chat::{ChatMessage, ToolSpec};
 use crate::protocol::EventKind;
 use crate::providers::endpoints::LocalRole;
-use crate::providers::{ChatMessage, ChatRequest, ChatResponse, StreamChunk, ToolSpec};
+use crate::providers::{ChatRequest, ChatResponse, StreamChunk};
 
 const FLUSH_PROMPT: &str = "\
 The older part of this conversation is about to be replaced by a short summary. \

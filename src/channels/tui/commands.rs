@@ -278,7 +278,7 @@ fn cron_command(app: &mut App) {
         app.notice(Level::Warning, "no workspace: cron jobs unknown");
         return;
     };
-    let store = crate::scheduler::cron::CronStore::in_workspace(workspace);
+    let store = crate::cron::CronStore::in_workspace(workspace);
     match store.load() {
         Ok(jobs) if jobs.is_empty() => app.notice(
             Level::Info,

@@ -33,5 +33,5 @@ pub mod wrap;
 pub use app::{App, AppOptions, Effect, Focus, Overlay};
 pub use draw::{draw, render};
 pub use layout::{LayoutParams, Pane, Rects, Side, layout};
-pub use runtime::{TuiOptions, run};
+pub use runtime::{TuiOptions, TuiOutcome, run};
 pub use theme::Theme;

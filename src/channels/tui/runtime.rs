@@ -47,10 +47,21 @@ pub struct TuiOptions {
     pub telegram: Option<watch::Receiver<BotStatus>>,
 }
 
+/// How the TUI ended; `cli` turns it into the process's exit code (a
+/// surface knows nothing of exit codes, the layer above it does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TuiOutcome {
+    /// The user quit.
+    Quit,
+    /// The terminal could not be set up or the loop failed; the reason has
+    /// been printed.
+    Failed,
+}
+
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
 
-/// Runs the TUI until the user quits; returns the exit code.
-pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
+/// Runs the TUI until the user quits.
+pub async fn run(agent: &AgentHandle, options: TuiOptions) -> TuiOutcome {
     // Subscribe before anything can be submitted: no event is missed.
     let events = agent.bus.subscribe();
     let mut dirs = vec![options.workspace.clone()];
@@ -96,7 +107,7 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
             crate::print::err(format_args!(
                 "egirl: cannot start the TUI ({e:#}); use -m for a headless turn"
             ));
-            return crate::cli::EXIT_FAILURE;
+            return TuiOutcome::Failed;
         }
     };
     let (tx, internal) = mpsc::unbounded_channel();
@@ -135,10 +146,10 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> u8 {
     .await;
     restore();
     match result {
-        Ok(_) => crate::cli::EXIT_OK,
+        Ok(_) => TuiOutcome::Quit,
         Err(e) => {
             crate::print::err(format_args!("egirl: {e:#}"));
-            crate::cli::EXIT_FAILURE
+            TuiOutcome::Failed
         }
     }
 }

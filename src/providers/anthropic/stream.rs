@@ -15,11 +15,12 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::chat::{ChatMessage, ToolCall, Usage};
 use crate::providers::bounds::{self, MAX_CONTENT_BLOCKS, ReplyBudget};
 use crate::providers::http::{excerpt, http_error};
-use crate::providers::remote::transport::Flow;
+use crate::providers::remote_api::transport::Flow;
 use crate::providers::sse::SseEvent;
-use crate::providers::{ChatMessage, ChatResponse, ProviderError, StreamChunk, ToolCall, Usage};
+use crate::providers::{ChatResponse, ProviderError, StreamChunk};
 
 #[derive(Debug)]
 enum Block {

@@ -12,9 +12,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
 
+use crate::chat::{ChatMessage, ToolCall, ToolSpec};
+use crate::protocol::Role;
+use crate::providers::ChatRequest;
 use crate::providers::completions::visible_text;
-use crate::providers::remote::history;
-use crate::providers::{ChatMessage, ChatRequest, Role, ToolCall, ToolSpec};
+use crate::providers::remote_api::history;
 
 pub(crate) fn messages_body(req: &ChatRequest, model: &str, max_tokens: u64) -> Value {
     let history = history::paired(&req.messages);

@@ -11,11 +11,12 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::chat::{ChatMessage, ToolCall, Usage};
 use crate::config::ToolFormat;
 use crate::providers::bounds::{self, MAX_TOOL_CALLS, ReplyBudget};
 use crate::providers::http::{excerpt, http_error};
 use crate::providers::qwen3::{self, StreamSplitter};
-use crate::providers::{ChatMessage, ChatResponse, ProviderError, StreamChunk, ToolCall, Usage};
+use crate::providers::{ChatResponse, ProviderError, StreamChunk};
 
 /// One `data:` frame. Every field is optional: servers differ.
 #[derive(Debug, Default, Deserialize)]

@@ -5,9 +5,11 @@
 use serde_json::{Value, json};
 
 use super::ChatRequest;
+use crate::chat::{ChatMessage, ToolCall, ToolSpec};
 use crate::config::ToolFormat;
+use crate::protocol::Role;
 use crate::providers::completions::{native_assistant, tool_message};
-use crate::providers::{ChatMessage, Role, ToolCall, ToolSpec, qwen3};
+use crate::providers::qwen3;
 
 /// The body of `/v1/chat/completions`.
 pub fn chat_body(req: &ChatRequest, model: &str, format: ToolFormat) -> Value {

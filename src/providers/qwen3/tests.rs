@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::providers::Role;
+use crate::protocol::Role;
 
 fn spec(name: &'static str) -> ToolSpec {
     ToolSpec {

@@ -2,9 +2,9 @@
 //! writes itself a skill, `<workspace>/skills/<name>/SKILL.md`, and the
 //! registry reloads at once so the next request lists it.
 
-use crate::providers::ToolSpec;
+use crate::chat::ToolSpec;
+use crate::fsutil::atomic::write_atomic;
 use crate::skills::author;
-use crate::tools::builtin::write_file::write_atomic;
 use crate::tools::paths::{self, Access};
 use crate::tools::{ToolContext, ToolOutput, arg_str};
 

@@ -6,10 +6,10 @@
 
 use chrono::Utc;
 
+use crate::chat::ToolSpec;
 use crate::config::Delivery;
+use crate::cron::{CronStore, Job, Schedule, store};
 use crate::protocol::Origin;
-use crate::providers::ToolSpec;
-use crate::scheduler::cron::{CronStore, Job, Schedule, store};
 use crate::tools::{ToolContext, ToolOutput, arg_str};
 
 pub fn spec() -> ToolSpec {

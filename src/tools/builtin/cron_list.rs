@@ -3,8 +3,8 @@
 
 use chrono::Utc;
 
-use crate::providers::ToolSpec;
-use crate::scheduler::cron::CronStore;
+use crate::chat::ToolSpec;
+use crate::cron::CronStore;
 use crate::tools::{ToolContext, ToolOutput};
 
 pub fn spec() -> ToolSpec {

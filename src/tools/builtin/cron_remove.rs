@@ -1,7 +1,7 @@
 //! `cron_remove {name}`: deletes a scheduled job.
 
-use crate::providers::ToolSpec;
-use crate::scheduler::cron::CronStore;
+use crate::chat::ToolSpec;
+use crate::cron::CronStore;
 use crate::tools::{ToolContext, ToolOutput, arg_str};
 
 pub fn spec() -> ToolSpec {

@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use crate::providers::ToolSpec;
-use crate::tools::builtin::write_file::write_atomic;
+use crate::chat::ToolSpec;
+use crate::fsutil::atomic::write_atomic;
 use crate::tools::checkpoints::TurnCheckpoint;
 use crate::tools::diff;
 use crate::tools::paths::{self, Access};
@@ -146,8 +146,8 @@ fn load(path: &Path, shown: &str) -> Result<String, String> {
             meta.len() / (1024 * 1024)
         ));
     }
-    let bytes =
-        crate::regular_file::read(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let bytes = crate::fsutil::regular_file::read(path)
+        .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
     if bytes.contains(&0) {
         return Err(format!(
             "`{shown}` looks binary (it contains NUL bytes); edit_file edits text only"

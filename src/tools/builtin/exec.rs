@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 
-use crate::providers::ToolSpec;
+use crate::chat::ToolSpec;
 use crate::tools::sandbox::env::command_env;
 use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64, sandbox};
 

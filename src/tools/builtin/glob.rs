@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use globset::{GlobBuilder, GlobMatcher};
 use tokio_util::sync::CancellationToken;
 
-use crate::providers::ToolSpec;
+use crate::chat::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_str};
 
 /// Paths listed per call; the rest are counted.

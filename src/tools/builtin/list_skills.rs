@@ -1,7 +1,7 @@
 //! `list_skills {}`: every skill egirl found, with where it is and whether
 //! it can be used here (and why not), plus the files that failed to load.
 
-use crate::providers::ToolSpec;
+use crate::chat::ToolSpec;
 use crate::skills::Snapshot;
 use crate::tools::{ToolContext, ToolOutput};
 

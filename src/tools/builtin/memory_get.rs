@@ -1,8 +1,8 @@
 //! `memory_get {path, from?, lines?}`: lines of a memory file (MEMORY.md or
 //! memory/*.md), typically around a `memory_search` hit.
 
+use crate::chat::ToolSpec;
 use crate::memory::files;
-use crate::providers::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
 
 pub fn spec() -> ToolSpec {

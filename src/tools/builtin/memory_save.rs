@@ -4,8 +4,8 @@
 
 use chrono::Local;
 
+use crate::chat::ToolSpec;
 use crate::memory::files;
-use crate::providers::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_bool, arg_str};
 
 pub fn spec() -> ToolSpec {

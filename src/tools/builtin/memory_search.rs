@@ -3,7 +3,7 @@
 //! `egirl memory search --json` (`fallback: "fts"` when no vectors were
 //! used); the hits also go to the TUI's memory pane (`memory_hits`).
 
-use crate::providers::ToolSpec;
+use crate::chat::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_f64, arg_str, arg_u64};
 
 /// Hits one call may ask for.

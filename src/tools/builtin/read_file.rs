@@ -8,7 +8,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use crate::providers::ToolSpec;
+use crate::chat::ToolSpec;
 use crate::tools::paths::{self, Access};
 use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
 
@@ -87,8 +87,8 @@ fn read(path: &Path, shown: &str, first: u64, limit: u64) -> Result<String, Stri
     if !meta.is_file() {
         return Err(format!("`{shown}` is not a regular file"));
     }
-    let file =
-        crate::regular_file::open(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let file = crate::fsutil::regular_file::open(path)
+        .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let io_err = |e: std::io::Error| format!("cannot read `{shown}`: {e}");
 

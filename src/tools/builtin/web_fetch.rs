@@ -3,7 +3,7 @@
 //! under `fetch = "ask"`; private, loopback and link-local addresses are
 //! refused after resolution and at every redirect (`tools::web::fetch`).
 
-use crate::providers::ToolSpec;
+use crate::chat::ToolSpec;
 use crate::tools::web::{fetch, human_bytes, markdown};
 use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
 

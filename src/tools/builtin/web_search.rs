@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
+use crate::chat::ToolSpec;
 use crate::config::{BRAVE_KEY_VAR, SearchProvider};
-use crate::providers::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
 
 const DEFAULT_COUNT: u64 = 5;

@@ -1,10 +1,10 @@
 //! `write_file {path, content}`: creates or replaces a file, atomically.
 
-use std::io::{self, Write};
 use std::path::Path;
 
+use crate::chat::ToolSpec;
+use crate::fsutil::atomic::write_atomic;
 use crate::protocol::FileDiff;
-use crate::providers::ToolSpec;
 use crate::tools::checkpoints::TurnCheckpoint;
 use crate::tools::diff;
 use crate::tools::paths::{self, Access};
@@ -60,7 +60,8 @@ fn write(
     }
     // A FIFO, socket or device is refused, not replaced.
     if let Ok(meta) = std::fs::metadata(path) {
-        crate::regular_file::check(&meta).map_err(|e| format!("cannot write `{shown}`: {e}"))?;
+        crate::fsutil::regular_file::check(&meta)
+            .map_err(|e| format!("cannot write `{shown}`: {e}"))?;
     }
     let existed = path.exists();
     let before = previous(path, existed);
@@ -104,38 +105,8 @@ fn previous(path: &Path, existed: bool) -> Previous {
     }
     match std::fs::metadata(path) {
         Ok(meta) if meta.len() > diff::MAX_INPUT as u64 => Previous::TooLarge(meta.len()),
-        _ => Previous::Bytes(crate::regular_file::read(path).ok()),
+        _ => Previous::Bytes(crate::fsutil::regular_file::read(path).ok()),
     }
-}
-
-/// Writes through a temporary file in the same directory and a rename, so a
-/// reader (or a crash) never sees half a file. An existing file keeps its
-/// permissions (a script stays executable).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a file path",
-        ));
-    };
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    let result = (|| {
-        let mut file = std::fs::File::create_new(&tmp)?;
-        file.write_all(bytes)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]
@@ -174,19 +145,6 @@ mod tests {
             std::fs::read_dir(dir.path().join("a/b")).unwrap().count(),
             1
         );
-    }
-
-    #[tokio::test]
-    async fn keeps_permissions_of_an_existing_file() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let script = dir.path().join("run.sh");
-        std::fs::write(&script, "old").unwrap();
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        write_atomic(&script, b"new").unwrap();
-        let mode = std::fs::metadata(&script).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o755);
-        assert_eq!(std::fs::read_to_string(&script).unwrap(), "new");
     }
 
     #[tokio::test]

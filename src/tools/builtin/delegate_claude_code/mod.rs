@@ -19,8 +19,8 @@ use std::time::Instant;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
+use crate::chat::ToolSpec;
 use crate::protocol::EventKind;
-use crate::providers::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_str, paths};
 use stream::{Line, Outcome};
 

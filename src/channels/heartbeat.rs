@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
-use super::Clock;
+use super::clock::Clock;
 use crate::agent::{AgentHandle, HEARTBEAT_OK};
 use crate::config::HeartbeatConfig;
 use crate::protocol::{Op, Origin};
@@ -187,7 +187,7 @@ impl Heartbeat {
     }
 
     fn read_checklist(&self) -> Option<String> {
-        let text = crate::regular_file::read_to_string(&self.workspace.join(FILE)).ok()?;
+        let text = crate::fsutil::regular_file::read_to_string(&self.workspace.join(FILE)).ok()?;
         checklist(&text).map(str::to_string)
     }
 }

@@ -5,9 +5,6 @@
 //! Jobs that came due while egirl was not running run once at start
 //! (`[cron] catch_up`), however many times they were missed.
 
-pub mod schedule;
-pub mod store;
-
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,12 +14,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{Clock, MAX_SLEEP, sleep_for};
+use super::clock::{Clock, MAX_SLEEP, sleep_for};
 use crate::agent::AgentHandle;
 use crate::config::CronConfig;
+use crate::cron::{CronStore, Job, store};
 use crate::protocol::{EventKind, Op, Origin};
-pub use schedule::Schedule;
-pub use store::{CronStore, Job};
 
 /// Waits before retrying a failed run: 30 s, 2 min, 10 min, then 30 min.
 pub fn retry_delay(consecutive_errors: u32) -> Duration {
@@ -249,6 +245,7 @@ async fn run_job(agent: &AgentHandle, job: &Job) -> RunOutcome {
 mod tests {
     use super::*;
     use crate::config::Delivery;
+    use crate::cron::Schedule;
 
     fn at(text: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(text)

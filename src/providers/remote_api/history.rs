@@ -3,7 +3,8 @@
 //! a result answers no call; a local session can hold either (an
 //! interrupted turn, a trimmed window). Complete histories pass unchanged.
 
-use crate::providers::{ChatMessage, Role};
+use crate::chat::ChatMessage;
+use crate::protocol::Role;
 
 /// What a call that never ran is answered with.
 pub(crate) const NO_RESULT: &str = "(no result: this call was not run)";
@@ -52,7 +53,7 @@ fn orphan_as_text(result: &ChatMessage) -> ChatMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ToolCall;
+    use crate::chat::ToolCall;
 
     fn call(id: &str) -> ToolCall {
         ToolCall {

@@ -1,10 +1,7 @@
-//! The proactive side of egirl: the heartbeat (a standing checklist read
-//! every so often) and cron jobs (messages to the agent on a schedule).
-//! Both are surfaces like any other: they only send `Op`s to the core and
-//! read its events.
-
-pub mod cron;
-pub mod heartbeat;
+//! Wall-clock time for the proactive surfaces: the heartbeat (a standing
+//! checklist read every so often, `heartbeat`) and cron jobs (messages to
+//! the agent on a schedule, `cron`). Both are surfaces like any other: they
+//! only send `Op`s to the core and read its events.
 
 use std::time::Duration;
 

@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 
 use super::schedule::Schedule;
 use crate::config::Delivery;
-use crate::lockfile::FileLock;
+use crate::fsutil::lockfile::FileLock;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Job {
@@ -153,7 +153,7 @@ impl CronStore {
             let file = StoreFile { jobs };
             let mut bytes = serde_json::to_vec_pretty(&file).context("cannot encode the jobs")?;
             bytes.push(b'\n');
-            crate::tools::builtin::write_file::write_atomic(&self.path, &bytes)
+            crate::fsutil::atomic::write_atomic(&self.path, &bytes)
                 .with_context(|| format!("cannot write {}", self.path.display()))?;
             changed().notify_waiters();
         }
