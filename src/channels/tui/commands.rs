@@ -5,9 +5,10 @@
 
 use super::app::{App, Effect, Overlay};
 use super::skills;
-use super::theme::{self, Theme};
 use super::transcript::Level;
-use crate::protocol::{Command, Op, Target};
+use crate::protocol::{Op, Target};
+
+mod actions;
 
 /// A built-in command: what help and completion show, and what runs it.
 pub struct SlashCommand {
@@ -41,28 +42,28 @@ pub const COMMANDS: &[SlashCommand] = &[
         aliases: &[],
         arg: "",
         help: "force the next turn to the local model",
-        run: |app, _| force_target(app, Target::Local),
+        run: |app, _| actions::force_target(app, Target::Local),
     },
     SlashCommand {
         name: "/remote",
         aliases: &[],
         arg: "",
         help: "force the next turn to a remote provider",
-        run: |app, _| force_target(app, Target::Remote),
+        run: |app, _| actions::force_target(app, Target::Remote),
     },
     SlashCommand {
         name: "/clear",
         aliases: &[],
         arg: "",
         help: "forget this session's history (not the transcript)",
-        run: |app, _| clear(app),
+        run: |app, _| actions::clear(app),
     },
     SlashCommand {
         name: "/new",
         aliases: &[],
         arg: "",
         help: "start a fresh TUI session",
-        run: |app, _| new_session(app),
+        run: |app, _| actions::new_session(app),
     },
     SlashCommand {
         name: "/theme",
@@ -70,7 +71,7 @@ pub const COMMANDS: &[SlashCommand] = &[
         arg: "NAME",
         help: "switch theme (default, light, high-contrast)",
         run: |app, arg| {
-            theme_command(app, arg);
+            actions::theme_command(app, arg);
             Vec::new()
         },
     },
@@ -79,7 +80,7 @@ pub const COMMANDS: &[SlashCommand] = &[
         aliases: &[],
         arg: "",
         help: "re-run the last turn remotely",
-        run: |app, _| escalate(app),
+        run: |app, _| actions::escalate(app),
     },
     SlashCommand {
         name: "/skills",
@@ -96,14 +97,14 @@ pub const COMMANDS: &[SlashCommand] = &[
         aliases: &[],
         arg: "Q",
         help: "search memory",
-        run: memory_search,
+        run: actions::memory_search,
     },
     SlashCommand {
         name: "/compact",
         aliases: &[],
         arg: "[KEEP]",
         help: "summarize older turns now, keeping KEEP",
-        run: compact,
+        run: actions::compact,
     },
     SlashCommand {
         name: "/sessions",
@@ -121,7 +122,7 @@ pub const COMMANDS: &[SlashCommand] = &[
         arg: "",
         help: "list scheduled jobs with their next run",
         run: |app, _| {
-            cron_command(app);
+            actions::cron_command(app);
             Vec::new()
         },
     },
@@ -296,153 +297,10 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
     }
 }
 
-fn force_target(app: &mut App, target: Target) -> Vec<Effect> {
-    app.notice(Level::Info, format!("next turn: {target}"));
-    vec![Effect::Submit(Op::Command {
-        session: app.session.clone(),
-        command: Command::ForceTarget(target),
-    })]
-}
-
-fn clear(app: &mut App) -> Vec<Effect> {
-    let session = app.session.clone();
-    app.transcript.clear_session(&session);
-    app.conversation_scroll.end();
-    app.notice(
-        Level::Info,
-        "history cleared (the transcript stays on disk)",
-    );
-    vec![Effect::Submit(Op::Command {
-        session,
-        command: Command::Clear,
-    })]
-}
-
-fn new_session(app: &mut App) -> Vec<Effect> {
-    let id = crate::sessions::new_id("tui");
-    app.sessions.insert(
-        id.clone(),
-        super::app::SessionInfo::new(crate::protocol::Origin::Tui),
-    );
-    app.session = id.clone();
-    if app.filter.is_some() {
-        app.filter = Some(id.clone());
-    }
-    app.status.context_used = 0;
-    app.notice(Level::Info, format!("new session {id}"));
-    Vec::new()
-}
-
-/// The core sends a message that asks to escalate to the remote model with
-/// the whole conversation (the local attempt included); without a remote
-/// provider the routing event says why it stays.
-fn escalate(app: &mut App) -> Vec<Effect> {
-    vec![Effect::Submit(Op::UserMessage {
-        session: app.session.clone(),
-        origin: crate::protocol::Origin::Tui,
-        text: ESCALATE_TEXT.into(),
-    })]
-}
-
-/// The core answers with `memory_hits`, shown in the memory pane.
-fn memory_search(app: &mut App, query: &str) -> Vec<Effect> {
-    if query.is_empty() {
-        app.notice(Level::Warning, "usage: /memory QUERY");
-        return Vec::new();
-    }
-    vec![Effect::Submit(Op::Command {
-        session: app.session.clone(),
-        command: Command::MemorySearch {
-            query: query.to_string(),
-        },
-    })]
-}
-
-/// The core answers with `compaction` (the divider) or an error.
-fn compact(app: &mut App, keep: &str) -> Vec<Effect> {
-    let session = app.session.clone();
-    let spoke =
-        app.transcript.entries.iter().any(|e| {
-            e.session == session && matches!(e.kind, super::transcript::Kind::User { .. })
-        });
-    if !spoke {
-        app.notice(Level::Info, "nothing to compact yet");
-        return Vec::new();
-    }
-    app.notice(Level::Info, "compacting…");
-    vec![Effect::Submit(Op::Command {
-        session,
-        command: Command::Compact {
-            focus: (!keep.is_empty()).then(|| keep.to_string()),
-            origin: crate::protocol::Origin::Tui,
-        },
-    })]
-}
-
-/// Lists the jobs from the workspace's store (shared with whichever
-/// process runs the scheduler).
-fn cron_command(app: &mut App) {
-    // Sessions live in `<workspace>/sessions`.
-    let Some(workspace) = app
-        .sessions_dir
-        .as_deref()
-        .and_then(std::path::Path::parent)
-    else {
-        app.notice(Level::Warning, "no workspace: cron jobs unknown");
-        return;
-    };
-    let store = crate::scheduler::cron::CronStore::in_workspace(workspace);
-    match store.load() {
-        Ok(jobs) if jobs.is_empty() => app.notice(
-            Level::Info,
-            "no cron jobs (ask egirl to schedule one: it has the cron_add tool)",
-        ),
-        Ok(jobs) => {
-            let now = chrono::Utc::now();
-            let lines: Vec<String> = jobs.iter().map(|j| j.describe(now)).collect();
-            app.notice(
-                Level::Info,
-                format!("cron jobs ({}):\n{}", jobs.len(), lines.join("\n")),
-            );
-        }
-        Err(e) => app.notice(Level::Error, format!("{e:#}")),
-    }
-}
-
-fn theme_command(app: &mut App, name: &str) {
-    if name.is_empty() {
-        app.notice(
-            Level::Info,
-            format!(
-                "theme {} (built in: {}; /theme NAME switches)",
-                app.theme.name,
-                theme::BUILT_IN.join(", ")
-            ),
-        );
-        return;
-    }
-    match Theme::load(name, &app.theme_dirs) {
-        Ok(theme) => {
-            if !super::highlight::has_theme(&theme.syntax) {
-                app.notice(
-                    Level::Warning,
-                    format!(
-                        "theme {name}: unknown code theme \"{}\"; code shows plain",
-                        theme.syntax
-                    ),
-                );
-            }
-            app.set_theme(theme);
-            app.notice(Level::Info, format!("theme {name}"));
-        }
-        // A bad theme leaves the current one in place.
-        Err(e) => app.notice(Level::Error, e),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::channels::tui::theme::Theme;
 
     fn app() -> App {
         App::new(super::super::app::AppOptions {
