@@ -233,3 +233,49 @@ fn write_rules(path: &Path, file: &RulesFile) -> Result<(), String> {
         .map_err(|e| format!("could not save the approval to {}: {e}", path.display()))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_grant_is_saved_in_one_file_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".egirl/approvals.toml");
+        let store = Store::load(path.clone());
+        for grant in [
+            Grant::ExecRule("git status".into()),
+            Grant::Host("example.com".into()),
+            Grant::McpTool("mcp__fs__write_file".into()),
+            Grant::ExecRule("git status".into()),
+        ] {
+            store.save(&grant).unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "# Approved with \"always\": command prefixes (allow, matched against the parsed argv) and web_fetch hosts.\n\
+             allow = [\"git status\"]\n\
+             hosts = [\"example.com\"]\n\
+             mcp = [\"mcp__fs__write_file\"]\n"
+        );
+        let reloaded = Store::load(path);
+        reloaded.remember_for_session("s", Grant::Host("docs.rs".into()));
+        let file = |text: &str| (text.to_string(), Source::File);
+        assert_eq!(
+            reloaded.list(GrantKind::Host, "s"),
+            vec![file("example.com"), ("docs.rs".into(), Source::Session)]
+        );
+        assert_eq!(
+            reloaded.list(GrantKind::Host, "other"),
+            vec![file("example.com")]
+        );
+        assert_eq!(
+            reloaded.list(GrantKind::ExecRule, "s"),
+            vec![file("git status")]
+        );
+        assert_eq!(
+            reloaded.list(GrantKind::McpTool, "s"),
+            vec![file("mcp__fs__write_file")]
+        );
+    }
+}
