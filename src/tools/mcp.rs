@@ -21,6 +21,7 @@ use crate::chat::ToolSpec;
 use crate::config::McpApproval;
 use crate::mcp::{McpTool, listing, naming, result, schema};
 use crate::protocol::Origin;
+use crate::tools::approval::{Granted, Refusal};
 use crate::tools::{ToolContext, ToolOutput, arg_str};
 
 /// Output past this many characters keeps its head and tail.
@@ -168,15 +169,15 @@ async fn call(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
     }
 }
 
-async fn approve(tool: &McpTool, args: &Value, ctx: &ToolContext) -> Result<String, String> {
+async fn approve(tool: &McpTool, args: &Value, ctx: &ToolContext) -> Result<Granted, Refusal> {
     if tool.read_only {
-        return Ok("read-only (readOnlyHint)".into());
+        return Ok(Granted::Policy("read-only (readOnlyHint)".into()));
     }
     if ctx.mcp.approval(&tool.server) == McpApproval::Allow {
-        return Ok(format!(
+        return Ok(Granted::Policy(format!(
             "trusted server ([mcp.servers.{}] approval = \"allow\")",
             tool.server
-        ));
+        )));
     }
     ctx.approver.check_mcp(tool, args, ctx).await
 }

@@ -1,5 +1,6 @@
-//! Tools the model may call. One tool per file under `builtin/`; this module
-//! lists them and dispatches by name, nothing more.
+//! Tools the model may call. One tool per file under `builtin/`, listed
+//! with its runner in one table ([`registry`]); this module holds what every
+//! tool shares (its context, its output, argument readers).
 
 pub mod approval;
 pub mod builtin;
@@ -7,6 +8,7 @@ pub mod checkpoints;
 pub mod diff;
 pub mod mcp;
 pub mod paths;
+pub mod registry;
 pub mod sandbox;
 pub mod web;
 
@@ -20,6 +22,7 @@ use crate::config::ExecConfig;
 use crate::memory::Memory;
 use crate::protocol::{FileDiff, Origin, SessionId};
 use approval::Approver;
+pub use registry::{offered, run, specs};
 
 /// What a tool returns; `output` goes back to the model verbatim.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,76 +183,6 @@ impl ToolContext {
         match refusal {
             Some(why) => Err(why),
             None => Ok(path),
-        }
-    }
-}
-
-/// The tools offered to the model, in a fixed order so the tool list in the
-/// prompt is byte-identical from request to request (prefix cache).
-pub fn specs() -> Vec<ToolSpec> {
-    vec![
-        builtin::read_file::spec(),
-        builtin::write_file::spec(),
-        builtin::edit_file::spec(),
-        builtin::glob::spec(),
-        builtin::exec::spec(),
-        builtin::memory_search::spec(),
-        builtin::memory_get::spec(),
-        builtin::memory_save::spec(),
-        builtin::create_skill::spec(),
-        builtin::list_skills::spec(),
-        builtin::cron_add::spec(),
-        builtin::cron_list::spec(),
-        builtin::cron_remove::spec(),
-        builtin::web_fetch::spec(),
-    ]
-}
-
-/// The tools offered under `config`: [`specs`] less what is switched off
-/// (`[tools.web] fetch = "off"`), plus what is configured and usable
-/// (`web_search` with `[tools.web.search]`, `delegate_claude_code` when its
-/// `claude` exists), in a fixed order (prefix cache).
-pub fn offered(config: &crate::config::Config) -> Vec<ToolSpec> {
-    let web = &config.tools.web;
-    let mut tools: Vec<ToolSpec> = specs()
-        .into_iter()
-        .filter(|s| s.name != "web_fetch" || web.fetch != crate::config::WebFetchPolicy::Off)
-        .collect();
-    if web.search.as_ref().is_some_and(|s| s.endpoint().is_ok()) {
-        tools.push(builtin::web_search::spec());
-    }
-    if config.delegate.claude_code.executable().is_ok() {
-        tools.push(builtin::delegate_claude_code::spec());
-    }
-    tools
-}
-
-/// Runs the named tool. Unknown names are a tool error for the model, not a crash.
-pub async fn run(name: &str, args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
-    match name {
-        "read_file" => builtin::read_file::run(args, ctx).await,
-        "write_file" => builtin::write_file::run(args, ctx).await,
-        "edit_file" => builtin::edit_file::run(args, ctx).await,
-        "glob" => builtin::glob::run(args, ctx).await,
-        "exec" => builtin::exec::run(args, ctx).await,
-        "memory_search" => builtin::memory_search::run(args, ctx).await,
-        "memory_get" => builtin::memory_get::run(args, ctx).await,
-        "memory_save" => builtin::memory_save::run(args, ctx).await,
-        "create_skill" => builtin::create_skill::run(args, ctx).await,
-        "list_skills" => builtin::list_skills::run(args, ctx).await,
-        "cron_add" => builtin::cron_add::run(args, ctx).await,
-        "cron_list" => builtin::cron_list::run(args, ctx).await,
-        "cron_remove" => builtin::cron_remove::run(args, ctx).await,
-        "web_fetch" => builtin::web_fetch::run(args, ctx).await,
-        "web_search" => builtin::web_search::run(args, ctx).await,
-        "delegate_claude_code" => builtin::delegate_claude_code::run(args, ctx).await,
-        mcp_tool if mcp::is_mcp_tool(mcp_tool) => mcp::run(mcp_tool, args, ctx).await,
-        other => {
-            let known: Vec<&str> = specs().iter().map(|s| s.name).collect();
-            ToolOutput::fail(format!(
-                "unknown tool `{other}`; available tools: {}",
-                known.join(", ")
-            ))
         }
     }
 }

@@ -228,9 +228,13 @@ fn slash_commands_become_ops_or_notices() {
             ..
         }]
     ));
+    // A command that is not implemented is not listed either.
     assert!(run(&mut app, "/model").is_empty());
     let last = app.transcript.entries.last().map(|e| e.text.clone());
-    assert_eq!(last.as_deref(), Some("/model is not available yet"));
+    assert_eq!(
+        last.as_deref(),
+        Some("unknown command /model (/help lists them)")
+    );
     run(&mut app, "/help");
     assert_eq!(app.overlay, Some(Overlay::Help));
     press(&mut app, key(KeyCode::Esc));

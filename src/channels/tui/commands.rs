@@ -1,60 +1,177 @@
 //! Slash commands typed in the input box (docs/design.md §2, docs/tui.md).
+//!
+//! One table ([`COMMANDS`]) that help, completion, the input hint and the
+//! dispatcher read.
 
 use super::app::{App, Effect, Overlay};
 use super::skills;
-use super::theme::{self, Theme};
 use super::transcript::Level;
-use crate::protocol::{Command, Op, Target};
+use crate::protocol::{Op, Target};
 
-/// Every command: name, argument, one-line description, in help order.
-pub const COMMANDS: &[(&str, &str, &str)] = &[
-    ("/help", "", "keys and commands"),
-    ("/local", "", "force the next turn to the local model"),
-    ("/remote", "", "force the next turn to a remote provider"),
-    (
-        "/clear",
-        "",
-        "forget this session's history (not the transcript)",
-    ),
-    ("/new", "", "start a fresh TUI session"),
-    (
-        "/theme",
-        "NAME",
-        "switch theme (default, light, high-contrast)",
-    ),
-    ("/model", "", "show or pick the model"),
-    ("/escalate", "", "re-run the last turn remotely"),
-    ("/skills", "", "list skills"),
-    ("/memory", "Q", "search memory"),
-    (
-        "/compact",
-        "[KEEP]",
-        "summarize older turns now, keeping KEEP",
-    ),
-    ("/approvals", "", "list approval rules"),
-    ("/sessions", "", "list sessions and pick one"),
-    ("/cron", "", "list scheduled jobs with their next run"),
-    (
-        "/fork",
-        "",
-        "copy this session into a new one and switch to it",
-    ),
-    (
-        "/rewind",
-        "",
-        "go back to before a message, restoring files",
-    ),
-    (
-        "/find",
-        "TEXT",
-        "highlight TEXT in the conversation (n/N jump)",
-    ),
-    ("/mcp", "", "list MCP servers, their state and tools"),
-    ("/quit", "", "leave egirl"),
+mod actions;
+
+/// A built-in command: what help and completion show, and what runs it.
+pub struct SlashCommand {
+    pub name: &'static str,
+    /// Other names the dispatcher accepts (not listed).
+    pub aliases: &'static [&'static str],
+    /// The argument as help shows it (`NAME`, `[KEEP]`); empty: none.
+    pub arg: &'static str,
+    /// One line for help and the input hint.
+    pub help: &'static str,
+    /// Runs it with the (trimmed) argument.
+    pub run: fn(&mut App, &str) -> Vec<Effect>,
+}
+
+/// Every built-in command, in help order: help, completion, the input hint
+/// and the dispatcher all read this table, so a command cannot be listed
+/// without being implemented.
+pub const COMMANDS: &[SlashCommand] = &[
+    SlashCommand {
+        name: "/help",
+        aliases: &["/?"],
+        arg: "",
+        help: "keys and commands",
+        run: |app, _| {
+            app.overlay = Some(Overlay::Help);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/local",
+        aliases: &[],
+        arg: "",
+        help: "force the next turn to the local model",
+        run: |app, _| actions::force_target(app, Target::Local),
+    },
+    SlashCommand {
+        name: "/remote",
+        aliases: &[],
+        arg: "",
+        help: "force the next turn to a remote provider",
+        run: |app, _| actions::force_target(app, Target::Remote),
+    },
+    SlashCommand {
+        name: "/clear",
+        aliases: &[],
+        arg: "",
+        help: "forget this session's history (not the transcript)",
+        run: |app, _| actions::clear(app),
+    },
+    SlashCommand {
+        name: "/new",
+        aliases: &[],
+        arg: "",
+        help: "start a fresh TUI session",
+        run: |app, _| actions::new_session(app),
+    },
+    SlashCommand {
+        name: "/theme",
+        aliases: &[],
+        arg: "NAME",
+        help: "switch theme (default, light, high-contrast)",
+        run: |app, arg| {
+            actions::theme_command(app, arg);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/escalate",
+        aliases: &[],
+        arg: "",
+        help: "re-run the last turn remotely",
+        run: |app, _| actions::escalate(app),
+    },
+    SlashCommand {
+        name: "/skills",
+        aliases: &[],
+        arg: "",
+        help: "list skills",
+        run: |app, _| {
+            app.notice(Level::Info, skills::listing(app));
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/memory",
+        aliases: &[],
+        arg: "Q",
+        help: "search memory",
+        run: actions::memory_search,
+    },
+    SlashCommand {
+        name: "/compact",
+        aliases: &[],
+        arg: "[KEEP]",
+        help: "summarize older turns now, keeping KEEP",
+        run: actions::compact,
+    },
+    SlashCommand {
+        name: "/sessions",
+        aliases: &[],
+        arg: "",
+        help: "list sessions and pick one",
+        run: |app, _| {
+            app.open_session_picker();
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/cron",
+        aliases: &[],
+        arg: "",
+        help: "list scheduled jobs with their next run",
+        run: |app, _| {
+            actions::cron_command(app);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/fork",
+        aliases: &[],
+        arg: "",
+        help: "copy this session into a new one and switch to it",
+        run: |app, _| app.fork(),
+    },
+    SlashCommand {
+        name: "/rewind",
+        aliases: &[],
+        arg: "",
+        help: "go back to before a message, restoring files",
+        run: |app, _| {
+            app.open_rewind_picker();
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/find",
+        aliases: &[],
+        arg: "TEXT",
+        help: "highlight TEXT in the conversation (n/N jump)",
+        run: |app, arg| {
+            app.start_search(arg);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/mcp",
+        aliases: &[],
+        arg: "",
+        help: "list MCP servers, their state and tools",
+        run: |app, _| {
+            let text = super::mcp::listing(&app.status.mcp);
+            app.notice(Level::Info, text);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/quit",
+        aliases: &["/exit", "/q"],
+        arg: "",
+        help: "leave egirl",
+        run: |_, _| vec![Effect::Quit],
+    },
 ];
-
-/// Commands whose features have not landed yet.
-const NOT_YET: &[&str] = &["/model", "/approvals"];
 
 /// What `/escalate` sends: plain words the remote model understands, with
 /// "escalate" for the router.
@@ -76,10 +193,10 @@ pub struct CommandInfo {
 pub fn all(app: &App) -> Vec<CommandInfo> {
     let mut out: Vec<CommandInfo> = COMMANDS
         .iter()
-        .map(|(name, arg, help)| CommandInfo {
-            name: name.to_string(),
-            arg: arg.to_string(),
-            help: help.to_string(),
+        .map(|c| CommandInfo {
+            name: c.name.to_string(),
+            arg: c.arg.to_string(),
+            help: c.help.to_string(),
             skill: false,
         })
         .collect();
@@ -151,185 +268,39 @@ pub fn completion(app: &App, typed: &str) -> Option<String> {
     }
 }
 
+/// Runs a typed command line: a built-in from [`COMMANDS`], else a skill,
+/// else a warning.
 pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
     let (name, arg) = match line.split_once(char::is_whitespace) {
         Some((n, a)) => (n, a.trim()),
         None => (line, ""),
     };
-    let session = app.session.clone();
-    match name {
-        "/help" | "/?" => app.overlay = Some(Overlay::Help),
-        "/quit" | "/exit" | "/q" => return vec![Effect::Quit],
-        "/clear" => {
-            app.transcript.clear_session(&session);
-            app.conversation_scroll.end();
+    let command = COMMANDS
+        .iter()
+        .find(|c| c.name == name || c.aliases.contains(&name));
+    if let Some(command) = command {
+        return (command.run)(app, arg);
+    }
+    match skills::invocation(app, name, arg) {
+        Some(text) => vec![Effect::Submit(Op::UserMessage {
+            session: app.session.clone(),
+            origin: crate::protocol::Origin::Tui,
+            text,
+        })],
+        None => {
             app.notice(
-                Level::Info,
-                "history cleared (the transcript stays on disk)",
-            );
-            return vec![Effect::Submit(Op::Command {
-                session,
-                command: Command::Clear,
-            })];
-        }
-        "/local" | "/remote" => {
-            let target = if name == "/local" {
-                Target::Local
-            } else {
-                Target::Remote
-            };
-            app.notice(Level::Info, format!("next turn: {target}"));
-            return vec![Effect::Submit(Op::Command {
-                session,
-                command: Command::ForceTarget(target),
-            })];
-        }
-        "/new" => {
-            let id = crate::sessions::new_id("tui");
-            app.sessions.insert(
-                id.clone(),
-                super::app::SessionInfo::new(crate::protocol::Origin::Tui),
-            );
-            app.session = id.clone();
-            if app.filter.is_some() {
-                app.filter = Some(id.clone());
-            }
-            app.status.context_used = 0;
-            app.notice(Level::Info, format!("new session {id}"));
-        }
-        // The core sends a message that asks to escalate to the remote
-        // model with the whole conversation (the local attempt included);
-        // without a remote provider the routing event says why it stays.
-        "/escalate" => {
-            return vec![Effect::Submit(Op::UserMessage {
-                session,
-                origin: crate::protocol::Origin::Tui,
-                text: ESCALATE_TEXT.into(),
-            })];
-        }
-        // The core answers with `memory_hits`, shown in the memory pane.
-        "/memory" if arg.is_empty() => app.notice(Level::Warning, "usage: /memory QUERY"),
-        "/memory" => {
-            return vec![Effect::Submit(Op::Command {
-                session,
-                command: Command::MemorySearch {
-                    query: arg.to_string(),
-                },
-            })];
-        }
-        // The core answers with `compaction` (the divider) or an error.
-        "/compact" => {
-            let spoke = app.transcript.entries.iter().any(|e| {
-                e.session == session && matches!(e.kind, super::transcript::Kind::User { .. })
-            });
-            if !spoke {
-                app.notice(Level::Info, "nothing to compact yet");
-                return Vec::new();
-            }
-            app.notice(Level::Info, "compacting…");
-            return vec![Effect::Submit(Op::Command {
-                session,
-                command: Command::Compact {
-                    focus: (!arg.is_empty()).then(|| arg.to_string()),
-                    origin: crate::protocol::Origin::Tui,
-                },
-            })];
-        }
-        "/theme" => theme_command(app, arg),
-        "/sessions" => app.open_session_picker(),
-        "/skills" => app.notice(Level::Info, skills::listing(app)),
-        "/cron" => cron_command(app),
-        "/fork" => return app.fork(),
-        "/rewind" => app.open_rewind_picker(),
-        "/find" => app.start_search(arg),
-        "/mcp" => {
-            let text = super::mcp::listing(&app.status.mcp);
-            app.notice(Level::Info, text);
-        }
-        _ if NOT_YET.contains(&name) => {
-            app.notice(Level::Warning, format!("{name} is not available yet"));
-        }
-        _ => match skills::invocation(app, name, arg) {
-            Some(text) => {
-                return vec![Effect::Submit(Op::UserMessage {
-                    session,
-                    origin: crate::protocol::Origin::Tui,
-                    text,
-                })];
-            }
-            None => app.notice(
                 Level::Warning,
                 format!("unknown command {name} (/help lists them)"),
-            ),
-        },
-    }
-    Vec::new()
-}
-
-/// Lists the jobs from the workspace's store (shared with whichever
-/// process runs the scheduler).
-fn cron_command(app: &mut App) {
-    // Sessions live in `<workspace>/sessions`.
-    let Some(workspace) = app
-        .sessions_dir
-        .as_deref()
-        .and_then(std::path::Path::parent)
-    else {
-        app.notice(Level::Warning, "no workspace: cron jobs unknown");
-        return;
-    };
-    let store = crate::cron::CronStore::in_workspace(workspace);
-    match store.load() {
-        Ok(jobs) if jobs.is_empty() => app.notice(
-            Level::Info,
-            "no cron jobs (ask egirl to schedule one: it has the cron_add tool)",
-        ),
-        Ok(jobs) => {
-            let now = chrono::Utc::now();
-            let lines: Vec<String> = jobs.iter().map(|j| j.describe(now)).collect();
-            app.notice(
-                Level::Info,
-                format!("cron jobs ({}):\n{}", jobs.len(), lines.join("\n")),
             );
+            Vec::new()
         }
-        Err(e) => app.notice(Level::Error, format!("{e:#}")),
-    }
-}
-
-fn theme_command(app: &mut App, name: &str) {
-    if name.is_empty() {
-        app.notice(
-            Level::Info,
-            format!(
-                "theme {} (built in: {}; /theme NAME switches)",
-                app.theme.name,
-                theme::BUILT_IN.join(", ")
-            ),
-        );
-        return;
-    }
-    match Theme::load(name, &app.theme_dirs) {
-        Ok(theme) => {
-            if !super::highlight::has_theme(&theme.syntax) {
-                app.notice(
-                    Level::Warning,
-                    format!(
-                        "theme {name}: unknown code theme \"{}\"; code shows plain",
-                        theme.syntax
-                    ),
-                );
-            }
-            app.set_theme(theme);
-            app.notice(Level::Info, format!("theme {name}"));
-        }
-        // A bad theme leaves the current one in place.
-        Err(e) => app.notice(Level::Error, e),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::channels::tui::theme::Theme;
 
     fn app() -> App {
         App::new(super::super::app::AppOptions {
@@ -358,6 +329,17 @@ mod tests {
         assert_eq!(completion("/rew").as_deref(), Some("/rewind"));
         assert_eq!(completion("hello"), None);
         assert_eq!(matches(&app, "/theme x").len(), 0);
+    }
+
+    #[test]
+    fn every_name_and_alias_is_taken_once() {
+        let mut seen = std::collections::HashSet::new();
+        for command in COMMANDS {
+            for name in std::iter::once(&command.name).chain(command.aliases) {
+                assert!(name.starts_with('/'), "{name}");
+                assert!(seen.insert(*name), "{name} twice");
+            }
+        }
     }
 
     #[test]

@@ -4,27 +4,27 @@
 //! [`CLAUDE_CODE_PERMISSION`] (headless never approves those: see
 //! `channels::headless`).
 
-use super::{Approver, DENIED_BY_USER};
+use super::{Approver, Granted, Kept, Refusal};
 use crate::config::ExecApproval;
 use crate::tools::ToolContext;
 
 pub use crate::protocol::CLAUDE_CODE_PERMISSION;
 
 impl Approver {
-    /// Ok(why the delegation may start) or Err(why not, for the model).
+    /// Whether the delegation may start.
     pub async fn check_delegation(
         &self,
         task: &str,
         dir: &std::path::Path,
         ctx: &ToolContext,
-    ) -> Result<String, String> {
+    ) -> Result<Granted, Refusal> {
         match self.exec.approval {
-            ExecApproval::Full => return Ok("policy full".into()),
+            ExecApproval::Full => return Ok(Granted::Policy("policy full".into())),
             ExecApproval::Deny | ExecApproval::Allowlist => {
-                return Err(format!(
+                return Err(Refusal::Policy(format!(
                     "delegation is not allowed here ([tools.exec] approval = \"{}\"; it is asked under \"ask\")",
                     format!("{:?}", self.exec.approval).to_lowercase()
-                ));
+                )));
             }
             ExecApproval::Ask => {}
         }
@@ -33,10 +33,14 @@ impl Approver {
         let (decision, by) = self
             .ask_as("delegate_claude_code", task, None, None, None, &in_dir)
             .await?;
+        // Nothing to remember: each delegation is asked about.
         if decision.is_approved() {
-            Ok(format!("approved by {by}"))
+            Ok(Granted::Approved {
+                by,
+                kept: Kept::Nothing,
+            })
         } else {
-            Err(DENIED_BY_USER.into())
+            Err(Refusal::DeniedByUser)
         }
     }
 
@@ -46,7 +50,7 @@ impl Approver {
         &self,
         what: &str,
         ctx: &ToolContext,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, Refusal> {
         let (decision, _) = self
             .ask_as(CLAUDE_CODE_PERMISSION, what, None, None, None, ctx)
             .await?;

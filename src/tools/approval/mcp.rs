@@ -7,28 +7,31 @@
 
 use serde_json::Value;
 
-use super::{Approver, DENIED_BY_USER, lock, read_rules};
+use super::store::GrantKind;
+use super::{Approver, Grant, Granted, Refusal};
 use crate::mcp::McpTool;
-use crate::protocol::{EventKind, ReviewDecision};
+use crate::protocol::EventKind;
 use crate::tools::ToolContext;
 
 impl Approver {
-    /// Ok(why it may run) or Err(why not, for the model).
+    /// Whether `tool` may run with `args`.
     pub async fn check_mcp(
         &self,
         tool: &McpTool,
         args: &Value,
         ctx: &ToolContext,
-    ) -> Result<String, String> {
+    ) -> Result<Granted, Refusal> {
         let rule = tool.full_name.as_str();
-        if let Some(source) = self.mcp_rule(rule, &ctx.session) {
-            return Ok(format!("allowed by {source} rule `{rule}`"));
+        let same = |grant: &str| grant == rule;
+        if let Some((grant, source)) = self.store.find(GrantKind::McpTool, &ctx.session, same) {
+            let grant = Grant::McpTool(grant);
+            return Ok(Granted::Covered { grant, source });
         }
         if ctx.origin.is_unattended() {
-            return Err(format!(
+            return Err(Refusal::Policy(format!(
                 "denied: `{rule}` changes things and needs approval, and nobody answers approvals in an unattended ({}) turn",
                 ctx.origin
-            ));
+            )));
         }
         let command = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
         let request = |id: String| EventKind::ApprovalRequest {
@@ -40,67 +43,8 @@ impl Approver {
             sandbox: None,
             escalation: None,
         };
-        let (decision, by) = self.ask_with(ctx, request, false).await?;
-        match decision {
-            ReviewDecision::Denied => Err(DENIED_BY_USER.into()),
-            ReviewDecision::ApprovedOnce | ReviewDecision::ApprovedOutsideSandbox => {
-                Ok(format!("approved once by {by}"))
-            }
-            ReviewDecision::ApprovedForSession => {
-                self.remember_mcp_for_session(rule, ctx);
-                Ok(format!(
-                    "approved by {by}; `{rule}` allowed for this session"
-                ))
-            }
-            ReviewDecision::ApprovedAlways => match self.save_mcp_rule(rule) {
-                Ok(()) => Ok(format!("approved by {by}; `{rule}` allowed from now on")),
-                Err(e) => {
-                    tracing::warn!("{e}");
-                    self.emit(ctx, EventKind::Notice { message: e });
-                    self.remember_mcp_for_session(rule, ctx);
-                    Ok(format!(
-                        "approved by {by}; `{rule}` allowed for this session"
-                    ))
-                }
-            },
-        }
-    }
-
-    /// `session` or `file` when a rule names this tool exactly.
-    fn mcp_rule(&self, rule: &str, session: &str) -> Option<&'static str> {
-        let in_session = lock(&self.mcp_session)
-            .get(session)
-            .is_some_and(|rules| rules.iter().any(|r| r == rule));
-        if in_session {
-            return Some("session");
-        }
-        // Read each time: the file is small, and another egirl may have
-        // approved the tool since.
-        match read_rules(&self.approvals_file) {
-            Ok(file) if file.mcp.iter().any(|r| r == rule) => Some("file"),
-            Ok(_) => None,
-            Err(e) => {
-                tracing::warn!("ignoring the approvals file: {e}");
-                None
-            }
-        }
-    }
-
-    fn remember_mcp_for_session(&self, rule: &str, ctx: &ToolContext) {
-        lock(&self.mcp_session)
-            .entry(ctx.session.clone())
-            .or_default()
-            .push(rule.to_string());
-    }
-
-    fn save_mcp_rule(&self, rule: &str) -> Result<(), String> {
-        // The exec rules' lock also serializes rewrites of the file.
-        let _saved = lock(&self.saved);
-        let mut file = read_rules(&self.approvals_file)?;
-        if !file.mcp.iter().any(|r| r == rule) {
-            file.mcp.push(rule.to_string());
-        }
-        self.write_rules(&file)
+        let answer = self.ask_with(ctx, request, false).await?;
+        self.settle(answer, Some(Grant::McpTool(rule.to_string())), ctx)
     }
 }
 
@@ -111,7 +55,7 @@ mod tests {
 
     use super::*;
     use crate::config::{ExecApproval, ExecConfig};
-    use crate::protocol::{Event, EventBus, EventReceiver, Origin};
+    use crate::protocol::{Event, EventBus, EventReceiver, Origin, ReviewDecision};
     use crate::tools::approval::{PendingApprovals, test_context};
 
     fn tool(name: &str) -> McpTool {
@@ -160,7 +104,7 @@ mod tests {
         pending: &PendingApprovals,
         tool: McpTool,
         decision: ReviewDecision,
-    ) -> Result<String, String> {
+    ) -> Result<Granted, Refusal> {
         let c = ctx.clone();
         let check = tokio::spawn(async move {
             let args = serde_json::json!({"path": "a.md"});
@@ -202,7 +146,8 @@ mod tests {
         assert_eq!(
             ctx.approver
                 .check_mcp(&tool("write_file"), &args, &ctx)
-                .await,
+                .await
+                .map(|granted| granted.to_string()),
             Ok("allowed by session rule `mcp__fs__write_file`".to_string())
         );
         // Another tool of the same server still asks.
@@ -213,7 +158,7 @@ mod tests {
             tool("move_file"),
             ReviewDecision::Denied,
         );
-        assert_eq!(denied.await, Err(DENIED_BY_USER.to_string()));
+        assert_eq!(denied.await, Err(Refusal::DeniedByUser));
 
         let always = ReviewDecision::ApprovedAlways;
         assert!(
@@ -229,7 +174,8 @@ mod tests {
         assert_eq!(
             ctx.approver
                 .check_mcp(&tool("edit_file"), &args, &other)
-                .await,
+                .await
+                .map(|granted| granted.to_string()),
             Ok("allowed by file rule `mcp__fs__edit_file`".to_string())
         );
     }
@@ -247,7 +193,7 @@ mod tests {
                 .approver
                 .check_mcp(&tool("write_file"), &args, &ctx)
                 .await;
-            assert!(verdict.unwrap_err().contains("unattended"));
+            assert!(verdict.unwrap_err().to_string().contains("unattended"));
             assert!(events.try_recv().is_err(), "nothing was asked");
         }
     }

@@ -9,7 +9,7 @@
 //! name). Wrappers (`sudo`, `env`, `xargs`, `timeout`, ...) run whatever
 //! follows them, so every word after them counts.
 //!
-//! Two consequences, both in [`super`]:
+//! Two consequences, both in [`super::rules`]:
 //! - approving such a command for the session or always remembers its
 //!   exact argv, never a prefix;
 //! - a prefix rule (config, approvals file or session) covers a longer

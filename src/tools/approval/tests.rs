@@ -1,7 +1,12 @@
 //! Tests of the exec approval policy, rules and parked requests.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::ask::scope_name;
 use super::*;
-use crate::protocol::{Event, EventReceiver};
+use crate::config::ExecApproval;
+use crate::protocol::{Event, EventReceiver, Origin, ReviewDecision};
 
 fn argv_ok(rule: &str, command: &str) -> bool {
     auto_approvable(command).is_some_and(|argv| rule_matches(rule, &argv))
@@ -195,7 +200,7 @@ async fn answer(
     h: &mut Harness,
     command: &str,
     decision: ReviewDecision,
-) -> Result<String, String> {
+) -> Result<Granted, Refusal> {
     let ctx = h.ctx.clone();
     let command = command.to_string();
     let check = tokio::spawn(async move { ctx.approver.check_exec(&command, &ctx).await });
@@ -266,7 +271,7 @@ async fn ask_resolved_by_a_decision() {
             .is_ok()
     );
     let denied = answer(&mut h, "make", ReviewDecision::Denied).await;
-    assert_eq!(denied, Err(DENIED_BY_USER.to_string()));
+    assert_eq!(denied, Err(Refusal::DeniedByUser));
 }
 
 #[tokio::test]
@@ -282,7 +287,10 @@ async fn session_scope_is_remembered_for_that_session_only() {
         .is_ok()
     );
     let verdict = h.ctx.approver.check_exec("cargo test -q", &h.ctx).await;
-    assert_eq!(verdict, Ok("allowed by rule `cargo test`".to_string()));
+    assert_eq!(
+        verdict.map(|granted| granted.to_string()),
+        Ok("allowed by rule `cargo test`".to_string())
+    );
     assert_eq!(
         h.ctx.approver.rules("test"),
         vec![("cargo test".to_string(), "session")]
@@ -351,14 +359,17 @@ async fn always_scope_is_saved_and_reloaded() {
         Duration::ZERO,
     );
     let verdict = fresh.check_exec("git status -s", &h.ctx).await;
-    assert_eq!(verdict, Ok("allowed by rule `git status`".to_string()));
+    assert_eq!(
+        verdict.map(|granted| granted.to_string()),
+        Ok("allowed by rule `git status`".to_string())
+    );
 }
 
 #[tokio::test]
 async fn unattended_requests_time_out_as_denied() {
     let mut h = harness(ExecApproval::Ask, &[], Origin::Cron("nightly".into()));
     let verdict = h.ctx.approver.check_exec("make", &h.ctx).await;
-    assert!(verdict.is_err_and(|e| e.contains("no one approved within 50ms")));
+    assert!(verdict.is_err_and(|e| e.to_string().contains("no one approved within 50ms")));
     let request = h.events.recv().await.unwrap();
     let EventKind::ApprovalRequest { id, .. } = request.kind else {
         panic!("{request:?}")
@@ -382,7 +393,7 @@ async fn cancel_denies_as_interrupted() {
     let request = h.events.recv().await.unwrap();
     assert!(matches!(request.kind, EventKind::ApprovalRequest { .. }));
     h.ctx.cancel.cancel();
-    assert_eq!(check.await.unwrap(), Err("interrupted".to_string()));
+    assert_eq!(check.await.unwrap(), Err(Refusal::Interrupted));
     let decision = h.events.recv().await.unwrap().kind;
     assert!(
         matches!(decision, EventKind::ApprovalDecision { ref by, .. } if by == "interrupt"),

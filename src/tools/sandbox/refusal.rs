@@ -5,6 +5,7 @@
 
 use crate::protocol::Origin;
 use crate::tools::ToolContext;
+use crate::tools::approval::{Granted, Refusal};
 
 /// What denied writes and blocked sockets print, in the words of libc's
 /// strerror and of the common tools (curl, git, pip, npm, cargo).
@@ -28,12 +29,12 @@ const MARKERS: &[&str] = &[
 
 /// A sandboxed command failed: when its output looks like the sandbox
 /// refused something and someone is at the keyboard (the TUI), asks once
-/// whether to run it outside. None when not offered; Ok(who approved).
+/// whether to run it outside. None when not offered.
 pub async fn offer_outside(
     command: &str,
     output: &str,
     ctx: &ToolContext,
-) -> Option<Result<String, String>> {
+) -> Option<Result<Granted, Refusal>> {
     let reason = sandbox_refusal(output)?;
     if ctx.origin != Origin::Tui {
         return None;

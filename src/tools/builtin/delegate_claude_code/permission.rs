@@ -142,7 +142,7 @@ async fn decide(asker: &Asker, args: &Value) -> Value {
             {
                 Ok(true) => Ok("approved".to_string()),
                 Ok(false) => Err(crate::protocol::DENIED_BY_USER.to_string()),
-                Err(why) => Err(why),
+                Err(why) => Err(why.to_string()),
             }
         }
         ClaudePermissions::LocalModel => {
