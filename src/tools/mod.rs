@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::chat::ToolSpec;
 use crate::config::ExecConfig;
 use crate::memory::Memory;
 use crate::protocol::{FileDiff, Origin, SessionId};

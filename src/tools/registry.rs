@@ -11,8 +11,8 @@ use std::pin::Pin;
 use serde_json::Value;
 
 use super::{ToolContext, ToolOutput, builtin, mcp};
-use crate::config::{Config, WebFetchPolicy};
 use crate::chat::ToolSpec;
+use crate::config::{Config, WebFetchPolicy};
 
 /// What running a tool returns: its output, once the call is done.
 pub type RunFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;

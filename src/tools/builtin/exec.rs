@@ -10,7 +10,7 @@
 //! Every command runs in the OS sandbox (`tools::sandbox`) unless
 //! `sandbox = "off"`; its output's first line says which. When a sandboxed
 //! command fails in a way that looks like the sandbox refused it, the TUI
-//! user may re-run it once outside (`sandbox::refusal::offer_outside`).
+//! user may re-run it once outside (`offer_outside`).
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -23,6 +23,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 
 use crate::chat::ToolSpec;
+use crate::protocol::Origin;
+use crate::tools::approval::{Granted, Refusal};
 use crate::tools::sandbox::env::command_env;
 use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64, sandbox};
 
@@ -82,7 +84,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     if out.success || ctx.cancel.is_cancelled() {
         return out;
     }
-    match sandbox::refusal::offer_outside(command, &out.output, ctx).await {
+    match offer_outside(command, &out.output, ctx).await {
         Some(Ok(approved)) => {
             let rerun = execute(command, ctx, timeout, None).await;
             ToolOutput {
@@ -383,5 +385,24 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A sandboxed command failed: when its output looks like the sandbox
+/// refused something and someone is at the keyboard (the TUI), asks once
+/// whether to run it outside. None when not offered.
+async fn offer_outside(
+    command: &str,
+    output: &str,
+    ctx: &ToolContext,
+) -> Option<Result<Granted, Refusal>> {
+    let reason = sandbox::refusal::sandbox_refusal(output)?;
+    if ctx.origin != Origin::Tui {
+        return None;
+    }
+    Some(ctx.approver.check_escalation(command, &reason, ctx).await)
+}
+
 #[cfg(test)]
 mod tests;
+// The sandbox seen through this tool: it sits above `sandbox`, so its
+// tests do too.
+#[cfg(test)]
+mod sandbox_tests;

@@ -343,6 +343,3 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.path);
     }
 }
-
-#[cfg(test)]
-mod tests;

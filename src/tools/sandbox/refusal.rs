@@ -1,11 +1,7 @@
 //! Does a failed command's output look like the sandbox said no? The one
 //! place that guesses; a yes lets an attended user re-run the command
-//! outside the sandbox (see `exec`), so a wrong yes costs one question and
+//! outside the sandbox (see `builtin::exec`), so a wrong yes costs one question and
 //! a wrong no costs the user a manual re-run.
-
-use crate::protocol::Origin;
-use crate::tools::ToolContext;
-use crate::tools::approval::{Granted, Refusal};
 
 /// What denied writes and blocked sockets print, in the words of libc's
 /// strerror and of the common tools (curl, git, pip, npm, cargo).
@@ -26,21 +22,6 @@ const MARKERS: &[&str] = &[
     "couldn't connect to server",
     "network unreachable",
 ];
-
-/// A sandboxed command failed: when its output looks like the sandbox
-/// refused something and someone is at the keyboard (the TUI), asks once
-/// whether to run it outside. None when not offered.
-pub async fn offer_outside(
-    command: &str,
-    output: &str,
-    ctx: &ToolContext,
-) -> Option<Result<Granted, Refusal>> {
-    let reason = sandbox_refusal(output)?;
-    if ctx.origin != Origin::Tui {
-        return None;
-    }
-    Some(ctx.approver.check_escalation(command, &reason, ctx).await)
-}
 
 /// The lines that look like a sandbox refusal (at most a few), or None.
 pub fn sandbox_refusal(output: &str) -> Option<String> {

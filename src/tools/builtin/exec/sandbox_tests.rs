@@ -5,10 +5,12 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::*;
 use crate::config::ExecApproval;
+use crate::config::{ExecConfig, ExecSandbox};
+use crate::tools::ToolContext;
 use crate::tools::approval::test_context;
 use crate::tools::builtin::exec;
+use crate::tools::sandbox::*;
 
 /// None (and a printed reason) where this kernel cannot confine writes.
 fn landlock() -> Option<()> {
