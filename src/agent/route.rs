@@ -6,7 +6,7 @@ use std::io::Write;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Shared;
+use super::shared::Shared;
 use crate::protocol::{EventKind, Target};
 use crate::providers::endpoints::Failover;
 use crate::providers::remote::RemoteProvider;
