@@ -1,13 +1,20 @@
 //! One turn: the user's message in, the model called until it answers
 //! without tool calls (or `max_turns` requests), every step persisted before
 //! the next one runs.
+//!
+//! It reads top to bottom: `plan` (the message stored, the route decided
+//! and announced), `prepare` (system prompt and tools, compaction when the
+//! window is full), then one `step` after another, each ending in a `Next`
+//! that the loop in `run_steps` acts on.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use anyhow::Result;
 use chrono::Local;
 use tokio_util::sync::CancellationToken;
 
+use super::route::TurnRoute;
 use super::session::{Session, Turn};
 use super::shared::Shared;
 use super::steps::{local_step, remote_step};
@@ -15,9 +22,74 @@ use super::tool_calls::run_tools;
 use super::usage::emit_usage;
 use super::{context, local, redact, route, unattended};
 use crate::protocol::{EventKind, Origin, Target};
-use crate::providers::{ChatMessage, ProviderError};
-use crate::routing::escalation;
+use crate::providers::endpoints::LocalRole;
+use crate::providers::remote::RemoteProvider;
+use crate::providers::{ChatMessage, ProviderError, ToolCall, ToolSpec};
+use crate::routing::Decision;
+use crate::routing::escalation::{self, Trigger};
+use crate::skills::Snapshot;
 use crate::tools;
+use crate::tools::checkpoints::TurnCheckpoint;
+
+/// How a turn ended.
+pub(super) enum TurnEnd {
+    /// The model answered (the answer may have been a heartbeat's silent ack).
+    Answered,
+    /// The user (or shutdown) stopped it.
+    Interrupted,
+    /// It could not go on; the error goes to the user as one line.
+    Failed(anyhow::Error),
+}
+
+/// What the turn does after a step.
+enum Next<'a> {
+    /// The reply is the answer.
+    Final(String),
+    /// A weak local answer: the remote model answers again, after a note.
+    Escalate(Trigger),
+    /// The model asked for tools: run them, then ask it again.
+    RunTools(Vec<ToolCall>),
+    /// The remote provider failed: say so and go on locally.
+    FallBackLocal(&'a RemoteProvider, ProviderError),
+    /// The user interrupted while the model was answering.
+    Interrupted,
+}
+
+/// What a turn settles before its first request and keeps to its end.
+struct TurnContext {
+    /// The router's decision (with the user's own "use claude" applied).
+    decision: Decision,
+    /// The local model the turn's local requests go to.
+    role: LocalRole,
+    /// Where the file tools keep this turn's copies for `/rewind`.
+    checkpoint: Option<Arc<TurnCheckpoint>>,
+    /// The index of the turn's user message in the history.
+    current: usize,
+    system: String,
+    specs: Vec<ToolSpec>,
+}
+
+/// The tool calls of the turn so far: repeats are refused, outcomes feed
+/// the escalation checks.
+#[derive(Default)]
+struct ToolsSoFar {
+    seen_calls: HashSet<String>,
+    /// Name, success, and whether the tool asked for a stronger model.
+    outcomes: Vec<(String, bool, bool)>,
+}
+
+impl ToolsSoFar {
+    fn outcomes(&self) -> Vec<escalation::ToolOutcome<'_>> {
+        self.outcomes
+            .iter()
+            .map(|(name, success, suggest)| escalation::ToolOutcome {
+                name,
+                success: *success,
+                suggest_escalation: *suggest,
+            })
+            .collect()
+    }
+}
 
 pub(crate) async fn run_turn(
     shared: &Shared,
@@ -33,8 +105,9 @@ pub(crate) async fn run_turn(
         text: typed.clone(),
     });
     let interrupted = match run_steps(&turn, session, &typed, &cancel).await {
-        Ok(interrupted) => interrupted,
-        Err(e) => {
+        TurnEnd::Answered => false,
+        TurnEnd::Interrupted => true,
+        TurnEnd::Failed(e) => {
             turn.emit(EventKind::Error {
                 message: format!("{e:#}"),
             });
@@ -50,17 +123,88 @@ pub(crate) async fn run_turn(
     .await;
 }
 
-/// Returns whether the turn was interrupted.
 async fn run_steps(
     turn: &Turn<'_>,
     session: &mut Session,
     typed: &str,
     cancel: &CancellationToken,
-) -> Result<bool> {
+) -> TurnEnd {
+    match steps(turn, session, typed, cancel).await {
+        Ok(end) => end,
+        Err(e) => TurnEnd::Failed(e),
+    }
+}
+
+async fn steps(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    typed: &str,
+    cancel: &CancellationToken,
+) -> Result<TurnEnd> {
     let shared = turn.shared;
-    let now = Local::now();
     // One snapshot for the whole turn: a reload meanwhile waits for the next.
     let skills = shared.skills.snapshot();
+    let (mut route, planned) = plan(turn, session, typed, &skills, cancel).await?;
+    let ctx = prepare(turn, session, &skills, planned, cancel).await;
+    let mut tools = ToolsSoFar::default();
+    let max_turns = shared.config.agent.max_turns;
+    for _ in 0..max_turns {
+        match step(turn, session, typed, &ctx, &route, &tools, cancel).await? {
+            Next::Final(answer) => {
+                deliver_final(turn, answer);
+                return Ok(TurnEnd::Answered);
+            }
+            Next::Escalate(trigger) => {
+                // The note goes after the local answer just stored.
+                let at = Some(session.history.len());
+                route.escalate(shared, &|k| turn.emit(k), &session.id, &trigger, at);
+            }
+            Next::RunTools(calls) => {
+                run_tool_calls(turn, session, &ctx, &mut tools, &calls, cancel).await?;
+                if cancel.is_cancelled() {
+                    return Ok(TurnEnd::Interrupted);
+                }
+                // The remote model picks up from the tool history as it stands.
+                let outcomes = tools.outcomes();
+                if let Some(trigger) = escalation::on_tool_outcomes(route.standing(), &outcomes) {
+                    route.escalate(shared, &|k| turn.emit(k), &session.id, &trigger, None);
+                }
+            }
+            Next::FallBackLocal(r, e) => {
+                // The remote side failing is no reason to leave the user
+                // without an answer: say so and go on locally.
+                turn.emit(EventKind::Notice {
+                    message: format!("{} failed ({e}); answering locally", r.name()),
+                });
+                route.fall_back_local();
+            }
+            Next::Interrupted => return Ok(TurnEnd::Interrupted),
+        }
+    }
+    anyhow::bail!(
+        "stopped after {max_turns} model requests without a final answer (raise [agent] max_turns to allow more)"
+    )
+}
+
+/// What `plan` settles; `prepare` adds the prompt.
+struct Planned {
+    decision: Decision,
+    role: LocalRole,
+    checkpoint: Option<Arc<TurnCheckpoint>>,
+    current: usize,
+}
+
+/// The user's message stored, the route decided and announced (`routing`,
+/// and `escalation` when the user asked for the remote model).
+async fn plan<'a>(
+    turn: &Turn<'a>,
+    session: &mut Session,
+    typed: &str,
+    skills: &Snapshot,
+    cancel: &CancellationToken,
+) -> Result<(TurnRoute<'a>, Planned)> {
+    let shared = turn.shared;
+    let now = Local::now();
     let content = context::user_message_with_skill(typed, now, skills.preselect(typed));
     session.push(
         &turn.origin,
@@ -82,26 +226,20 @@ async fn run_steps(
         .sum();
     let mut decision =
         route::decide(shared, typed, history_bytes, forced, &skills.router, cancel).await;
-    let mut remote = shared.remote.preferred();
+    let remote = shared.remote.preferred();
     // "use claude" in the message itself sends it remote from the start.
-    let mut asked_for_remote = None;
-    if let Some(asked) = escalation::user_asked(typed)
-        && let Some(r) = remote
-        && forced != Some(Target::Local)
-    {
+    let asked_for_remote = remote.zip(escalation::on_user_text(typed, remote.is_some(), forced));
+    if let Some((_, asked)) = &asked_for_remote {
         decision.target = Target::Remote;
         decision.reason = asked.reason.clone();
         decision.confidence = 1.0;
-        asked_for_remote = Some((r, asked));
     }
-    let mut target = match remote {
-        Some(_) => decision.target,
-        None => Target::Local,
-    };
+    let route = TurnRoute::new(decision.target, remote);
+    let target = route.target();
     let role = local::turn_role(shared, &turn.origin, &decision);
-    let (provider, model) = match (target, remote) {
-        (Target::Remote, Some(r)) => (r.name().to_string(), r.model().to_string()),
-        _ => ("llamacpp".to_string(), shared.role_model(role).to_string()),
+    let (provider, model) = match route.remote_now() {
+        Some(r) => (r.name().to_string(), r.model().to_string()),
+        None => ("llamacpp".to_string(), shared.role_model(role).to_string()),
     };
     turn.emit(EventKind::Routing {
         target,
@@ -118,7 +256,25 @@ async fn run_steps(
     if let Some((r, asked)) = asked_for_remote {
         route::record(shared, &|k| turn.emit(k), &session.id, r, &asked);
     }
+    let planned = Planned {
+        decision,
+        role,
+        checkpoint,
+        current,
+    };
+    Ok((route, planned))
+}
 
+/// The system prompt and the tools offered, then a compaction when the
+/// first request would fill too much of the window.
+async fn prepare(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    skills: &Snapshot,
+    planned: Planned,
+    cancel: &CancellationToken,
+) -> TurnContext {
+    let shared = turn.shared;
     // Workspace files and MEMORY.md go to the model (and to /tokenize).
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
     let mut system = shared.redactor.redact(&system).into_owned();
@@ -126,119 +282,104 @@ async fn run_steps(
     all_tools.extend(tools::mcp::specs(&shared.mcp));
     let specs = unattended::offered_tools(&turn.origin, all_tools, &shared.config.webhook.tools);
     let current =
-        super::compact::before_request(turn, session, &mut system, &specs, current, cancel).await;
-    let mut seen_calls: HashSet<String> = HashSet::new();
-    let mut outcomes: Vec<(String, bool, bool)> = Vec::new();
-    // After a weak local answer: where the note to the remote model goes.
-    let mut handoff: Option<(usize, ChatMessage)> = None;
-    let max_turns = shared.config.agent.max_turns;
-    for _ in 0..max_turns {
-        let step = match (target, remote) {
-            (Target::Remote, Some(r)) => {
-                match remote_step(turn, session, r, &system, &specs, handoff.as_ref(), cancel).await
-                {
-                    Err(ProviderError::Interrupted) => None,
-                    // The remote side failing is no reason to leave the user
-                    // without an answer: say so and go on locally.
-                    Err(e) => {
-                        turn.emit(EventKind::Notice {
-                            message: format!("{} failed ({e}); answering locally", r.name()),
-                        });
-                        target = Target::Local;
-                        handoff = None;
-                        // Not again this turn: a weak local answer would
-                        // escalate into the same failure at every step.
-                        remote = None;
-                        continue;
-                    }
-                    Ok(step) => step,
-                }
-            }
-            _ => local_step(turn, session, role, &system, &specs, current, cancel).await?,
-        };
-        let Some((mut response, provider)) = step else {
-            return Ok(true);
-        };
-        redact::response(&shared.redactor, &mut response);
-        let (configured, endpoint) = match remote.filter(|r| r.name() == provider) {
-            Some(r) => (r.model(), None),
-            None => (shared.role_model(role), session.endpoint.clone()),
-        };
-        emit_usage(turn, &provider, configured, endpoint, &response);
-        // The server kept streaming past the reply cap: say so, go on with what arrived.
-        if let Some(message) = response.cut.clone() {
-            turn.emit(EventKind::Notice { message });
-        }
-        session.push_reply(&turn.origin, &provider, response.message.clone())?;
-
-        if response.tool_calls.is_empty() {
-            // A weak local answer goes to the remote model, once. A bare
-            // HEARTBEAT_OK is the right answer to a quiet heartbeat, not a
-            // too-short one.
-            let heartbeat_ack = turn.origin == Origin::Heartbeat
-                && unattended::heartbeat_reply(&response.content).is_none();
-            if target == Target::Local
-                && !heartbeat_ack
-                && let Some(r) = remote
-            {
-                let reply = escalation::LocalReply {
-                    answer: &response.content,
-                    confidence: response.confidence,
-                    threshold: shared.config.routing.escalation_threshold,
-                    substantive: route::substantive(&decision, typed),
-                    used_tools: !outcomes.is_empty(),
-                };
-                if let Some(trigger) = escalation::after_reply(&reply) {
-                    route::record(shared, &|k| turn.emit(k), &session.id, r, &trigger);
-                    handoff = Some((session.history.len(), route::handoff_note(&trigger)));
-                    target = Target::Remote;
-                    continue;
-                }
-            }
-            deliver_final(turn, response.content);
-            return Ok(false);
-        }
-        let results = run_tools(
-            turn,
-            &session.id,
-            &response.tool_calls,
-            &mut seen_calls,
-            cancel,
-            checkpoint.clone(),
-        )
-        .await;
-        for (call, output) in response.tool_calls.iter().zip(results) {
-            outcomes.push((call.name.clone(), output.success, output.suggest_escalation));
-            session.push(
-                &turn.origin,
-                None,
-                ChatMessage::tool_result(call, output.output),
-            )?;
-        }
-        if cancel.is_cancelled() {
-            return Ok(true);
-        }
-        if target == Target::Local
-            && let Some(r) = remote
-        {
-            let seen: Vec<escalation::ToolOutcome<'_>> = outcomes
-                .iter()
-                .map(|(name, success, suggest)| escalation::ToolOutcome {
-                    name,
-                    success: *success,
-                    suggest_escalation: *suggest,
-                })
-                .collect();
-            // The remote model picks up from the tool history as it stands.
-            if let Some(trigger) = escalation::after_tools(&seen) {
-                route::record(shared, &|k| turn.emit(k), &session.id, r, &trigger);
-                target = Target::Remote;
-            }
-        }
+        super::compact::before_request(turn, session, &mut system, &specs, planned.current, cancel)
+            .await;
+    TurnContext {
+        decision: planned.decision,
+        role: planned.role,
+        checkpoint: planned.checkpoint,
+        current,
+        system,
+        specs,
     }
-    anyhow::bail!(
-        "stopped after {max_turns} model requests without a final answer (raise [agent] max_turns to allow more)"
+}
+
+/// One request where the route says, its reply stored, and what follows.
+async fn step<'a>(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    typed: &str,
+    ctx: &TurnContext,
+    route: &TurnRoute<'a>,
+    tools: &ToolsSoFar,
+    cancel: &CancellationToken,
+) -> Result<Next<'a>> {
+    let shared = turn.shared;
+    let (system, specs) = (&ctx.system, &ctx.specs);
+    let step = match route.remote_now() {
+        Some(r) => {
+            match remote_step(turn, session, r, system, specs, route.handoff(), cancel).await {
+                Err(ProviderError::Interrupted) => None,
+                Err(e) => return Ok(Next::FallBackLocal(r, e)),
+                Ok(step) => step,
+            }
+        }
+        None => local_step(turn, session, ctx.role, system, specs, ctx.current, cancel).await?,
+    };
+    let Some((mut response, provider)) = step else {
+        return Ok(Next::Interrupted);
+    };
+    redact::response(&shared.redactor, &mut response);
+    let (configured, endpoint) = match route.remote().filter(|r| r.name() == provider) {
+        Some(r) => (r.model(), None),
+        None => (shared.role_model(ctx.role), session.endpoint.clone()),
+    };
+    emit_usage(turn, &provider, configured, endpoint, &response);
+    // The server kept streaming past the reply cap: say so, go on with what arrived.
+    if let Some(message) = response.cut.clone() {
+        turn.emit(EventKind::Notice { message });
+    }
+    session.push_reply(&turn.origin, &provider, response.message.clone())?;
+    if !response.tool_calls.is_empty() {
+        return Ok(Next::RunTools(response.tool_calls));
+    }
+    // A weak local answer goes to the remote model, once.
+    let heartbeat_ack = turn.origin == Origin::Heartbeat
+        && unattended::heartbeat_reply(&response.content).is_none();
+    let reply = escalation::LocalReply {
+        answer: &response.content,
+        confidence: response.confidence,
+        threshold: shared.config.routing.escalation_threshold,
+        substantive: route::substantive(&ctx.decision, typed),
+        used_tools: !tools.outcomes.is_empty(),
+    };
+    Ok(
+        match escalation::on_local_reply(route.standing(), heartbeat_ack, &reply) {
+            Some(trigger) => Next::Escalate(trigger),
+            None => Next::Final(response.content),
+        },
     )
+}
+
+/// Runs one batch of calls; their results join the history in call order.
+async fn run_tool_calls(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    ctx: &TurnContext,
+    tools: &mut ToolsSoFar,
+    calls: &[ToolCall],
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let results = run_tools(
+        turn,
+        &session.id,
+        calls,
+        &mut tools.seen_calls,
+        cancel,
+        ctx.checkpoint.clone(),
+    )
+    .await;
+    for (call, output) in calls.iter().zip(results) {
+        tools
+            .outcomes
+            .push((call.name.clone(), output.success, output.suggest_escalation));
+        session.push(
+            &turn.origin,
+            None,
+            ChatMessage::tool_result(call, output.output),
+        )?;
+    }
+    Ok(())
 }
 
 /// The answer goes to the daily log and out as `final`, except a heartbeat
