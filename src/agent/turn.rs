@@ -32,7 +32,7 @@ use crate::tools;
 use crate::tools::checkpoints::TurnCheckpoint;
 
 /// How a turn ended.
-pub(super) enum TurnEnd {
+enum TurnEnd {
     /// The model answered (the answer may have been a heartbeat's silent ack).
     Answered,
     /// The user (or shutdown) stopped it.
@@ -104,7 +104,10 @@ pub(crate) async fn run_turn(
     turn.emit(EventKind::TurnStarted {
         text: typed.clone(),
     });
-    let interrupted = match run_steps(&turn, session, &typed, &cancel).await {
+    let end = run_steps(&turn, session, &typed, &cancel)
+        .await
+        .unwrap_or_else(TurnEnd::Failed);
+    let interrupted = match end {
         TurnEnd::Answered => false,
         TurnEnd::Interrupted => true,
         TurnEnd::Failed(e) => {
@@ -123,19 +126,8 @@ pub(crate) async fn run_turn(
     .await;
 }
 
+/// The turn's steps; an error is the turn's failure (`TurnEnd::Failed`).
 async fn run_steps(
-    turn: &Turn<'_>,
-    session: &mut Session,
-    typed: &str,
-    cancel: &CancellationToken,
-) -> TurnEnd {
-    match steps(turn, session, typed, cancel).await {
-        Ok(end) => end,
-        Err(e) => TurnEnd::Failed(e),
-    }
-}
-
-async fn steps(
     turn: &Turn<'_>,
     session: &mut Session,
     typed: &str,

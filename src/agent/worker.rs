@@ -104,7 +104,7 @@ impl Worker {
             // Queued when egirl stopped: never started.
             shared
                 .bus
-                .emit(&id, &origin, EventKind::TurnEnded { interrupted: true });
+                .emit(id, &origin, EventKind::TurnEnded { interrupted: true });
             return;
         }
         let token = self.new_token();
@@ -114,7 +114,7 @@ impl Worker {
                 Ok(s) => self.session = Some(s),
                 Err(e) => {
                     shared.bus.emit(
-                        &id,
+                        id,
                         &origin,
                         EventKind::Error {
                             message: format!("{e:#}"),
@@ -122,7 +122,7 @@ impl Worker {
                     );
                     shared
                         .bus
-                        .emit(&id, &origin, EventKind::TurnEnded { interrupted: false });
+                        .emit(id, &origin, EventKind::TurnEnded { interrupted: false });
                     return;
                 }
             }
@@ -148,7 +148,7 @@ impl Worker {
         if let Err(e) = self.open().await {
             let (shared, id) = (&self.shared, &self.id);
             shared.bus.emit(
-                &id,
+                id,
                 &origin,
                 EventKind::Error {
                     message: format!("{e:#}"),
