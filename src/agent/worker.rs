@@ -108,7 +108,6 @@ impl Worker {
             return;
         }
         let token = self.new_token();
-        let (shared, id) = (&self.shared, &self.id);
         if self.session.is_none() {
             match Session::open(shared, id).await {
                 Ok(s) => self.session = Some(s),
