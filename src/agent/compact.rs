@@ -18,22 +18,16 @@ use anyhow::{Result, bail};
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
+use super::session::{Session, Turn};
+use super::shared::Shared;
 use super::steps::{byte_bound, count_prompt, prompt_messages};
-use super::turn::{Session, Turn};
-use super::{Shared, context, unattended, window};
+use super::summary::{SUMMARY_MESSAGES, summary_messages};
+use super::{context, unattended, window};
 use crate::chat::{ChatMessage, ToolSpec};
 use crate::protocol::{EventKind, Origin};
 use crate::providers::ChatRequest;
 use crate::providers::endpoints::LocalRole;
 use crate::sessions::{Compaction, Record};
-
-/// What precedes the summary in the history the model sees.
-const SUMMARY_HEADER: &str = "[Summary of our earlier conversation, which was compacted]";
-/// The assistant's side after the summary, so roles still alternate
-/// (several chat templates refuse two user messages in a row).
-const SUMMARY_ACK: &str = "Noted; I will continue from this summary.";
-/// The summary and its acknowledgement: what replaces the history before the cut.
-const SUMMARY_MESSAGES: usize = 2;
 
 /// What a compaction did, for the event and the transcript record.
 struct Done {
@@ -142,24 +136,6 @@ pub(super) async fn now(
     }
 }
 
-/// The history a resumed session starts from: the records in order, each
-/// compaction record replacing what came before its kept messages with
-/// its summary.
-pub(super) fn resume(records: Vec<Record>) -> Vec<ChatMessage> {
-    let mut history: Vec<ChatMessage> = Vec::with_capacity(records.len());
-    for record in records {
-        match record.compaction {
-            Some(c) => {
-                let kept = history.split_off(history.len().saturating_sub(c.kept));
-                history = summary_messages(&record.message.content);
-                history.extend(kept);
-            }
-            None => history.push(record.message),
-        }
-    }
-    history
-}
-
 /// Where the summarized part ends: the start of the oldest kept turn.
 /// The last `keep_recent` turns before `end` stay, but at least one turn
 /// goes when there are any; `None` when no whole turn precedes `end`.
@@ -247,13 +223,6 @@ fn emit_done(turn: &Turn<'_>, done: Done) {
     });
 }
 
-fn summary_messages(summary: &str) -> Vec<ChatMessage> {
-    vec![
-        ChatMessage::user(format!("{SUMMARY_HEADER}\n{summary}")),
-        ChatMessage::assistant(SUMMARY_ACK),
-    ]
-}
-
 /// The system prompt and tools a turn from `origin` gets.
 fn prompt_parts(shared: &Shared, origin: &Origin) -> (String, Vec<ToolSpec>) {
     let skills = shared.skills.snapshot();
@@ -290,7 +259,6 @@ async fn prompt_tokens(
 mod tests {
     use super::*;
     use crate::chat::ToolCall;
-    use crate::protocol::Origin;
 
     fn turn_with_tool(n: usize) -> Vec<ChatMessage> {
         let call = ToolCall {
@@ -321,45 +289,5 @@ mod tests {
         assert_eq!(cut_point(&h, 12, 16, 2), Some(16));
         assert_eq!(cut_point(&h, 16, 16, 2), None);
         assert_eq!(cut_point(&h, 0, 0, 2), None);
-    }
-
-    fn record(message: ChatMessage, compaction: Option<Compaction>) -> Record {
-        Record {
-            ts: Utc::now(),
-            origin: Origin::Cli,
-            typed: None,
-            provider: None,
-            message,
-            compaction,
-        }
-    }
-
-    #[test]
-    fn resume_starts_from_the_summary_and_the_kept_messages() {
-        let mut records: Vec<Record> = (0..3)
-            .flat_map(turn_with_tool)
-            .map(|m| record(m, None))
-            .collect();
-        let mark = |kept| Compaction {
-            kept,
-            summarized_messages: 8,
-            before_tokens: 100,
-            after_tokens: 10,
-            model: "local".into(),
-        };
-        records.push(record(ChatMessage::system("first summary"), Some(mark(4))));
-        records.push(record(ChatMessage::user("after"), None));
-        let history = resume(records.clone());
-        assert_eq!(history.len(), 2 + 4 + 1);
-        assert!(history[0].content.ends_with("first summary"));
-        assert_eq!(history[1].content, SUMMARY_ACK);
-        assert_eq!(history[2].content, "question 2");
-        assert_eq!(history[6].content, "after");
-        // A second compaction summarizes the first summary too.
-        records.push(record(ChatMessage::system("second"), Some(mark(1))));
-        let history = resume(records);
-        assert_eq!(history.len(), 3);
-        assert!(history[0].content.ends_with("second"));
-        assert_eq!(history[2].content, "after");
     }
 }

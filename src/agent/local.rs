@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{ServerLimits, Shared};
+use super::shared::{ServerLimits, Shared};
 use crate::config::ToolFormat;
 use crate::protocol::Origin;
 use crate::providers::endpoints::{Failover, LocalRole, Pool, Served};

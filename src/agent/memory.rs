@@ -8,7 +8,7 @@ use crate::memory::Memory;
 use crate::protocol::{EventBus, EventKind, Origin, SessionId};
 use crate::providers::remote::RemoteProviders;
 
-use super::Shared;
+use super::shared::Shared;
 
 /// The memory facade, with a first sync in the background so the index is
 /// fresh before the first search asks.

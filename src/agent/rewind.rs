@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use super::Shared;
+use super::shared::Shared;
 use crate::protocol::{EventKind, Origin, Role};
 use crate::sessions::{self, Mark, Transcript};
 use crate::tools::checkpoints::Checkpoints;

@@ -1,19 +1,102 @@
 //! Where a turn runs and when it moves: the router's decision (settled by
-//! the local model when the heuristics are unsure), the escalation checks,
-//! and the record of every escalation in `.egirl/escalation.jsonl`.
+//! the local model when the heuristics are unsure), the turn's route as it
+//! changes (escalated, fallen back), and the record of every escalation in
+//! `.egirl/escalation.jsonl`. The escalation checks themselves are pure, in
+//! `routing::escalation`.
 
 use std::io::Write;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Shared;
+use super::shared::Shared;
 use crate::chat::ChatMessage;
 use crate::protocol::{EventKind, Target};
 use crate::providers::endpoints::Failover;
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatRequest, StreamChunk};
-use crate::routing::escalation::Trigger;
+use crate::routing::escalation::{Standing, Trigger};
 use crate::routing::{Category, Decision, RouteInput, SkillIndex, classify};
+
+/// Where a turn's requests go now. It moves twice at most: to the remote
+/// model on an escalation, and back to local when the remote side fails
+/// (then for good: a weak local answer would escalate into the same
+/// failure at every step).
+pub(super) struct TurnRoute<'a> {
+    target: Target,
+    /// The remote provider this turn may use; `None` once it failed.
+    remote: Option<&'a RemoteProvider>,
+    /// After a weak local answer: where the note to the remote model goes.
+    handoff: Option<(usize, ChatMessage)>,
+}
+
+impl<'a> TurnRoute<'a> {
+    /// Without a remote provider every request is local, whatever the router said.
+    pub fn new(decided: Target, remote: Option<&'a RemoteProvider>) -> Self {
+        let target = match remote {
+            Some(_) => decided,
+            None => Target::Local,
+        };
+        Self {
+            target,
+            remote,
+            handoff: None,
+        }
+    }
+
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The remote provider this turn may still use (on it or not).
+    pub fn remote(&self) -> Option<&'a RemoteProvider> {
+        self.remote
+    }
+
+    /// The remote provider when the next request goes to it.
+    pub fn remote_now(&self) -> Option<&'a RemoteProvider> {
+        match (self.target, self.remote) {
+            (Target::Remote, Some(r)) => Some(r),
+            _ => None,
+        }
+    }
+
+    pub fn handoff(&self) -> Option<&(usize, ChatMessage)> {
+        self.handoff.as_ref()
+    }
+
+    /// What the escalation checks need to know of it.
+    pub fn standing(&self) -> Standing {
+        Standing {
+            remote_available: self.remote.is_some(),
+            on_remote: self.target == Target::Remote,
+        }
+    }
+
+    /// Announces and records the escalation, then sends the next requests
+    /// remote; after a weak answer, with the hand-off note at `handoff_at`.
+    pub fn escalate(
+        &mut self,
+        shared: &Shared,
+        emit: &dyn Fn(EventKind),
+        session: &str,
+        trigger: &Trigger,
+        handoff_at: Option<usize>,
+    ) {
+        let Some(r) = self.remote else {
+            return;
+        };
+        record(shared, emit, session, r, trigger);
+        self.handoff = handoff_at.map(|at| (at, handoff_note(trigger)));
+        self.target = Target::Remote;
+    }
+
+    /// The remote side failed: the rest of the turn is local.
+    pub fn fall_back_local(&mut self) {
+        self.target = Target::Local;
+        self.handoff = None;
+        self.remote = None;
+    }
+}
 
 /// Most tokens the classification may answer with ("local" is one).
 const CLASSIFY_MAX_TOKENS: u64 = 8;
@@ -136,7 +219,7 @@ pub(super) fn record(
 
 /// The note that goes (unsaved) after the local attempt when a turn is
 /// replayed remotely, so the remote model knows what it is fixing.
-pub(super) fn handoff_note(trigger: &Trigger) -> ChatMessage {
+fn handoff_note(trigger: &Trigger) -> ChatMessage {
     ChatMessage::user(format!(
         "[egirl] The answer above came from a smaller local model and was judged not good enough ({}). \
 Answer my last request properly yourself; use the tools if needed. Do not mention this note.",

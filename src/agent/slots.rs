@@ -8,10 +8,10 @@
 //! "not supported" and is logged at debug level, never shown.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
-use super::{Shared, lock};
 use crate::protocol::SessionId;
+use crate::providers::endpoints::Pool;
 
 /// The file in the server's `--slot-save-path` (ids are `[A-Za-z0-9._-]`).
 pub fn file_name(session: &str) -> String {
@@ -25,13 +25,19 @@ pub(crate) struct SlotOwners(Mutex<HashMap<(String, u32), SessionId>>);
 
 impl SlotOwners {
     pub fn note(&self, endpoint: &str, slot: u32, session: &str) {
-        lock(&self.0).insert((endpoint.to_string(), slot), session.to_string());
+        self.owners()
+            .insert((endpoint.to_string(), slot), session.to_string());
     }
 
     fn take(&self) -> Vec<((String, u32), SessionId)> {
-        let mut owners: Vec<_> = lock(&self.0).drain().collect();
+        let mut owners: Vec<_> = self.owners().drain().collect();
         owners.sort();
         owners
+    }
+
+    /// A panic elsewhere while it was held leaves the map as it was: still usable.
+    fn owners(&self) -> MutexGuard<'_, HashMap<(String, u32), SessionId>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -41,9 +47,9 @@ impl SlotOwners {
 /// own cache already (the server outlived the last egirl run), the server's
 /// RAM prompt cache keeps other sessions' there, and a failed restore (the
 /// last run was killed before it saved) would empty it.
-pub(crate) async fn restore(shared: &Shared, slot: u32, session: &str) {
+pub(crate) async fn restore(main: &Pool, slot: u32, session: &str) {
     let file = file_name(session);
-    let (server, _) = shared.main.place(session);
+    let (server, _) = main.place(session);
     if !server.kind().slots() {
         return;
     }
@@ -70,10 +76,10 @@ pub(crate) async fn restore(shared: &Shared, slot: u32, session: &str) {
 
 /// At shutdown: each slot a session of this process used, saved under the
 /// name of the session that used it last.
-pub(crate) async fn save_all(shared: &Shared) {
-    for ((endpoint, slot), session) in shared.slot_owners.take() {
+pub(crate) async fn save_all(main: &Pool, owners: &SlotOwners) {
+    for ((endpoint, slot), session) in owners.take() {
         let file = file_name(&session);
-        let Some(server) = shared.main.server_at(&endpoint) else {
+        let Some(server) = main.server_at(&endpoint) else {
             continue;
         };
         match server.save_slot(slot, &file).await {

@@ -7,8 +7,9 @@ use std::sync::atomic::Ordering;
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
-use super::turn::{Session, Turn};
-use super::{Shared, local, redact, trim, window};
+use super::session::{Session, Turn};
+use super::shared::Shared;
+use super::{local, redact, trim, window};
 use crate::chat::ChatMessage;
 use crate::config::Redactor;
 use crate::config::redact::StreamRedactor;

@@ -2,6 +2,12 @@
 //! model replied (or a tool reported), and the user's own "use claude".
 //! Each returns the trigger and a one-line reason for the `escalation`
 //! event and `.egirl/escalation.jsonl`. Pure: the core decides what to do.
+//!
+//! The `on_*` functions are the turn's decisions: whether a check applies
+//! at all where the turn stands (a remote model to go to, the turn not
+//! already on it, `/local`, a heartbeat's acknowledgement), then the check.
+
+use crate::protocol::Target;
 
 /// Why a turn moves to a remote model.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +25,58 @@ impl Trigger {
             reason: reason.into(),
         }
     }
+}
+
+/// Where a turn stands when it asks whether to escalate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Standing {
+    /// A remote provider has a key and has not failed in this turn.
+    pub remote_available: bool,
+    /// The turn's requests already go to the remote model (routed there,
+    /// or escalated once already).
+    pub on_remote: bool,
+}
+
+impl Standing {
+    /// A local turn with somewhere to go: the only one a weak answer or a
+    /// failing tool moves.
+    fn can_escalate(self) -> bool {
+        self.remote_available && !self.on_remote
+    }
+}
+
+/// Before the first request: the user's own words send the turn remote,
+/// unless there is no remote model or `/local` forced this turn local.
+pub fn on_user_text(
+    message: &str,
+    remote_available: bool,
+    forced: Option<Target>,
+) -> Option<Trigger> {
+    if !remote_available || forced == Some(Target::Local) {
+        return None;
+    }
+    user_asked(message)
+}
+
+/// After a local reply without tool calls. A bare `HEARTBEAT_OK` is the
+/// right answer to a quiet heartbeat (`heartbeat_ack`), not a too-short one.
+pub fn on_local_reply(
+    standing: Standing,
+    heartbeat_ack: bool,
+    reply: &LocalReply<'_>,
+) -> Option<Trigger> {
+    if !standing.can_escalate() || heartbeat_ack {
+        return None;
+    }
+    after_reply(reply)
+}
+
+/// After a batch of tool results, over all the turn's outcomes so far.
+pub fn on_tool_outcomes(standing: Standing, outcomes: &[ToolOutcome<'_>]) -> Option<Trigger> {
+    if !standing.can_escalate() {
+        return None;
+    }
+    after_tools(outcomes)
 }
 
 /// Phrases that mean "send this to the big model", in the languages the
@@ -258,133 +316,5 @@ fn contains_words(text: &str, phrase: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn reply(answer: &str) -> LocalReply<'_> {
-        LocalReply {
-            answer,
-            confidence: None,
-            threshold: 0.4,
-            substantive: false,
-            used_tools: false,
-        }
-    }
-
-    #[test]
-    fn the_user_asking_escalates_in_several_languages() {
-        for text in [
-            "hmm, use claude for this one",
-            "Escalate please",
-            "ok ask GPT then",
-            "usa claude para esto",
-            "demande à claude stp",
-            "frag Claude mal",
-        ] {
-            let t = user_asked(text).unwrap_or_else(|| panic!("{text}"));
-            assert_eq!(t.trigger, "user", "{text}");
-        }
-        // Words that merely contain the phrase do not count.
-        assert_eq!(user_asked("the escalated ticket is closed"), None);
-        assert_eq!(user_asked("what does claude's pricing look like?"), None);
-    }
-
-    #[test]
-    fn low_confidence_comes_first_and_names_the_numbers() {
-        let mut r = reply("Canberra.");
-        r.confidence = Some(0.31);
-        let t = after_reply(&r).expect("escalates");
-        assert_eq!(t.trigger, "low_confidence");
-        assert_eq!(
-            t.reason,
-            "local confidence 0.31 is below the threshold 0.40"
-        );
-        r.confidence = Some(0.9);
-        assert_eq!(after_reply(&r), None);
-    }
-
-    #[test]
-    fn hedging_counts_in_prose_not_in_code() {
-        let t = after_reply(&reply("I'm not sure, but it might be Sydney.")).expect("hedge");
-        assert_eq!(t.trigger, "hedging");
-        assert!(t.reason.contains("i'm not sure"), "{}", t.reason);
-        // Typographic apostrophes too.
-        assert!(after_reply(&reply("I’m not sure it is Canberra.")).is_some());
-        // In another language.
-        assert!(after_reply(&reply("No estoy seguro, quizá Sídney.")).is_some());
-        // Inside code or quoted output it is not the model hedging.
-        let code = "The capital is Canberra.\n```python\n# I'm not sure this import is needed\nimport os\n```";
-        assert_eq!(after_reply(&reply(code)), None);
-        assert_eq!(
-            after_reply(&reply("It is `i don't know` in the log.")),
-            None
-        );
-        // A caveat deep in a long answer is not a failed answer.
-        let long = format!(
-            "{}\n\nThat said, I might be wrong about the 1911 date.",
-            "Canberra was chosen as a compromise between Sydney and Melbourne. ".repeat(12)
-        );
-        assert_eq!(after_reply(&reply(&long)), None);
-        // "can't" about the world, not about itself, is fine.
-        assert_eq!(
-            after_reply(&reply("You can't fly there directly; it is Canberra.")),
-            None
-        );
-    }
-
-    #[test]
-    fn a_terse_answer_escalates_only_a_substantive_ask_without_tools() {
-        let substantive = |answer| LocalReply {
-            substantive: true,
-            ..reply(answer)
-        };
-        let t = after_reply(&substantive("Yes.")).expect("too short");
-        assert_eq!(t.trigger, "too_short");
-        assert_eq!(t.reason, "a 4-character answer to a substantive request");
-        assert_eq!(after_reply(&reply("Hi!")), None);
-        let mut after_tool = substantive("Done.");
-        after_tool.used_tools = true;
-        assert_eq!(after_reply(&after_tool), None);
-        assert_eq!(
-            after_reply(&substantive("It was settled in 1913, as Canberra.")),
-            None
-        );
-    }
-
-    #[test]
-    fn tools_that_ask_or_fail_twice_escalate() {
-        let ok = |name| ToolOutcome {
-            name,
-            success: true,
-            suggest_escalation: false,
-        };
-        let failed = |name| ToolOutcome {
-            name,
-            success: false,
-            suggest_escalation: false,
-        };
-        let suggests = ToolOutcome {
-            name: "edit_file",
-            success: false,
-            suggest_escalation: true,
-        };
-        assert_eq!(after_tools(&[ok("glob"), ok("read_file")]), None);
-        // One failure the model may still recover from.
-        assert_eq!(after_tools(&[failed("exec"), ok("read_file")]), None);
-        let t = after_tools(&[failed("exec"), ok("read_file"), failed("exec")]).expect("again");
-        assert_eq!(t.trigger, "tool_failed");
-        assert_eq!(t.reason, "`exec` failed again after the model retried it");
-        let t = after_tools(&[ok("read_file"), suggests]).expect("suggested");
-        assert_eq!(t.trigger, "tool_suggested");
-    }
-
-    #[test]
-    fn confidence_is_the_geometric_mean_probability() {
-        assert_eq!(confidence_from_logprobs(&[]), None);
-        let c = confidence_from_logprobs(&[0.0, 0.0]).expect("some");
-        assert!((c - 1.0).abs() < 1e-12);
-        let half = 0.5f64.ln();
-        let c = confidence_from_logprobs(&[half, half, f64::NEG_INFINITY]).expect("some");
-        assert!((c - 0.5).abs() < 1e-12, "{c}");
-    }
-}
+#[path = "escalation_tests.rs"]
+mod tests;

@@ -9,8 +9,10 @@ use std::collections::HashSet;
 use anyhow::{Context, Result, bail};
 use tokio_util::sync::CancellationToken;
 
+use super::super::session::{Session, Turn};
 use super::super::steps::{byte_bound, count_prompt, message_tokens, prompt_messages};
-use super::super::turn::{Session, Turn, emit_usage, run_tools};
+use super::super::tool_calls::run_tools;
+use super::super::usage::emit_usage;
 use super::super::window;
 use crate::chat::{ChatMessage, ToolSpec};
 use crate::protocol::EventKind;

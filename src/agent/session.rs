@@ -1,0 +1,191 @@
+//! A session as its worker holds it: the transcript on disk and the
+//! history in memory (pushed in that order, redacted first), the window's
+//! bookkeeping, and the `Turn` through which one turn emits its events.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anyhow::Result;
+use chrono::Utc;
+
+use super::shared::Shared;
+use super::{redact, slots, summary};
+use crate::chat::ChatMessage;
+use crate::config::Redactor;
+use crate::protocol::{Command, EventKind, Origin, Target};
+use crate::sessions::{Record, Transcript};
+
+pub(crate) struct Session {
+    pub id: String,
+    pub(super) transcript: Transcript,
+    pub(super) history: Vec<ChatMessage>,
+    /// Token cost of each history message, filled lazily.
+    pub(super) tokens: Vec<Option<u64>>,
+    /// `/local` or `/remote`: taken by the next turn.
+    pub(super) forced: Option<Target>,
+    pub(super) slot: Option<u32>,
+    /// History before this index is no longer sent. It only moves forward,
+    /// and when it must, well past the minimum, so that the sent prefix
+    /// stays the same for many turns (llama.cpp's prefix cache).
+    pub(super) window_start: usize,
+    /// What is pushed is redacted first: the transcript and the history
+    /// (every later request) never hold a secret value.
+    redactor: Arc<Redactor>,
+    /// Tool outputs trimmed to fit the window, as they were (by history
+    /// index): a later trim cuts from these, never from a cut text.
+    pub(super) untrimmed: HashMap<usize, String>,
+    /// User messages in the live transcript: the number of the running
+    /// turn, which keys its file checkpoints (`/clear` leaves it).
+    pub(super) turns: usize,
+    /// The local endpoint that answered the last local request.
+    pub(super) endpoint: Option<String>,
+}
+
+impl Session {
+    pub async fn open(shared: &Shared, id: &str) -> Result<Self> {
+        let (transcript, records) = Transcript::open(&shared.workspace, id)?;
+        let turns = crate::sessions::user_turns(&records);
+        // From the last compaction's summary on, when there was one.
+        let history = summary::resume(records);
+        let limits = shared.limits().await;
+        let session = Self {
+            turns,
+            id: id.to_string(),
+            transcript,
+            tokens: vec![None; history.len()],
+            history,
+            forced: None,
+            slot: shared.assign_slot(id, limits.total_slots),
+            window_start: 0,
+            redactor: shared.redactor.clone(),
+            untrimmed: HashMap::new(),
+            endpoint: None,
+        };
+        // Resumed after a restart: the cache the last run saved makes the
+        // first turn warm (where the server supports it).
+        if !session.history.is_empty() {
+            slots::restore(&shared.main, session.cache_slot(), id).await;
+        }
+        Ok(session)
+    }
+
+    /// Reads the history again from the transcript (after a rewind).
+    pub fn reload(&mut self, shared: &Shared) -> Result<()> {
+        let (transcript, records) = Transcript::open(&shared.workspace, &self.id)?;
+        self.turns = crate::sessions::user_turns(&records);
+        self.transcript = transcript;
+        self.history = summary::resume(records);
+        self.tokens = vec![None; self.history.len()];
+        self.window_start = 0;
+        self.untrimmed.clear();
+        Ok(())
+    }
+
+    /// The server slot holding this session's KV cache.
+    pub(super) fn cache_slot(&self) -> u32 {
+        self.slot.unwrap_or(0)
+    }
+
+    pub fn apply(&mut self, command: Command) {
+        match command {
+            Command::ForceTarget(target) => self.forced = Some(target),
+            Command::Clear => {
+                self.history.clear();
+                self.tokens.clear();
+                self.window_start = 0;
+                self.untrimmed.clear();
+            }
+            // Answered by the core without the session (see `run_core`),
+            // or by the session's worker (fork, rewind, `compact::now`).
+            Command::MemorySearch { .. }
+            | Command::Fork
+            | Command::Rewind { .. }
+            | Command::Compact { .. } => {}
+        }
+    }
+
+    /// Appends to the transcript first, then to the in-memory history.
+    pub(super) fn push(
+        &mut self,
+        origin: &Origin,
+        typed: Option<String>,
+        message: ChatMessage,
+    ) -> Result<()> {
+        self.push_record(origin, typed, None, message)
+    }
+
+    /// A model's reply, with the provider that wrote it (the distillation
+    /// export keeps only what a remote model answered).
+    pub(super) fn push_reply(
+        &mut self,
+        origin: &Origin,
+        provider: &str,
+        message: ChatMessage,
+    ) -> Result<()> {
+        self.push_record(origin, None, Some(provider.to_string()), message)
+    }
+
+    fn push_record(
+        &mut self,
+        origin: &Origin,
+        typed: Option<String>,
+        provider: Option<String>,
+        mut message: ChatMessage,
+    ) -> Result<()> {
+        redact::message(&self.redactor, &mut message);
+        let typed = typed.map(|t| self.redactor.redact(&t).into_owned());
+        self.transcript.append(&Record {
+            ts: Utc::now(),
+            origin: origin.clone(),
+            typed,
+            provider,
+            message: message.clone(),
+            compaction: None,
+        })?;
+        self.history.push(message);
+        self.tokens.push(None);
+        Ok(())
+    }
+
+    /// After a compaction: `history` replaced what was before `cut` with
+    /// `inserted` messages (the summary); the window starts over.
+    pub(super) fn replace_history(
+        &mut self,
+        history: Vec<ChatMessage>,
+        cut: usize,
+        inserted: usize,
+    ) {
+        let kept_tokens = self.tokens.split_off(cut.min(self.tokens.len()));
+        self.tokens = vec![None; inserted];
+        self.tokens.extend(kept_tokens);
+        self.untrimmed = std::mem::take(&mut self.untrimmed)
+            .into_iter()
+            .filter(|(index, _)| *index >= cut)
+            .map(|(index, text)| (index - cut + inserted, text))
+            .collect();
+        self.history = history;
+        self.window_start = 0;
+    }
+}
+
+/// One turn's (or one command's) view of the core: the shared state and
+/// where its events go.
+pub(super) struct Turn<'a> {
+    pub(super) shared: &'a Shared,
+    session_id: String,
+    pub(super) origin: Origin,
+}
+
+impl<'a> Turn<'a> {
+    pub(super) fn new(shared: &'a Shared, session_id: &str, origin: Origin) -> Self {
+        Self {
+            shared,
+            session_id: session_id.to_string(),
+            origin,
+        }
+    }
+
+    pub(super) fn emit(&self, kind: EventKind) {
+        self.shared.bus.emit(&self.session_id, &self.origin, kind);
+    }
+}

@@ -1,0 +1,111 @@
+//! One batch of the model's tool calls: announced in order, run
+//! concurrently (a repeated call, invalid arguments or a tool an unattended
+//! origin may not use fails without running), each result redacted before
+//! it is shown, stored or sent.
+
+use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::FutureExt;
+use futures_util::future::join_all;
+use tokio_util::sync::CancellationToken;
+
+use super::session::Turn;
+use super::unattended;
+use crate::chat::ToolCall;
+use crate::protocol::EventKind;
+use crate::tools::{self, ToolContext};
+
+/// Runs the calls concurrently; results come back in call order.
+pub(super) async fn run_tools(
+    turn: &Turn<'_>,
+    session_id: &str,
+    calls: &[ToolCall],
+    seen: &mut HashSet<String>,
+    cancel: &CancellationToken,
+    checkpoint: Option<Arc<tools::checkpoints::TurnCheckpoint>>,
+) -> Vec<tools::ToolOutput> {
+    let shared = turn.shared;
+    let ctx = ToolContext {
+        workspace: shared.workspace.clone(),
+        allowed_paths: shared.allowed_paths.clone(),
+        exec: shared.config.tools.exec.clone(),
+        session: session_id.to_string(),
+        origin: turn.origin.clone(),
+        approver: shared.approver.clone(),
+        cancel: cancel.clone(),
+        skills: shared.skills.clone(),
+        memory: Some(shared.memory.clone()),
+        protected: shared.protected.clone(),
+        config: shared.config.clone(),
+        bus: turn.shared.bus.clone(),
+        call_id: String::new(),
+        checkpoint,
+        mcp: shared.mcp.clone(),
+    };
+    let mut jobs = Vec::with_capacity(calls.len());
+    for call in calls {
+        turn.emit(EventKind::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            sandbox: (call.name == "exec").then(|| tools::sandbox::describe(&ctx.exec)),
+        });
+        // The same call twice in one turn is a loop the model needs to hear about.
+        let repeated = !seen.insert(format!("{}:{}", call.name, call.arguments));
+        // Its own id, for the progress it reports.
+        let mut call_ctx = ctx.clone();
+        call_ctx.call_id = call.id.clone();
+        jobs.push(async move {
+            let ctx = &call_ctx;
+            let started = Instant::now();
+            let output = if let Some(err) = &call.arguments_error {
+                tools::ToolOutput::fail(format!(
+                    "your call to `{}` had invalid JSON arguments ({err}); send it again with a valid JSON object",
+                    call.name
+                ))
+            } else if !unattended::tool_allowed(
+                &ctx.origin,
+                &call.name,
+                &shared.config.webhook.tools,
+            ) {
+                tools::ToolOutput::fail(unattended::tool_refusal(&call.name))
+            } else if repeated {
+                tools::ToolOutput::fail(format!(
+                    "you already called `{}` with exactly these arguments in this turn; its result is above. Use it, or try something different",
+                    call.name
+                ))
+            } else {
+                // A bug in one tool fails that call, not the session's worker.
+                AssertUnwindSafe(tools::run(&call.name, &call.arguments, ctx))
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| {
+                        let why = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "unknown cause".into());
+                        tracing::error!(tool = %call.name, "tool panicked: {why}");
+                        tools::ToolOutput::fail(format!("`{}` crashed ({why}); this is a bug in egirl", call.name))
+                    })
+            };
+            // Before it is shown, stored or sent: `env`, `cat .env`...
+            let mut output = output;
+            shared.redactor.redact_string(&mut output.output);
+            turn.emit(EventKind::ToolResult {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                success: output.success,
+                output: output.output.clone(),
+                duration_ms: started.elapsed().as_millis() as u64,
+                // Shown, never sent: the model's result stays one line.
+                diff: output.diff.take(),
+            });
+            output
+        });
+    }
+    join_all(jobs).await
+}

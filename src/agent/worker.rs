@@ -1,0 +1,194 @@
+//! One worker task per session: it runs the session's turns and commands
+//! in the order they arrived, opening the session on first use, and
+//! counts each message out when its turn ends (`AgentHandle::busy`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Result;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::session::Session;
+use super::shared::Shared;
+use super::{compact, rewind, turn};
+use crate::protocol::{Command, EventKind, Origin, SessionId};
+
+pub(super) enum Work {
+    Message { origin: Origin, text: String },
+    Command(Command),
+}
+
+/// What the core holds of a session's worker.
+pub(super) struct SessionHandle {
+    pub work: mpsc::UnboundedSender<Work>,
+    /// Messages sent to the worker whose turn has not ended.
+    pub outstanding: Arc<AtomicUsize>,
+    cancel: Arc<Mutex<CancellationToken>>,
+    pub task: JoinHandle<()>,
+}
+
+impl SessionHandle {
+    /// Stops the running turn (or compaction), if any.
+    pub fn interrupt(&self) {
+        lock(&self.cancel).cancel();
+    }
+}
+
+pub(super) fn start_session(
+    shared: &Arc<Shared>,
+    id: SessionId,
+    busy: &Arc<watch::Sender<usize>>,
+    shutdown: &CancellationToken,
+) -> SessionHandle {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let outstanding = Arc::new(AtomicUsize::new(0));
+    let cancel = Arc::new(Mutex::new(CancellationToken::new()));
+    let worker = Worker {
+        shared: shared.clone(),
+        id,
+        session: None,
+        outstanding: outstanding.clone(),
+        busy: busy.clone(),
+        cancel: cancel.clone(),
+        shutdown: shutdown.clone(),
+    };
+    SessionHandle {
+        work: tx,
+        outstanding,
+        cancel,
+        task: tokio::spawn(worker.run(rx)),
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Worker {
+    shared: Arc<Shared>,
+    id: SessionId,
+    /// Opened at the first message or command that needs it.
+    session: Option<Session>,
+    outstanding: Arc<AtomicUsize>,
+    busy: Arc<watch::Sender<usize>>,
+    /// Where `SessionHandle::interrupt` finds the running turn's token.
+    cancel: Arc<Mutex<CancellationToken>>,
+    shutdown: CancellationToken,
+}
+
+impl Worker {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Work>) {
+        while let Some(work) = rx.recv().await {
+            match work {
+                Work::Message { origin, text } => {
+                    self.message(origin, text).await;
+                    self.turn_over();
+                }
+                Work::Command(Command::Fork) => rewind::fork(&self.shared, &self.id),
+                Work::Command(Command::Rewind { turn }) => self.rewind(turn),
+                Work::Command(Command::Compact { focus, origin }) => {
+                    self.compact(origin, focus).await
+                }
+                Work::Command(command) => self.apply(command).await,
+            }
+        }
+    }
+
+    /// One message's turn (or its refusal, when egirl is stopping or the
+    /// session cannot open); the caller counts it out afterwards.
+    async fn message(&mut self, origin: Origin, text: String) {
+        let (shared, id) = (&self.shared, &self.id);
+        if self.shutdown.is_cancelled() {
+            // Queued when egirl stopped: never started.
+            shared
+                .bus
+                .emit(id, &origin, EventKind::TurnEnded { interrupted: true });
+            return;
+        }
+        let token = self.new_token();
+        if self.session.is_none() {
+            match Session::open(shared, id).await {
+                Ok(s) => self.session = Some(s),
+                Err(e) => {
+                    shared.bus.emit(
+                        id,
+                        &origin,
+                        EventKind::Error {
+                            message: format!("{e:#}"),
+                        },
+                    );
+                    shared
+                        .bus
+                        .emit(id, &origin, EventKind::TurnEnded { interrupted: false });
+                    return;
+                }
+            }
+        }
+        if let Some(s) = self.session.as_mut() {
+            turn::run_turn(shared, s, origin, text, token).await;
+        }
+    }
+
+    /// The next turn reads the history as the rewind left it.
+    fn rewind(&mut self, turn: usize) {
+        let (shared, id) = (&self.shared, &self.id);
+        if rewind::rewind(shared, id, turn)
+            && let Some(s) = self.session.as_mut()
+            && let Err(e) = s.reload(shared)
+        {
+            tracing::warn!("session {id} reopens at its next turn: {e:#}");
+            self.session = None;
+        }
+    }
+
+    async fn compact(&mut self, origin: Origin, focus: Option<String>) {
+        if let Err(e) = self.open().await {
+            let (shared, id) = (&self.shared, &self.id);
+            shared.bus.emit(
+                id,
+                &origin,
+                EventKind::Error {
+                    message: format!("{e:#}"),
+                },
+            );
+            return;
+        }
+        let token = self.new_token();
+        if let Some(s) = self.session.as_mut() {
+            compact::now(&self.shared, s, origin, focus, token).await;
+        }
+    }
+
+    /// `/local`, `/remote`, `/clear`: applied to the session, opened for it
+    /// when need be (a session that cannot open ignores them).
+    async fn apply(&mut self, command: Command) {
+        if let Some(s) = self.session.as_mut() {
+            s.apply(command);
+        } else if let Ok(mut s) = Session::open(&self.shared, &self.id).await {
+            s.apply(command);
+            self.session = Some(s);
+        }
+    }
+
+    async fn open(&mut self) -> Result<()> {
+        if self.session.is_none() {
+            self.session = Some(Session::open(&self.shared, &self.id).await?);
+        }
+        Ok(())
+    }
+
+    /// A token for what runs next, where `interrupt` finds it; shutdown
+    /// cancels it too.
+    fn new_token(&self) -> CancellationToken {
+        let token = self.shutdown.child_token();
+        *lock(&self.cancel) = token.clone();
+        token
+    }
+
+    fn turn_over(&self) {
+        self.outstanding.fetch_sub(1, Ordering::SeqCst);
+        self.busy.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
