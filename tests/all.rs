@@ -18,6 +18,7 @@ mod provider_remote;
 mod rewind;
 mod routing;
 mod scheduler;
+mod sizes;
 mod skills;
 mod support;
 mod telegram;
