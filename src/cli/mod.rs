@@ -139,6 +139,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     Ok(code)
 }
 
+/// A headless turn's exit code: 0 only when it was answered.
 fn exit_code(outcome: Outcome) -> u8 {
     match outcome {
         Outcome::Answered => EXIT_OK,
