@@ -8,21 +8,51 @@ use crate::print;
 use crate::providers::llamacpp::LlamaCpp;
 
 pub async fn run(env: &Environment) -> u8 {
-    let mut failed = false;
-    let mut line = |ok: Option<bool>, what: &str, detail: String| {
+    let mut report = Report::default();
+    config_and_workspace(env, &mut report);
+    sandbox_and_tools(env, &mut report);
+    local_server(&env.config.local, &mut report).await;
+    skills(env, &mut report);
+    memory_index(env, &mut report).await;
+    report.line(None, "services", services_owner(&env.workspace));
+    telegram(env, &mut report).await;
+    secrets_and_redaction(env, &mut report);
+    mcp_servers(env, &mut report).await;
+    if report.failed {
+        super::EXIT_FAILURE
+    } else {
+        super::EXIT_OK
+    }
+}
+
+/// The report as it is printed: one line per check, remembering whether
+/// any check failed (that decides the exit code).
+#[derive(Default)]
+struct Report {
+    failed: bool,
+}
+
+impl Report {
+    /// `ok` is `Some(true)` for a pass, `Some(false)` for a failure and
+    /// `None` for a note that fails nothing.
+    fn line(&mut self, ok: Option<bool>, what: &str, detail: String) {
         let mark = match ok {
             Some(true) => "ok  ",
             Some(false) => "FAIL",
             None => "note",
         };
         if ok == Some(false) {
-            failed = true;
+            self.failed = true;
         }
         // A closed stdout only ends the report; the exit code still says.
         let _ = print::out(&format!("{mark} {what}: {detail}\n"));
-    };
+    }
+}
 
-    line(
+/// Which config was read, whether the workspace has its templates, and
+/// the start-up files that lie inside the workspace.
+fn config_and_workspace(env: &Environment, report: &mut Report) {
+    report.line(
         Some(true),
         "config",
         env.config_path
@@ -36,7 +66,7 @@ pub async fn run(env: &Environment) -> u8 {
         .map(|(name, _)| *name)
         .filter(|name| !env.workspace.join(name).exists())
         .collect();
-    line(
+    report.line(
         Some(true),
         "workspace",
         if missing.is_empty() {
@@ -64,13 +94,17 @@ pub async fn run(env: &Environment) -> u8 {
         &env.env_files,
         commands,
     ) {
-        line(None, "workspace", exposure);
+        report.line(None, "workspace", exposure);
     }
+}
 
+/// The exec sandbox, the web tools and `delegate_claude_code`.
+fn sandbox_and_tools(env: &Environment, report: &mut Report) {
+    let exec = &env.config.tools.exec;
     let sandbox = crate::tools::sandbox::describe(exec);
     match crate::tools::sandbox::notice(exec) {
-        None => line(Some(true), "exec sandbox", sandbox),
-        Some(why) => line(
+        None => report.line(Some(true), "exec sandbox", sandbox),
+        Some(why) => report.line(
             (exec.sandbox == crate::config::ExecSandbox::Required).then_some(false),
             "exec sandbox",
             why,
@@ -78,71 +112,30 @@ pub async fn run(env: &Environment) -> u8 {
     }
 
     for (ok, what, detail) in crate::tools::web::doctor_lines(&env.config.tools.web) {
-        line(ok, what, detail);
+        report.line(ok, what, detail);
     }
     let (ok, detail) = crate::tools::builtin::delegate_claude_code::doctor_line(&env.config);
-    line(ok, "delegate_claude_code", detail);
+    report.line(ok, "delegate_claude_code", detail);
+}
 
-    let local = &env.config.local;
+/// The local model server: its health and properties (or the managed
+/// server egirl would start), each endpoint's kind, and the embeddings.
+async fn local_server(local: &crate::config::LocalConfig, report: &mut Report) {
     let provider = LlamaCpp::new(local);
     match provider.health().await {
         Ok(()) => {
-            line(Some(true), "local /health", local.endpoint.clone());
-            match provider.props().await {
-                Ok(props) => line(
-                    Some(true),
-                    "local /props",
-                    format!(
-                        "n_ctx {}, {} slot(s), model {}, {}",
-                        props.n_ctx.map_or("?".into(), |n| n.to_string()),
-                        props.total_slots.unwrap_or(1),
-                        props.model_path.as_deref().unwrap_or("?"),
-                        match props.supports_tools {
-                            Some(false) =>
-                                "template has no tool support (tools go in the system prompt)",
-                            Some(true) => "native tool calls",
-                            None => "tool support unknown",
-                        }
-                    ),
-                ),
-                Err(e) => line(
-                    None,
-                    "local /props",
-                    format!("{e} (not llama-server? using [local] context_length)"),
-                ),
-            }
+            report.line(Some(true), "local /health", local.endpoint.clone());
+            local_props(&provider, report).await;
         }
         Err(e) => match &local.server {
-            Some(server) => {
-                let binary = expand_home(&server.binary);
-                let model = expand_home(&server.model);
-                let ready = binary.is_file() && model.is_file();
-                line(
-                    Some(ready),
-                    "local server",
-                    if ready {
-                        format!(
-                            "not running at {}; egirl will start {}",
-                            local.endpoint,
-                            binary.display()
-                        )
-                    } else {
-                        format!(
-                            "not running at {} and the managed server is missing ({} or {}); run scripts/install-llama.sh",
-                            local.endpoint,
-                            binary.display(),
-                            model.display()
-                        )
-                    },
-                );
-            }
-            None => line(Some(false), "local /health", e.to_string()),
+            Some(server) => managed_server(local, server, report),
+            None => report.line(Some(false), "local /health", e.to_string()),
         },
     }
     for (role, endpoint, detail) in endpoint_kinds(local).await {
         match detail {
-            Ok(detail) => line(Some(true), &format!("{role} {endpoint}"), detail),
-            Err(e) => line(None, &format!("{role} {endpoint}"), e),
+            Ok(detail) => report.line(Some(true), &format!("{role} {endpoint}"), detail),
+            Err(e) => report.line(None, &format!("{role} {endpoint}"), e),
         }
     }
     if let Some(emb) = &local.embeddings {
@@ -151,17 +144,78 @@ pub async fn run(env: &Environment) -> u8 {
             ..local.clone()
         };
         match LlamaCpp::new(&probe).health().await {
-            Ok(()) => line(Some(true), "embeddings", emb.endpoint.clone()),
-            Err(e) => line(
+            Ok(()) => report.line(Some(true), "embeddings", emb.endpoint.clone()),
+            Err(e) => report.line(
                 None,
                 "embeddings",
                 format!("{e} (memory search falls back to full-text)"),
             ),
         }
     }
+}
+
+/// What a healthy llama-server says about its context, slots, model and
+/// tool support.
+async fn local_props(provider: &LlamaCpp, report: &mut Report) {
+    match provider.props().await {
+        Ok(props) => report.line(
+            Some(true),
+            "local /props",
+            format!(
+                "n_ctx {}, {} slot(s), model {}, {}",
+                props.n_ctx.map_or("?".into(), |n| n.to_string()),
+                props.total_slots.unwrap_or(1),
+                props.model_path.as_deref().unwrap_or("?"),
+                match props.supports_tools {
+                    Some(false) => "template has no tool support (tools go in the system prompt)",
+                    Some(true) => "native tool calls",
+                    None => "tool support unknown",
+                }
+            ),
+        ),
+        Err(e) => report.line(
+            None,
+            "local /props",
+            format!("{e} (not llama-server? using [local] context_length)"),
+        ),
+    }
+}
+
+/// With no server answering: whether the managed server egirl would
+/// start is installed.
+fn managed_server(
+    local: &crate::config::LocalConfig,
+    server: &crate::config::ManagedServerConfig,
+    report: &mut Report,
+) {
+    let binary = expand_home(&server.binary);
+    let model = expand_home(&server.model);
+    let ready = binary.is_file() && model.is_file();
+    report.line(
+        Some(ready),
+        "local server",
+        if ready {
+            format!(
+                "not running at {}; egirl will start {}",
+                local.endpoint,
+                binary.display()
+            )
+        } else {
+            format!(
+                "not running at {} and the managed server is missing ({} or {}); run scripts/install-llama.sh",
+                local.endpoint,
+                binary.display(),
+                model.display()
+            )
+        },
+    );
+}
+
+/// How many skills load, and how many are unavailable or broken.
+fn skills(env: &Environment, report: &mut Report) {
     let skills = crate::skills::Registry::load(&env.config.skills, &env.workspace).snapshot();
     let usable = skills.skills.iter().filter(|s| s.available()).count();
-    line(
+    report.line(
         if skills.broken.is_empty() {
             Some(true)
         } else {
@@ -174,6 +228,10 @@ pub async fn run(env: &Environment) -> u8 {
             skills.broken.len()
         ),
     );
+}
+
+/// What the memory index holds and whether it searches by vectors.
+async fn memory_index(env: &Environment, report: &mut Report) {
     let remote =
         crate::providers::remote::RemoteProviders::from_config(&env.config.remote, &env.secrets);
     let memory = crate::memory::Memory::new(&env.workspace, &env.config, &remote);
@@ -189,35 +247,43 @@ pub async fn run(env: &Environment) -> u8 {
             } else {
                 format!("{files} files, {chunks} chunks, {vectors} vectors")
             };
-            line(Some(true), "memory index", format!("{state}{search}"));
+            report.line(Some(true), "memory index", format!("{state}{search}"));
         }
-        Err(e) => line(
+        Err(e) => report.line(
             None,
             "memory index",
             format!("{e:#} (rebuilt from the files on next use)"),
         ),
     }
-    line(None, "services", services_owner(&env.workspace));
+}
+
+/// When Telegram is enabled: whether its token is set and answers.
+async fn telegram(env: &Environment, report: &mut Report) {
     let telegram = &env.config.channels.telegram;
-    if telegram.enabled {
-        let (ok, detail) = match &env.secrets.telegram_bot_token {
-            None => (
-                false,
-                "enabled but TELEGRAM_BOT_TOKEN is not set".to_string(),
-            ),
-            Some(token) => match crate::channels::telegram::check_token(telegram, token).await {
-                Ok(name) => (true, format!("getMe answered: @{name}")),
-                Err(why) => (false, why),
-            },
-        };
-        line(
-            Some(ok),
-            "telegram",
-            env.redactor.redact(&detail).into_owned(),
-        );
+    if !telegram.enabled {
+        return;
     }
+    let (ok, detail) = match &env.secrets.telegram_bot_token {
+        None => (
+            false,
+            "enabled but TELEGRAM_BOT_TOKEN is not set".to_string(),
+        ),
+        Some(token) => match crate::channels::telegram::check_token(telegram, token).await {
+            Ok(name) => (true, format!("getMe answered: @{name}")),
+            Err(why) => (false, why),
+        },
+    };
+    report.line(
+        Some(ok),
+        "telegram",
+        env.redactor.redact(&detail).into_owned(),
+    );
+}
+
+/// Which secret variables are set, and what redaction hides.
+fn secrets_and_redaction(env: &Environment, report: &mut Report) {
     for (var, present) in env.secrets.presence() {
-        line(
+        report.line(
             None,
             var,
             if present {
@@ -227,7 +293,7 @@ pub async fn run(env: &Environment) -> u8 {
             },
         );
     }
-    line(
+    report.line(
         None,
         "redaction",
         if env.redactor.is_empty() {
@@ -239,28 +305,27 @@ pub async fn run(env: &Environment) -> u8 {
             )
         },
     );
-    // Each MCP server connected as egirl would, then stopped.
-    if !env.config.mcp.servers.is_empty() {
-        let manager = super::mcp::connect(env).await;
-        for info in manager.infos() {
-            let detail = match (&info.last_error, info.state.as_str()) {
-                (_, "ready") => format!("{}, {} tool(s)", info.transport, info.tools.len()),
-                (Some(error), state) => format!("{}, {state}: {error}", info.transport),
-                (None, state) => format!("{}, {state}", info.transport),
-            };
-            line(
-                Some(info.state == "ready"),
-                &format!("mcp {}", info.name),
-                detail,
-            );
-        }
-        manager.shutdown().await;
+}
+
+/// Each MCP server connected as egirl would, then stopped.
+async fn mcp_servers(env: &Environment, report: &mut Report) {
+    if env.config.mcp.servers.is_empty() {
+        return;
     }
-    if failed {
-        super::EXIT_FAILURE
-    } else {
-        super::EXIT_OK
+    let manager = super::mcp::connect(env).await;
+    for info in manager.infos() {
+        let detail = match (&info.last_error, info.state.as_str()) {
+            (_, "ready") => format!("{}, {} tool(s)", info.transport, info.tools.len()),
+            (Some(error), state) => format!("{}, {state}: {error}", info.transport),
+            (None, state) => format!("{}, {state}", info.transport),
+        };
+        report.line(
+            Some(info.state == "ready"),
+            &format!("mcp {}", info.name),
+            detail,
+        );
     }
+    manager.shutdown().await;
 }
 
 /// What this machine's sandbox keeps from commands (both false with the

@@ -8,16 +8,17 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use secrecy::SecretString;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{Environment, start_discord, start_telegram};
+use super::Environment;
 use crate::agent::AgentHandle;
 use crate::channels::clock::SystemClock;
 use crate::channels::cron::CronScheduler;
-use crate::channels::discord::Discord;
+use crate::channels::discord::{self, Discord, DiscordOptions};
 use crate::channels::heartbeat::Heartbeat;
-use crate::channels::telegram::Telegram;
+use crate::channels::telegram::{self, Telegram, TelegramOptions};
 use crate::channels::webhook::{self, Webhook};
 use crate::cron::CronStore;
 use crate::fsutil::lockfile::{self, FileLock};
@@ -79,29 +80,7 @@ pub async fn start(
     attended: bool,
     notices: &mut Vec<String>,
 ) -> Result<Services, String> {
-    let path = lock_path(&env.workspace);
-    let mut lock = match FileLock::try_acquire(&path) {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            let holder = lockfile::read_note(&path);
-            let holder = if holder.is_empty() {
-                "another egirl process".to_string()
-            } else {
-                format!("another egirl process ({holder})")
-            };
-            return Err(format!(
-                "Discord, Telegram, heartbeat, cron and the webhook for this workspace run in {holder}"
-            ));
-        }
-        Err(e) => {
-            return Err(format!(
-                "{e:#}; Discord, Telegram, heartbeat, cron and the webhook are off"
-            ));
-        }
-    };
-    if let Err(e) = lock.write_note(&format!("pid {}", std::process::id())) {
-        tracing::warn!("{e:#}");
-    }
+    let lock = take_lock(&env.workspace)?;
     let stop = CancellationToken::new();
     let mut running = Vec::new();
     let mut tasks = Vec::new();
@@ -131,57 +110,20 @@ pub async fn start(
         tasks.push(task);
     }
     if config.cron.enabled {
-        let store = CronStore::in_workspace(&env.workspace);
-        let jobs = match store.load() {
-            Ok(jobs) => jobs.len(),
-            Err(e) => {
-                notices.push(format!("cron: {e:#}"));
-                0
-            }
-        };
-        tasks.push(
-            CronScheduler {
-                agent: agent.clone(),
-                store,
-                config: config.cron.clone(),
-                clock: Arc::new(SystemClock),
-            }
-            .spawn(stop.clone()),
-        );
+        let (task, jobs) = spawn_cron(env, agent, &stop, notices);
+        tasks.push(task);
         running.push(format!("cron ({jobs} jobs)"));
     }
     let webhook = match &env.secrets.webhook_secret {
         None => None,
-        Some(secret) => {
-            let limits = webhook::Limits {
-                header_timeout: config.webhook.header_timeout.0,
-                body_timeout: config.webhook.body_timeout.0,
-                max_connections: config.webhook.max_connections,
-            };
-            match webhook::start_bounded(
-                agent.clone(),
-                &config.webhook.listen,
-                secret.clone(),
-                limits,
-            )
-            .await
-            {
-                Ok(hook) => {
-                    running.push(format!(
-                        "webhook on http://{}/api/webhook/default",
-                        hook.addr
-                    ));
-                    Some(hook)
-                }
-                Err(e) => {
-                    let notice = format!("{e:#}; the webhook is off");
-                    tracing::warn!("{notice}");
-                    notices.push(notice);
-                    None
-                }
-            }
-        }
+        Some(secret) => start_webhook(env, agent, secret, notices).await,
     };
+    if let Some(hook) = &webhook {
+        running.push(format!(
+            "webhook on http://{}/api/webhook/default",
+            hook.addr
+        ));
+    }
     Ok(Services {
         discord,
         webhook,
@@ -191,6 +133,160 @@ pub async fn start(
         tasks,
         _lock: lock,
     })
+}
+
+/// The workspace's services lock, noted with this process's id; Err
+/// says who holds it instead.
+fn take_lock(workspace: &Path) -> Result<FileLock, String> {
+    let path = lock_path(workspace);
+    let mut lock = match FileLock::try_acquire(&path) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            let holder = lockfile::read_note(&path);
+            let holder = if holder.is_empty() {
+                "another egirl process".to_string()
+            } else {
+                format!("another egirl process ({holder})")
+            };
+            return Err(format!(
+                "Discord, Telegram, heartbeat, cron and the webhook for this workspace run in {holder}"
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "{e:#}; Discord, Telegram, heartbeat, cron and the webhook are off"
+            ));
+        }
+    };
+    if let Err(e) = lock.write_note(&format!("pid {}", std::process::id())) {
+        tracing::warn!("{e:#}");
+    }
+    Ok(lock)
+}
+
+/// The cron scheduler's task and how many jobs the store holds now (0,
+/// with a notice, when it cannot be read).
+fn spawn_cron(
+    env: &Environment,
+    agent: &AgentHandle,
+    stop: &CancellationToken,
+    notices: &mut Vec<String>,
+) -> (JoinHandle<()>, usize) {
+    let store = CronStore::in_workspace(&env.workspace);
+    let jobs = match store.load() {
+        Ok(jobs) => jobs.len(),
+        Err(e) => {
+            notices.push(format!("cron: {e:#}"));
+            0
+        }
+    };
+    let task = CronScheduler {
+        agent: agent.clone(),
+        store,
+        config: env.config.cron.clone(),
+        clock: Arc::new(SystemClock),
+    }
+    .spawn(stop.clone());
+    (task, jobs)
+}
+
+/// The webhook listening on `[webhook] listen`; None, with a notice, when
+/// it cannot bind.
+async fn start_webhook(
+    env: &Environment,
+    agent: &AgentHandle,
+    secret: &SecretString,
+    notices: &mut Vec<String>,
+) -> Option<Webhook> {
+    let config = &env.config.webhook;
+    let limits = webhook::Limits {
+        header_timeout: config.header_timeout.0,
+        body_timeout: config.body_timeout.0,
+        max_connections: config.max_connections,
+    };
+    match webhook::start_bounded(agent.clone(), &config.listen, secret.clone(), limits).await {
+        Ok(hook) => Some(hook),
+        Err(e) => {
+            let notice = format!("{e:#}; the webhook is off");
+            tracing::warn!("{notice}");
+            notices.push(notice);
+            None
+        }
+    }
+}
+
+/// Starts the Discord bot when `[channels.discord] enabled`; without a
+/// token it stays off and says so. `attended`: a TUI can answer approvals.
+fn start_discord(
+    env: &Environment,
+    agent: &AgentHandle,
+    attended: bool,
+    notices: &mut Vec<String>,
+) -> Option<Discord> {
+    let config = &env.config.channels.discord;
+    if !config.enabled {
+        return None;
+    }
+    let token = bot_token(
+        "discord",
+        "DISCORD_TOKEN",
+        env.secrets.discord_token.clone(),
+        config.allowed_users.is_empty(),
+        notices,
+    )?;
+    Some(discord::spawn(
+        agent.clone(),
+        DiscordOptions::new(config.clone(), token, attended),
+    ))
+}
+
+/// Starts the Telegram bot when `[channels.telegram] enabled`; without a
+/// token it stays off and says so. `attended`: a TUI can answer approvals.
+fn start_telegram(
+    env: &Environment,
+    agent: &AgentHandle,
+    attended: bool,
+    notices: &mut Vec<String>,
+) -> Option<Telegram> {
+    let config = &env.config.channels.telegram;
+    if !config.enabled {
+        return None;
+    }
+    let token = bot_token(
+        "telegram",
+        "TELEGRAM_BOT_TOKEN",
+        env.secrets.telegram_bot_token.clone(),
+        config.allowed_users.is_empty(),
+        notices,
+    )?;
+    Some(telegram::spawn(
+        agent.clone(),
+        TelegramOptions::new(config.clone(), token, attended),
+    ))
+}
+
+/// An enabled bot's token; without one the bot stays off, with a notice,
+/// and a bot that answers nobody gets a notice too.
+fn bot_token<T>(
+    channel: &str,
+    var: &str,
+    token: Option<T>,
+    nobody_allowed: bool,
+    notices: &mut Vec<String>,
+) -> Option<T> {
+    let Some(token) = token else {
+        let notice =
+            format!("[channels.{channel}] is enabled but {var} is not set; the bot is off");
+        tracing::warn!("{notice}");
+        notices.push(notice);
+        return None;
+    };
+    if nobody_allowed {
+        notices.push(format!(
+            "[channels.{channel}] allowed_users is empty: the bot answers nobody"
+        ));
+    }
+    Some(token)
 }
 
 /// "30m", "1h30m", "45s".

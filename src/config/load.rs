@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Config;
+use super::{Config, MemoryConfig};
 
 /// A config problem, reported as one line: `file:line:col: key: message`.
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +150,27 @@ pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
 
 /// Checks serde cannot express. Returns the dotted key and the problem.
 fn validate(config: &Config) -> Result<(), (String, String)> {
+    validate_urls(config)?;
+    validate_limits(config)?;
+    validate_memory(&config.memory)?;
+    config.tools.web.check()?;
+    config.delegate.claude_code.check()?;
+    for (i, prefix) in config.tools.exec.allow.iter().enumerate() {
+        match shell_words::split(prefix) {
+            Ok(words) if !words.is_empty() => {}
+            _ => {
+                return Err((
+                    format!("tools.exec.allow[{i}]"),
+                    format!("`{prefix}` is not a command prefix"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every endpoint and base URL is an http(s) URL.
+fn validate_urls(config: &Config) -> Result<(), (String, String)> {
     let url = |key: &str, value: &str| -> Result<(), (String, String)> {
         match reqwest::Url::parse(value) {
             Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(()),
@@ -175,7 +196,12 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
     url(
         "channels.telegram.api_url",
         &config.channels.telegram.api_url,
-    )?;
+    )
+}
+
+/// The local server's, the agent's and routing's numbers are in range,
+/// and the compaction model is one egirl has.
+fn validate_limits(config: &Config) -> Result<(), (String, String)> {
     if config.local.max_concurrent == 0 {
         return Err(("local.max_concurrent".into(), "must be at least 1".into()));
     }
@@ -212,7 +238,11 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             "must be between 0 and 1".into(),
         ));
     }
-    let memory = &config.memory;
+    Ok(())
+}
+
+/// The memory search's weights and limits are in range.
+fn validate_memory(memory: &MemoryConfig) -> Result<(), (String, String)> {
     for (key, weight) in [
         ("memory.vector_weight", memory.vector_weight),
         ("memory.text_weight", memory.text_weight),
@@ -238,19 +268,6 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             "memory.candidate_multiplier".into(),
             "must be at least 1".into(),
         ));
-    }
-    config.tools.web.check()?;
-    config.delegate.claude_code.check()?;
-    for (i, prefix) in config.tools.exec.allow.iter().enumerate() {
-        match shell_words::split(prefix) {
-            Ok(words) if !words.is_empty() => {}
-            _ => {
-                return Err((
-                    format!("tools.exec.allow[{i}]"),
-                    format!("`{prefix}` is not a command prefix"),
-                ));
-            }
-        }
     }
     Ok(())
 }

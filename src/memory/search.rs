@@ -109,7 +109,20 @@ pub fn rank(
     opts: SearchOptions,
     today: NaiveDate,
 ) -> Result<Vec<Ranked>> {
-    let want = opts.max_results.max(1);
+    let hybrid = vector_hits.is_some();
+    let candidates = merge(text, vector_hits);
+    let weights = weights(settings, hybrid);
+    let scored = score(conn, candidates, weights, settings, today)?;
+    let hits = best_apart(scored, opts.max_results.max(1), opts.min_score);
+    let fts = fts_query(query);
+    hits.into_iter()
+        .map(|(hit, id)| with_snippet(conn, fts.as_deref(), hit, id))
+        .collect()
+}
+
+/// Each chunk either side proposed, with its text score relative to the
+/// best text match and its cosine (negatives count as 0).
+fn merge(text: Vec<(i64, f64)>, vector_hits: Option<Vec<(i64, f32)>>) -> HashMap<i64, Candidate> {
     let mut candidates: HashMap<i64, Candidate> = HashMap::new();
     let best_text = text.first().map_or(0.0, |(_, s)| *s);
     for (id, bm25) in text {
@@ -126,7 +139,6 @@ pub fn rank(
             },
         );
     }
-    let hybrid = vector_hits.is_some();
     for (id, cosine) in vector_hits.into_iter().flatten() {
         let entry = candidates.entry(id).or_insert(Candidate {
             vector: 0.0,
@@ -134,17 +146,32 @@ pub fn rank(
         });
         entry.vector = f64::from(cosine).max(0.0);
     }
-    let (vector_weight, text_weight) = if hybrid {
-        let total = settings.vector_weight + settings.text_weight;
-        if total > 0.0 {
-            (settings.vector_weight / total, settings.text_weight / total)
-        } else {
-            (0.5, 0.5)
-        }
-    } else {
-        (0.0, 1.0)
-    };
+    candidates
+}
 
+/// (vector, text) weights summing to 1: the configured ones in a hybrid
+/// search, text alone otherwise.
+fn weights(settings: &MemoryConfig, hybrid: bool) -> (f64, f64) {
+    if !hybrid {
+        return (0.0, 1.0);
+    }
+    let total = settings.vector_weight + settings.text_weight;
+    if total > 0.0 {
+        (settings.vector_weight / total, settings.text_weight / total)
+    } else {
+        (0.5, 0.5)
+    }
+}
+
+/// Each candidate still in the index as a hit with its weighted score,
+/// faded by the age of a dated daily log, best first.
+fn score(
+    conn: &Connection,
+    candidates: HashMap<i64, Candidate>,
+    (vector_weight, text_weight): (f64, f64),
+    settings: &MemoryConfig,
+    today: NaiveDate,
+) -> Result<Vec<(MemoryHit, i64, f64)>> {
     let mut scored: Vec<(MemoryHit, i64, f64)> = Vec::with_capacity(candidates.len());
     let mut details =
         conn.prepare_cached("SELECT path, start_line, end_line FROM chunks WHERE id = ?1")?;
@@ -188,9 +215,19 @@ pub fn rank(
             .then_with(|| a.0.path.cmp(&b.0.path))
             .then_with(|| a.0.start_line.cmp(&b.0.start_line))
     });
+    Ok(scored)
+}
+
+/// Up to `want` of the scored hits, best first, none under `min_score`
+/// and none overlapping a better one in the same file.
+fn best_apart(
+    scored: Vec<(MemoryHit, i64, f64)>,
+    want: usize,
+    min_score: f64,
+) -> Vec<(MemoryHit, i64)> {
     let mut hits: Vec<(MemoryHit, i64)> = Vec::new();
     for (hit, id, score) in scored {
-        if hits.len() == want || score < opts.min_score {
+        if hits.len() == want || score < min_score {
             break;
         }
         let overlaps = hits.iter().any(|(h, _)| {
@@ -200,10 +237,7 @@ pub fn rank(
             hits.push((hit, id));
         }
     }
-    let fts = fts_query(query);
-    hits.into_iter()
-        .map(|(hit, id)| with_snippet(conn, fts.as_deref(), hit, id))
-        .collect()
+    hits
 }
 
 /// The hit with its matched lines, from FTS5's `highlight()` of its chunk;

@@ -171,18 +171,53 @@ fn score_cues(
     found: &Found,
     prepared: &Prepared,
 ) -> CueSummary {
-    let (hits, cues) = (&found.hits, &found.cues);
-    let mut bound = vec![false; hits.len()];
-    let mut code_frame = false;
+    let verbs = score_verbs(scores, lexicon, found);
+    let support = score_word_cues(scores, found, prepared, &verbs.bound);
+    if verbs.code_frame && support.lang {
+        scores.add(Category::Code, 1.0, Evidence::Note("a language named"));
+    }
+    let code_context = f32::min(support.tech, 1.5);
+    for category in CODE_FAMILY {
+        if scores.get(category) > 0.0 {
+            scores.add(category, code_context, Evidence::Note("technical terms"));
+        }
+    }
+    if support.depth > 0.0 {
+        let (remote, score) = scores.best(|c| c.side() == Some(Target::Remote));
+        if score > 0.0 {
+            scores.add(
+                remote,
+                f32::min(support.depth, 2.0),
+                Evidence::Note("asks for depth"),
+            );
+        }
+    }
+    CueSummary {
+        conditional: support.conditional,
+    }
+}
 
-    // Verbs first, so that the objects they take are not counted twice.
+/// What the verbs bound: which hits are a verb's object (not counted
+/// again alone) and whether any verb framed code.
+struct VerbFrames {
+    bound: Vec<bool>,
+    code_frame: bool,
+}
+
+/// Verbs first, so that the objects they take are not counted twice.
+fn score_verbs(scores: &mut Scores, lexicon: &Lexicon, found: &Found) -> VerbFrames {
+    let (hits, cues) = (&found.hits, &found.cues);
+    let mut frames = VerbFrames {
+        bound: vec![false; hits.len()],
+        code_frame: false,
+    };
     for (i, hit) in hits.iter().enumerate() {
         let Cue::Verb(verb) = cues[i] else { continue };
         let weight = found.weight_at(hit);
         match bind(lexicon, hits, cues, i, verb) {
             Some((j, category, frame_weight)) => {
-                bound[j] = true;
-                code_frame |= category == Category::Code;
+                frames.bound[j] = true;
+                frames.code_frame |= category == Category::Code;
                 let evidence = Evidence::Frame(hit.entry, hits[j].entry);
                 scores.add(category, frame_weight * weight, evidence);
             }
@@ -193,21 +228,40 @@ fn score_cues(
             }
         }
     }
+    frames
+}
 
+/// What the cues other than verbs leave for the supporting scores.
+#[derive(Default)]
+struct Support {
+    /// Technical terms and inline code.
+    tech: f32,
+    /// Asks for depth (or a large word count).
+    depth: f32,
+    /// A programming language is named.
+    lang: bool,
+    conditional: bool,
+}
+
+/// Intents and leads, lone objects (capped per category), greetings and
+/// thanks; technical terms, depth and languages are tallied for later.
+fn score_word_cues(
+    scores: &mut Scores,
+    found: &Found,
+    prepared: &Prepared,
+    bound: &[bool],
+) -> Support {
     let short = |long: f32, medium: f32, brief: f32| match prepared.request_chars {
         0..=40 => brief,
         41..=80 => medium,
         _ => long,
     };
     let mut lone_objects = [0.0_f32; Category::COUNT];
-    let mut tech = 0.0;
-    let mut depth = 0.0;
-    let mut lang = false;
-    let mut summary = CueSummary::default();
-    for (i, hit) in hits.iter().enumerate() {
+    let mut support = Support::default();
+    for (i, hit) in found.hits.iter().enumerate() {
         let weight = found.weight_at(hit);
         let evidence = Evidence::Entry(hit.entry);
-        match cues[i] {
+        match found.cues[i] {
             Cue::Intent(category, w) => scores.add(category, w * weight, evidence),
             Cue::Lead(category, w)
             | Cue::LeadAtStart(category, w)
@@ -223,8 +277,8 @@ fn score_cues(
             Cue::Object(object) => {
                 // Naming languages is not asking for code: "is Python
                 // faster than Ruby?" counts one language, not two.
-                let repeated_lang = object == Object::Lang && lang;
-                lang |= object == Object::Lang;
+                let repeated_lang = object == Object::Lang && support.lang;
+                support.lang |= object == Object::Lang;
                 if !bound[i]
                     && !repeated_lang
                     && let Some((category, lone)) = lone_object(object)
@@ -237,45 +291,25 @@ fn score_cues(
                     }
                 }
                 if object == Object::InlineCode {
-                    tech += 0.3 * weight;
+                    support.tech += 0.3 * weight;
                 }
             }
             Cue::Greeting => {
                 scores.add(Category::Greeting, short(0.5, 1.5, 2.5) * weight, evidence)
             }
             Cue::Thanks => scores.add(Category::Chat, short(0.5, 1.5, 2.0) * weight, evidence),
-            Cue::Tech => tech += 0.3 * weight,
-            Cue::Depth => depth += weight,
-            Cue::Conditional => summary.conditional = true,
+            Cue::Tech => support.tech += 0.3 * weight,
+            Cue::Depth => support.depth += weight,
+            Cue::Conditional => support.conditional = true,
             Cue::WordsUnit => {
                 if follows_a_large_number(&prepared.norm, hit) {
-                    depth += weight;
+                    support.depth += weight;
                 }
             }
             Cue::Neutral => {}
         }
     }
-
-    if code_frame && lang {
-        scores.add(Category::Code, 1.0, Evidence::Note("a language named"));
-    }
-    let code_context = f32::min(tech, 1.5);
-    for category in CODE_FAMILY {
-        if scores.get(category) > 0.0 {
-            scores.add(category, code_context, Evidence::Note("technical terms"));
-        }
-    }
-    if depth > 0.0 {
-        let (remote, score) = scores.best(|c| c.side() == Some(Target::Remote));
-        if score > 0.0 {
-            scores.add(
-                remote,
-                f32::min(depth, 2.0),
-                Evidence::Note("asks for depth"),
-            );
-        }
-    }
-    summary
+    support
 }
 
 /// The paste, by kind, never by its words. A lead ("save this",

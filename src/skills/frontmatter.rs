@@ -208,6 +208,10 @@ fn top_level_keys(block: &[&str]) -> Vec<(String, usize)> {
         .collect()
 }
 
+/// The first characters of a YAML value that opens a structure (a flow
+/// collection, a quoted or block scalar, an anchor, alias or tag).
+const OPENS_STRUCTURE: [char; 9] = ['[', '{', '"', '\'', '|', '>', '&', '*', '!'];
+
 /// The fallback for a block that is not valid YAML: each top-level key
 /// with its indented continuation is parsed on its own; a value that is
 /// still not YAML is kept as the plain text on its line, unless it opens a
@@ -227,7 +231,7 @@ fn read_key_by_key(block: &[&str]) -> Map<String, Value> {
         let first = block[*start]
             .split_once(':')
             .map_or("", |(_, rest)| rest.trim());
-        let opens_structure = first.starts_with(['[', '{', '"', '\'', '|', '>', '&', '*', '!']);
+        let opens_structure = first.starts_with(OPENS_STRUCTURE);
         if !first.is_empty() && !opens_structure {
             fields.insert(key.clone(), Value::String(first.to_string()));
         }

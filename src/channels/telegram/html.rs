@@ -23,101 +23,29 @@ pub fn escape(text: &str) -> String {
 
 /// The Telegram HTML for a markdown text.
 pub fn render(markdown: &str) -> String {
-    let mut out = String::new();
-    // Open lists: the next item number (None: bullets).
-    let mut lists: Vec<Option<u64>> = Vec::new();
-    // Links whose target is not one Telegram accepts are kept as text.
-    let mut links: Vec<bool> = Vec::new();
-    let parser = Parser::new_ext(markdown, Options::ENABLE_STRIKETHROUGH);
-    for event in parser {
+    let mut renderer = Renderer::default();
+    for event in Parser::new_ext(markdown, Options::ENABLE_STRIKETHROUGH) {
+        renderer.event(event);
+    }
+    renderer.out.trim().to_string()
+}
+
+/// The HTML written so far and the open lists and links.
+#[derive(Default)]
+struct Renderer {
+    out: String,
+    /// Open lists: the next item number (None: bullets).
+    lists: Vec<Option<u64>>,
+    /// Links whose target is not one Telegram accepts are kept as text.
+    links: Vec<bool>,
+}
+
+impl Renderer {
+    fn event(&mut self, event: Event) {
+        let out = &mut self.out;
         match event {
-            Event::Start(tag) => match tag {
-                Tag::Paragraph => block_gap(&mut out),
-                Tag::Heading { .. } => {
-                    block_gap(&mut out);
-                    out.push_str("<b>");
-                }
-                Tag::BlockQuote(_) => {
-                    block_gap(&mut out);
-                    out.push_str("<blockquote>");
-                }
-                Tag::CodeBlock(kind) => {
-                    block_gap(&mut out);
-                    let lang = match &kind {
-                        CodeBlockKind::Fenced(info) => {
-                            info.split_whitespace().next().unwrap_or("").to_string()
-                        }
-                        CodeBlockKind::Indented => String::new(),
-                    };
-                    if is_language(&lang) {
-                        out.push_str(&format!("<pre><code class=\"language-{lang}\">"));
-                    } else {
-                        out.push_str("<pre><code>");
-                    }
-                }
-                Tag::List(start) => {
-                    if lists.is_empty() {
-                        block_gap(&mut out);
-                    }
-                    lists.push(start);
-                }
-                Tag::Item => {
-                    if !out.is_empty() && !out.ends_with('\n') {
-                        out.push('\n');
-                    }
-                    let depth = lists.len().saturating_sub(1);
-                    out.push_str(&"  ".repeat(depth));
-                    match lists.last_mut() {
-                        Some(Some(n)) => {
-                            out.push_str(&format!("{n}. "));
-                            *n += 1;
-                        }
-                        _ => out.push_str("• "),
-                    }
-                }
-                Tag::Emphasis => out.push_str("<i>"),
-                Tag::Strong => out.push_str("<b>"),
-                Tag::Strikethrough => out.push_str("<s>"),
-                Tag::Link { dest_url, .. } => {
-                    let ok = is_link(&dest_url);
-                    if ok {
-                        out.push_str(&format!("<a href=\"{}\">", escape(&dest_url)));
-                    }
-                    links.push(ok);
-                }
-                Tag::Image { .. } => {
-                    // A chat message cannot show it: its alt text follows.
-                    links.push(false);
-                    out.push_str("🖼 ");
-                }
-                _ => {}
-            },
-            Event::End(tag) => match tag {
-                // Bold: Telegram has no headings.
-                TagEnd::Heading(_) => out.push_str("</b>"),
-                TagEnd::BlockQuote(_) => {
-                    trim_trailing_newlines(&mut out);
-                    out.push_str("</blockquote>");
-                }
-                TagEnd::CodeBlock => {
-                    trim_trailing_newlines(&mut out);
-                    out.push_str("</code></pre>");
-                }
-                TagEnd::List(_) => {
-                    lists.pop();
-                }
-                TagEnd::Emphasis => out.push_str("</i>"),
-                TagEnd::Strong => out.push_str("</b>"),
-                TagEnd::Strikethrough => out.push_str("</s>"),
-                TagEnd::Link => {
-                    let opened = links.pop() == Some(true);
-                    out.push_str(if opened { "</a>" } else { "" });
-                }
-                TagEnd::Image => {
-                    links.pop();
-                }
-                _ => {}
-            },
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
             Event::Text(text) => out.push_str(&escape(&text)),
             Event::Code(code) => {
                 out.push_str("<code>");
@@ -128,7 +56,7 @@ pub fn render(markdown: &str) -> String {
             Event::Html(html) | Event::InlineHtml(html) => out.push_str(&escape(&html)),
             Event::SoftBreak | Event::HardBreak => out.push('\n'),
             Event::Rule => {
-                block_gap(&mut out);
+                block_gap(out);
                 out.push_str("———");
             }
             Event::TaskListMarker(done) => out.push_str(if done { "☑ " } else { "☐ " }),
@@ -136,7 +64,106 @@ pub fn render(markdown: &str) -> String {
             Event::FootnoteReference(r) => out.push_str(&escape(&format!("[{r}]"))),
         }
     }
-    out.trim().to_string()
+
+    fn start(&mut self, tag: Tag) {
+        let out = &mut self.out;
+        match tag {
+            Tag::Paragraph => block_gap(out),
+            Tag::Heading { .. } => {
+                block_gap(out);
+                out.push_str("<b>");
+            }
+            Tag::BlockQuote(_) => {
+                block_gap(out);
+                out.push_str("<blockquote>");
+            }
+            Tag::CodeBlock(kind) => {
+                block_gap(out);
+                let lang = match &kind {
+                    CodeBlockKind::Fenced(info) => {
+                        info.split_whitespace().next().unwrap_or("").to_string()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                };
+                if is_language(&lang) {
+                    out.push_str(&format!("<pre><code class=\"language-{lang}\">"));
+                } else {
+                    out.push_str("<pre><code>");
+                }
+            }
+            Tag::List(start) => {
+                if self.lists.is_empty() {
+                    block_gap(out);
+                }
+                self.lists.push(start);
+            }
+            Tag::Item => self.item(),
+            Tag::Emphasis => out.push_str("<i>"),
+            Tag::Strong => out.push_str("<b>"),
+            Tag::Strikethrough => out.push_str("<s>"),
+            Tag::Link { dest_url, .. } => {
+                let ok = is_link(&dest_url);
+                if ok {
+                    out.push_str(&format!("<a href=\"{}\">", escape(&dest_url)));
+                }
+                self.links.push(ok);
+            }
+            Tag::Image { .. } => {
+                // A chat message cannot show it: its alt text follows.
+                self.links.push(false);
+                out.push_str("🖼 ");
+            }
+            _ => {}
+        }
+    }
+
+    /// A list item on its own line, indented by its depth, with its
+    /// number or a bullet.
+    fn item(&mut self) {
+        let out = &mut self.out;
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        let depth = self.lists.len().saturating_sub(1);
+        out.push_str(&"  ".repeat(depth));
+        match self.lists.last_mut() {
+            Some(Some(n)) => {
+                out.push_str(&format!("{n}. "));
+                *n += 1;
+            }
+            _ => out.push_str("• "),
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        let out = &mut self.out;
+        match tag {
+            // Bold: Telegram has no headings.
+            TagEnd::Heading(_) => out.push_str("</b>"),
+            TagEnd::BlockQuote(_) => {
+                trim_trailing_newlines(out);
+                out.push_str("</blockquote>");
+            }
+            TagEnd::CodeBlock => {
+                trim_trailing_newlines(out);
+                out.push_str("</code></pre>");
+            }
+            TagEnd::List(_) => {
+                self.lists.pop();
+            }
+            TagEnd::Emphasis => out.push_str("</i>"),
+            TagEnd::Strong => out.push_str("</b>"),
+            TagEnd::Strikethrough => out.push_str("</s>"),
+            TagEnd::Link => {
+                let opened = self.links.pop() == Some(true);
+                out.push_str(if opened { "</a>" } else { "" });
+            }
+            TagEnd::Image => {
+                self.links.pop();
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A blank line before a new block (none at the start, one inside a list item).

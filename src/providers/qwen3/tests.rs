@@ -3,6 +3,19 @@ use serde_json::json;
 use super::*;
 use crate::protocol::Role;
 
+// The long texts of the format live in files, so they read as the model
+// sees them.
+const TOOLS_BLOCK: &str = include_str!("../../../tests/data/qwen3/tools_block.txt");
+const ASSISTANT_WITH_TWO_CALLS: &str =
+    include_str!("../../../tests/data/qwen3/assistant_with_two_calls.txt");
+const REPLY_WITH_TWO_CALLS: &str =
+    include_str!("../../../tests/data/qwen3/reply_with_two_calls.txt");
+
+/// A text file's content without the newline that ends the file.
+fn without_final_newline(text: &'static str) -> &'static str {
+    text.strip_suffix('\n').unwrap_or(text)
+}
+
 fn spec(name: &'static str) -> ToolSpec {
     ToolSpec {
         name,
@@ -23,13 +36,7 @@ fn call(index: usize, name: &str, arguments: Value) -> ToolCall {
 #[test]
 fn tools_block_matches_the_spec_text() {
     let block = tools_system_block(&[spec("read_file"), spec("exec")]);
-    let expected = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
-You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n\
-{\"type\": \"function\", \"function\": {\"name\": \"read_file\", \"description\": \"Reads a file.\", \"parameters\": {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}}, \"required\": [\"path\"]}}}\n\
-{\"type\": \"function\", \"function\": {\"name\": \"exec\", \"description\": \"Reads a file.\", \"parameters\": {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}}, \"required\": [\"path\"]}}}\n\
-</tools>\n\n\
-For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n\
-<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>";
+    let expected = without_final_newline(TOOLS_BLOCK);
     assert_eq!(block, expected);
     assert_eq!(
         block,
@@ -56,8 +63,7 @@ fn renders_calls_and_responses_as_the_spec() {
     message.tool_calls = vec![c.clone(), call(1, "exec", json!({"command": "ls"}))];
     assert_eq!(
         render_assistant_content(&message),
-        "Let me read that file for you.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"/etc/hosts\"}}\n</tool_call>\n\
-<tool_call>\n{\"name\": \"exec\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>"
+        without_final_newline(ASSISTANT_WITH_TWO_CALLS)
     );
     // Raw content that already holds the blocks is sent byte for byte.
     let raw = "<tool_call>\n{'name': 'read_file', 'arguments': {'path': 'a'}}\n</tool_call>";
@@ -73,8 +79,7 @@ fn renders_calls_and_responses_as_the_spec() {
 
 #[test]
 fn parses_several_calls_with_text_and_stable_ids() {
-    let reply = "I'll look.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n</tool_call>\n\
-<tool_call>\n{\"name\": \"glob\", \"arguments\": {\"pattern\": \"*.md\"}}\n</tool_call>";
+    let reply = without_final_newline(REPLY_WITH_TWO_CALLS);
     let parsed = parse_tool_calls(reply);
     assert_eq!(parsed.text, "I'll look.");
     assert_eq!(

@@ -60,6 +60,10 @@ struct Plan {
     absolute: bool,
 }
 
+/// The characters that make a part of a pattern a glob rather than a
+/// literal name.
+const GLOB_SYNTAX: [char; 5] = ['*', '?', '[', '{', '\\'];
+
 fn plan(pattern: &str, ctx: &ToolContext) -> Result<Plan, String> {
     if pattern.is_empty() {
         return Err("the pattern is empty; try `*` or `**/*.md`".into());
@@ -69,28 +73,7 @@ fn plan(pattern: &str, ctx: &ToolContext) -> Result<Plan, String> {
             "pattern `{pattern}` contains `..`; patterns are relative to the workspace and cannot leave it"
         ));
     }
-    let expanded = crate::config::expand_home(pattern);
-    let (root, relative, absolute) = if expanded.is_absolute() {
-        let roots = std::iter::once(&ctx.workspace).chain(&ctx.allowed_paths);
-        let found = roots
-            .filter_map(|root| Some((root, expanded.strip_prefix(root).ok()?)))
-            .max_by_key(|(root, _)| root.as_os_str().len());
-        let Some((root, rest)) = found else {
-            let roots = std::iter::once(&ctx.workspace)
-                .chain(&ctx.allowed_paths)
-                .map(|r| r.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
-            return Err(format!(
-                "pattern `{pattern}` is outside the allowed roots; glob may only search {roots}"
-            ));
-        };
-        let rest = rest.to_string_lossy().into_owned();
-        (root.clone(), rest, root != &ctx.workspace)
-    } else {
-        let rest = pattern.trim_start_matches("./").to_string();
-        (ctx.workspace.clone(), rest, false)
-    };
+    let (root, relative, absolute) = split_root(pattern, ctx)?;
     let relative = if relative.is_empty() {
         "*".to_string()
     } else {
@@ -101,27 +84,59 @@ fn plan(pattern: &str, ctx: &ToolContext) -> Result<Plan, String> {
         .build()
         .map_err(|e| format!("invalid glob pattern `{pattern}`: {e}"))?
         .compile_matcher();
-
-    // Start below the pattern's literal directories (`src/**/*.rs` walks
-    // only src/), but only where that is a real directory: through a
-    // symlink the walk could leave the roots, so walk from the root instead,
-    // which does not follow links.
-    let literal: Vec<&str> = relative
-        .split('/')
-        .take_while(|part| !part.contains(['*', '?', '[', '{', '\\']))
-        .collect();
-    let dirs = &literal[..literal.len().min(relative.split('/').count() - 1)];
-    let candidate = dirs.iter().fold(root.clone(), |path, part| path.join(part));
-    let base = match std::fs::canonicalize(&candidate) {
-        Ok(real) if real == candidate && real.is_dir() => real,
-        _ => root.clone(),
-    };
+    let base = walk_base(&root, &relative);
     Ok(Plan {
         root,
         base,
         matcher,
         absolute,
     })
+}
+
+/// The root a pattern is relative to, the pattern relative to it, and
+/// whether that root is an allowed path (not the workspace): an absolute
+/// pattern names the longest root it lies in, any other the workspace.
+fn split_root(pattern: &str, ctx: &ToolContext) -> Result<(PathBuf, String, bool), String> {
+    let expanded = crate::config::expand_home(pattern);
+    if !expanded.is_absolute() {
+        let rest = pattern.trim_start_matches("./").to_string();
+        return Ok((ctx.workspace.clone(), rest, false));
+    }
+    let roots = std::iter::once(&ctx.workspace).chain(&ctx.allowed_paths);
+    let found = roots
+        .filter_map(|root| Some((root, expanded.strip_prefix(root).ok()?)))
+        .max_by_key(|(root, _)| root.as_os_str().len());
+    let Some((root, rest)) = found else {
+        let roots = std::iter::once(&ctx.workspace)
+            .chain(&ctx.allowed_paths)
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(format!(
+            "pattern `{pattern}` is outside the allowed roots; glob may only search {roots}"
+        ));
+    };
+    let rest = rest.to_string_lossy().into_owned();
+    Ok((root.clone(), rest, root != &ctx.workspace))
+}
+
+/// Start below the pattern's literal directories (`src/**/*.rs` walks
+/// only src/), but only where that is a real directory: through a
+/// symlink the walk could leave the roots, so walk from the root instead,
+/// which does not follow links.
+fn walk_base(root: &Path, relative: &str) -> PathBuf {
+    let literal: Vec<&str> = relative
+        .split('/')
+        .take_while(|part| !part.contains(GLOB_SYNTAX))
+        .collect();
+    let dirs = &literal[..literal.len().min(relative.split('/').count() - 1)];
+    let candidate = dirs
+        .iter()
+        .fold(root.to_path_buf(), |path, part| path.join(part));
+    match std::fs::canonicalize(&candidate) {
+        Ok(real) if real == candidate && real.is_dir() => real,
+        _ => root.to_path_buf(),
+    }
 }
 
 fn walk(plan: &Plan, pattern: &str, cancel: &CancellationToken) -> ToolOutput {

@@ -13,11 +13,12 @@ mod local_model;
 mod permission;
 mod stream;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Instant;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStderr, ChildStdout};
 
 use crate::chat::ToolSpec;
 use crate::protocol::EventKind;
@@ -67,16 +68,9 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Ok(_) => return ToolOutput::fail("`task` is empty"),
         Err(e) => return e,
     };
-    let requested = args.get("dir").and_then(|d| d.as_str()).unwrap_or(".");
-    let cc = &ctx.config.delegate.claude_code;
-    let binary = match cc.executable() {
-        Ok(b) => b,
-        Err(why) => return ToolOutput::fail(format!("Claude Code is unavailable: {why}")),
-    };
-    let dir = match ctx.resolve(requested, paths::Access::Write) {
-        Ok(d) if d.is_dir() => d,
-        Ok(d) => return ToolOutput::fail(format!("{} is not a directory", d.display())),
-        Err(e) => return ToolOutput::fail(e),
+    let (binary, dir) = match binary_and_dir(args, ctx) {
+        Ok(found) => found,
+        Err(why) => return ToolOutput::fail(why),
     };
     if let Err(why) = ctx.approver.check_delegation(task, &dir, ctx).await {
         return ToolOutput::fail(why);
@@ -109,45 +103,12 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(task.as_bytes()).await;
     }
-    let mut stderr = child.stderr.take();
-    let stderr_task = tokio::spawn(async move {
-        let mut kept = Vec::new();
-        if let Some(err) = stderr.as_mut() {
-            let _ = err.take(STDERR_KEPT as u64).read_to_end(&mut kept).await;
-        }
-        String::from_utf8_lossy(&kept).into_owned()
-    });
+    let stderr_task = keep_stderr(child.stderr.take());
     let Some(stdout) = child.stdout.take() else {
         return ToolOutput::fail("Claude Code's output could not be read");
     };
     let started = Instant::now();
-    let mut model = String::new();
-    let mut outcome: Option<Outcome> = None;
-    let mut lines = BufReader::new(stdout).lines();
-    // Up to the result line: a process it left behind may hold the pipe
-    // open long after.
-    let read = async {
-        while outcome.is_none()
-            && let Ok(Some(line)) = lines.next_line().await
-        {
-            for item in stream::parse(&line) {
-                match item {
-                    Line::Init { model: m, .. } => model = m,
-                    Line::Progress(text) => ctx.progress(text),
-                    Line::Done(o) => outcome = Some(o),
-                }
-            }
-        }
-    };
-    let timeout = cc.timeout.0;
-    let ended = tokio::select! {
-        () = read => None,
-        _ = tokio::time::sleep(timeout) => Some(format!(
-            "Claude Code ran past [delegate.claude_code] timeout ({}s) and was stopped",
-            timeout.as_secs()
-        )),
-        _ = ctx.cancel.cancelled() => Some("interrupted: Claude Code was stopped".to_string()),
-    };
+    let (streamed, ended) = read_stream(stdout, ctx).await;
     // After its result it still saves its session (for --resume): a moment
     // to exit by itself, then whatever it left running goes with it.
     if ended.is_none() {
@@ -167,7 +128,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     if let Some(why) = ended {
         return ToolOutput::fail(why);
     }
-    let Some(outcome) = outcome else {
+    let Some(outcome) = streamed.outcome else {
         let stderr = stderr_task.await.unwrap_or_default();
         let code = status
             .and_then(|s| s.code())
@@ -178,6 +139,84 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
             planted.map(|l| format!("\n{l}")).unwrap_or_default()
         ));
     };
+    emit_usage(ctx, streamed.model, &outcome, started);
+    result_output(&outcome, planted)
+}
+
+/// The Claude Code binary and the directory it works in (`dir`, default
+/// the workspace), which must be a directory the model may write.
+fn binary_and_dir(
+    args: &serde_json::Value,
+    ctx: &ToolContext,
+) -> Result<(PathBuf, PathBuf), String> {
+    let requested = args.get("dir").and_then(|d| d.as_str()).unwrap_or(".");
+    let binary = ctx
+        .config
+        .delegate
+        .claude_code
+        .executable()
+        .map_err(|why| format!("Claude Code is unavailable: {why}"))?;
+    match ctx.resolve(requested, paths::Access::Write)? {
+        dir if dir.is_dir() => Ok((binary, dir)),
+        dir => Err(format!("{} is not a directory", dir.display())),
+    }
+}
+
+/// The first [`STDERR_KEPT`] bytes of Claude Code's stderr, read aside
+/// so a full pipe never blocks it.
+fn keep_stderr(mut stderr: Option<ChildStderr>) -> tokio::task::JoinHandle<String> {
+    tokio::spawn(async move {
+        let mut kept = Vec::new();
+        if let Some(err) = stderr.as_mut() {
+            let _ = err.take(STDERR_KEPT as u64).read_to_end(&mut kept).await;
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    })
+}
+
+/// What Claude Code's output said: its model and, once it came, its
+/// result line.
+#[derive(Default)]
+struct Streamed {
+    model: String,
+    outcome: Option<Outcome>,
+}
+
+/// Reads Claude Code's output up to its result line, showing its
+/// progress under the call; the second value says why it was stopped
+/// first (the timeout or an interrupt).
+async fn read_stream(stdout: ChildStdout, ctx: &ToolContext) -> (Streamed, Option<String>) {
+    let mut streamed = Streamed::default();
+    let mut lines = BufReader::new(stdout).lines();
+    // Up to the result line: a process it left behind may hold the pipe
+    // open long after.
+    let read = async {
+        while streamed.outcome.is_none()
+            && let Ok(Some(line)) = lines.next_line().await
+        {
+            for item in stream::parse(&line) {
+                match item {
+                    Line::Init { model: m, .. } => streamed.model = m,
+                    Line::Progress(text) => ctx.progress(text),
+                    Line::Done(o) => streamed.outcome = Some(o),
+                }
+            }
+        }
+    };
+    let timeout = ctx.config.delegate.claude_code.timeout.0;
+    let ended = tokio::select! {
+        () = read => None,
+        _ = tokio::time::sleep(timeout) => Some(format!(
+            "Claude Code ran past [delegate.claude_code] timeout ({}s) and was stopped",
+            timeout.as_secs()
+        )),
+        _ = ctx.cancel.cancelled() => Some("interrupted: Claude Code was stopped".to_string()),
+    };
+    (streamed, ended)
+}
+
+/// Claude Code's tokens and cost, counted in the stats under [`PROVIDER`].
+fn emit_usage(ctx: &ToolContext, model: String, outcome: &Outcome, started: Instant) {
     ctx.bus.emit(
         &ctx.session,
         &ctx.origin,
@@ -197,6 +236,11 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
             endpoint: None,
         },
     );
+}
+
+/// What the model reads: the result with its turns, session and cost, and
+/// the line about files the sandbox set aside, if any.
+fn result_output(outcome: &Outcome, planted: Option<String>) -> ToolOutput {
     let mut text = format!(
         "Claude Code {} in {} turns (session {}, cost ${:.4}):\n{}",
         if outcome.is_error {

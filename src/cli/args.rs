@@ -1,0 +1,70 @@
+//! The command line's flags and subcommands, as clap reads them; the
+//! doc comments are the `--help` text (docs/cli.md documents them).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use super::{export, init, mcp, memory, skills, stats};
+
+#[derive(Debug, Parser)]
+#[command(name = "egirl", version, about = "A local-first personal AI agent")]
+pub struct Cli {
+    /// Config file (else $EGIRL_CONFIG, ./egirl.toml, ~/.egirl/egirl.toml).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Workspace directory (overrides [workspace] path).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Run one turn headless and print the answer.
+    #[arg(short = 'm', long = "message", value_name = "TEXT")]
+    pub message: Option<String>,
+    /// With -m: print every event as one JSON object per line.
+    #[arg(long, requires = "message")]
+    pub json: bool,
+    /// Session to use or resume (default: a new one).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// With -m: approve every exec the model asks for.
+    #[arg(long, requires = "message")]
+    pub approve_exec: bool,
+    /// With --session: copy the session into a new one and print its id.
+    #[arg(long, requires = "session", conflicts_with_all = ["message", "rewind"])]
+    pub fork: bool,
+    /// With --session: go back to before the session's user message N
+    /// (1-based), restoring the files write_file/edit_file changed since.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "session",
+        conflicts_with = "message"
+    )]
+    pub rewind: Option<usize>,
+    /// With --session: replace the session's older turns with a summary
+    /// now and print the summary.
+    #[arg(long, requires = "session", conflicts_with_all = ["message", "fork", "rewind"])]
+    pub compact: bool,
+    #[command(subcommand)]
+    pub command: Option<CliCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CliCommand {
+    /// Write egirl.toml and the workspace templates (never overwriting).
+    Init(init::InitArgs),
+    /// Check config, workspace, endpoints and keys.
+    Doctor,
+    /// Usage and cost totals from `.egirl/usage.jsonl`.
+    Stats(stats::StatsArgs),
+    /// Sessions as fine-tuning JSONL (the Qwen3 format of docs/design.md §6).
+    Export(export::ExportArgs),
+    /// Run without a TUI: Discord, Telegram, heartbeat, cron and the webhook until
+    /// SIGTERM or Ctrl+C.
+    Serve,
+    /// Skills: `egirl skills list [--json]`.
+    Skills(skills::SkillsArgs),
+    /// Search or re-index memory (MEMORY.md and the daily logs).
+    Memory(memory::MemoryArgs),
+    /// MCP servers: `egirl mcp list [--json]`.
+    Mcp(mcp::McpArgs),
+}

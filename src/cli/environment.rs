@@ -1,0 +1,166 @@
+//! What start-up resolves before anything runs: the config, the `.env`
+//! files and secrets, the workspace and the paths the model may not touch.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{Cli, Exit};
+use crate::agent::{self, AgentHandle};
+use crate::config::{self, Config, Redactor, Secrets};
+use crate::print;
+use crate::providers::remote::RemoteProviders;
+
+/// Everything start-up resolved: config, secrets, the workspace.
+pub struct Environment {
+    pub config: Config,
+    pub config_path: Option<PathBuf>,
+    pub secrets: Secrets,
+    pub workspace: PathBuf,
+    pub allowed_paths: Vec<PathBuf>,
+    /// The `.env` files read at start-up (protected from the model).
+    pub env_files: Vec<PathBuf>,
+    /// The secret values found at start-up, redacted wherever they show.
+    pub redactor: Arc<Redactor>,
+}
+
+impl Environment {
+    pub fn load(cli: &Cli) -> Result<Self, Exit> {
+        let loaded = config::load(cli.config.as_deref()).map_err(Exit::usage)?;
+        let env_files = load_dotenv(loaded.path.as_deref());
+        let mut config = loaded.config;
+        // Bad routing rules are a config error like any other (exit 2).
+        if let Err(e) = crate::routing::Router::new(&config.routing) {
+            let file = loaded
+                .path
+                .as_deref()
+                .map_or("built-in defaults".into(), |p| p.display().to_string());
+            return Err(Exit::usage(format!("{file}: [routing]: {e}")));
+        }
+        if let Err(e) =
+            crate::channels::heartbeat::ActiveHours::parse(&config.heartbeat.active_hours)
+        {
+            let file = loaded
+                .path
+                .as_deref()
+                .map_or("built-in defaults".into(), |p| p.display().to_string());
+            return Err(Exit::usage(format!("{file}: [heartbeat]: {e}")));
+        }
+        if let Err(e) = crate::config::mcp::validate(&config.mcp) {
+            let file = loaded
+                .path
+                .as_deref()
+                .map_or("built-in defaults".into(), |p| p.display().to_string());
+            return Err(Exit::usage(format!("{file}: {e}")));
+        }
+        if let Some(ws) = &cli.workspace {
+            config.workspace.path = ws.display().to_string();
+        }
+        let (workspace, created) =
+            crate::workspace::ensure(&config::expand_home(&config.workspace.path))
+                .map_err(|e| Exit::failure(format!("{e:#}")))?;
+        if !created.is_empty() {
+            print::err(format_args!(
+                "egirl: created workspace {} ({})",
+                workspace.display(),
+                created.join(", ")
+            ));
+        }
+        let mut allowed_paths = Vec::new();
+        for p in &config.tools.allowed_paths {
+            let path = config::expand_home(p);
+            match path.canonicalize() {
+                Ok(c) => allowed_paths.push(c),
+                Err(e) => print::err(format_args!(
+                    "egirl: ignoring [tools] allowed_paths entry {}: {e}",
+                    path.display()
+                )),
+            }
+        }
+        let redactor = Arc::new(Redactor::from_environment(&env_files));
+        Ok(Self {
+            redactor,
+            config,
+            config_path: loaded.path,
+            secrets: Secrets::from_env(),
+            workspace,
+            allowed_paths,
+            env_files,
+        })
+    }
+
+    /// Starts the core with the remote providers whose keys are set; the
+    /// notices say which configured ones were left out and why.
+    pub fn start_agent(&self) -> (AgentHandle, tokio::task::JoinHandle<()>, Vec<String>) {
+        let remote = RemoteProviders::from_config(&self.config.remote, &self.secrets);
+        let notices = remote.notices.clone();
+        for notice in &notices {
+            tracing::warn!("{notice}");
+        }
+        let protected = self.protected_paths();
+        let (agent, core) = agent::spawn_guarded(
+            self.config.clone(),
+            self.workspace.clone(),
+            self.allowed_paths.clone(),
+            remote,
+            protected,
+            self.redactor.clone(),
+        );
+        let mut notices = notices;
+        // What the kernel lacks for the exec sandbox, said once at start.
+        if let Some(notice) = crate::tools::sandbox::notice(&self.config.tools.exec) {
+            tracing::warn!("{notice}");
+            notices.push(notice);
+        }
+        let broken = agent.skills.snapshot().broken.len();
+        if broken > 0 {
+            notices.push(format!(
+                "{broken} skill file(s) could not be loaded; /skills or `egirl skills list` says why"
+            ));
+        }
+        (agent, core, notices)
+    }
+}
+
+impl Environment {
+    /// What the model may never change or read: what start-up read and
+    /// would read (see `tools::sandbox::protected`).
+    pub fn protected_paths(&self) -> crate::tools::sandbox::ProtectedPaths {
+        crate::tools::sandbox::ProtectedPaths::new(
+            &self.workspace,
+            self.config_path.as_deref(),
+            &self.env_files,
+        )
+        .with_start_up_files(
+            config::config_candidates()
+                .into_iter()
+                .chain(dotenv_candidates(self.config_path.as_deref())),
+        )
+    }
+}
+
+/// `.env` next to the config file, then in the working directory, then
+/// `~/.egirl/.env`; variables already set win. Returns the files read.
+fn load_dotenv(config_path: Option<&Path>) -> Vec<PathBuf> {
+    let mut read = Vec::new();
+    for path in dotenv_candidates(config_path) {
+        if !path.is_file() {
+            continue;
+        }
+        match dotenvy::from_path(&path) {
+            Ok(()) => read.push(path),
+            Err(e) => print::err(format_args!("egirl: ignoring {}: {e}", path.display())),
+        }
+    }
+    read
+}
+
+/// The `.env` files [`load_dotenv`] tries, in order, existing or not.
+fn dotenv_candidates(config_path: Option<&Path>) -> Vec<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(dir) = config_path.and_then(Path::parent) {
+        candidates.push(dir.join(".env"));
+    }
+    candidates.push(PathBuf::from(".env"));
+    candidates.push(config::expand_home("~/.egirl/.env"));
+    candidates
+}
