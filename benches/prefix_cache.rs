@@ -45,7 +45,7 @@ use chrono::{DateTime, Local, TimeZone};
 use egirl::chat::{ChatMessage, ToolCall, ToolSpec, Usage};
 use egirl::config::{LocalConfig, ToolFormat};
 use egirl::providers::llamacpp::{ChatRequest, LlamaCpp};
-use egirl::providers::qwen3;
+use egirl::providers::tool_call_text;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -198,7 +198,7 @@ fn reply_messages(step: &transcript::Step) -> Vec<ChatMessage> {
         .iter()
         .enumerate()
         .map(|(i, (name, arguments, _))| ToolCall {
-            id: qwen3::call_id(i),
+            id: tool_call_text::call_id(i),
             name: name.to_string(),
             arguments: arguments.clone(),
             arguments_error: None,

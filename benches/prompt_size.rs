@@ -19,7 +19,7 @@ use egirl::agent::{STATIC_SYSTEM, system_prompt, user_message};
 use egirl::chat::ChatMessage;
 use egirl::config::{LocalConfig, ToolFormat};
 use egirl::providers::llamacpp::{ChatRequest, LlamaCpp};
-use egirl::providers::qwen3::{spaced_json, tools_system_block};
+use egirl::providers::tool_call_text::{spaced_json, tools_system_block};
 
 const TARGET_TOKENS: u64 = 1_500;
 const N_CTX: u64 = 4_096;

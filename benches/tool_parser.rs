@@ -1,6 +1,6 @@
 //! Tool-call parser throughput: a 64 KiB reply with 20
 //! `<tool_call>` blocks between prose, and one `<think>` block, parsed whole
-//! (`qwen3::parse_tool_calls`) and streamed through `qwen3::StreamSplitter`
+//! (`tool_call_text::parse_tool_calls`) and streamed through `tool_call_text::StreamSplitter`
 //! in 16-byte deltas, as the provider sees it arrive.
 //!
 //! `cargo bench --bench tool_parser` (figures in docs/benchmarks.md).
@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use egirl::providers::qwen3::{StreamSplitter, parse_tool_calls};
+use egirl::providers::tool_call_text::{StreamSplitter, parse_tool_calls};
 use serde_json::json;
 
 const REPLY_BYTES: usize = 64 * 1024;

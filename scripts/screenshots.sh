@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates screenshots/{main,approval,light}.png, shown in the README,
-# from a real run of the TUI: tests/tui/screenshots.rs (an ignored test)
+# from a real run of the TUI: tests/tui/screenshots/mod.rs (an ignored test)
 # starts the egirl binary in a pseudo-terminal against the fake
 # llama-server, types the conversation, and writes each screen as SVG
 # (colors and styles per cell); this script renders them to PNG at 2x

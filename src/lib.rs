@@ -3,7 +3,7 @@
 //! Surfaces (`channels/`) talk to the agent core (`agent/`) only through
 //! `protocol`. Imports point one way, down the table below: a module uses
 //! only modules of a lower rank, never one of its own rank or above, and
-//! the surfaces never import `tools` or `providers`. `tests/layering.rs`
+//! the surfaces never import `tools` or `providers`. `tests/layering/`
 //! reads this table and every `crate::` and `super::` path under `src/`,
 //! and fails on an import that points up, on a cycle among the children of
 //! one module, and on a module missing from the table: a new module gets a
@@ -22,7 +22,7 @@
 //! | 6 | `cron` | cron jobs as data: the store, a job, its schedule |
 //! | 7 | `mcp` | the MCP client: servers' lifecycle and tools |
 //! | 8 | `providers` | the local server and the remote APIs |
-//! | 9 | `tracking` | usage and cost |
+//! | 9 | `usage` | what each request used and cost: the usage log, prices |
 //! | 10 | `sessions` | session transcripts on disk |
 //! | 11 | `memory` | memory files and their search index |
 //! | 12 | `routing` | which model answers a turn |
@@ -50,5 +50,5 @@ pub mod sessions;
 pub mod skills;
 pub mod stop_signals;
 pub mod tools;
-pub mod tracking;
+pub mod usage;
 pub mod workspace;

@@ -35,7 +35,7 @@ pub(super) fn shared_state(
 ) -> (Arc<Shared>, PendingApprovals) {
     let router = router(&config);
     let bus = event_bus(&redactor);
-    crate::tracking::spawn_usage_log(&bus, &workspace);
+    crate::usage::spawn_usage_log(&bus, &workspace);
     let pending = PendingApprovals::default();
     let approver = Arc::new(Approver::new(
         bus.clone(),

@@ -34,12 +34,12 @@ pub(super) fn emit_usage(
             .or_else(|| config.pricing.get(served))
             .cloned()
     } else {
-        crate::tracking::price_for(&config.pricing, served)
-            .or_else(|| crate::tracking::price_for(&config.pricing, &model))
+        crate::usage::price_for(&config.pricing, served)
+            .or_else(|| crate::usage::price_for(&config.pricing, &model))
     };
     turn.emit(EventKind::Usage {
         provider: provider.to_string(),
-        cost_usd: crate::tracking::cost_usd(pricing.as_ref(), &response.usage),
+        cost_usd: crate::usage::cost_usd(pricing.as_ref(), &response.usage),
         model,
         input_tokens: response.usage.input_tokens,
         output_tokens: response.usage.output_tokens,

@@ -25,7 +25,7 @@ use crate::chat::ChatMessage;
 use crate::config::Redactor;
 use crate::print;
 use crate::protocol::Role;
-use crate::providers::qwen3;
+use crate::providers::tool_call_text;
 use crate::sessions::{self, Record};
 
 #[derive(Debug, clap::Args)]
@@ -182,7 +182,7 @@ pub fn escalated_turns(records: &[Record], escalations: &[DateTime<Utc>]) -> Vec
         // provider and are kept.
         let answered_locally = after.iter().any(|r| {
             r.message.role == Role::Assistant
-                && r.provider.as_deref() == Some(crate::tracking::usage_log::LOCAL_PROVIDER)
+                && r.provider.as_deref() == Some(crate::usage::usage_log::LOCAL_PROVIDER)
         });
         let mut turn = vec![records[start].message.clone()];
         turn.extend(after.iter().map(|r| r.message.clone()));
@@ -214,7 +214,7 @@ pub fn example(messages: &[ChatMessage], tools: &[Value]) -> Option<String> {
             Role::Tool => results.push(&m.content),
             Role::User => out.push(json!({"role": "user", "content": m.content})),
             Role::Assistant => {
-                let content = qwen3::render_assistant_content(m);
+                let content = tool_call_text::render_assistant_content(m);
                 // An interrupted reply can leave an empty message behind.
                 if !content.trim().is_empty() {
                     out.push(json!({"role": "assistant", "content": content}));
@@ -227,13 +227,13 @@ pub fn example(messages: &[ChatMessage], tools: &[Value]) -> Option<String> {
     if !out.iter().any(|m| m["role"] == "assistant") {
         return None;
     }
-    Some(qwen3::spaced_json(
+    Some(tool_call_text::spaced_json(
         &json!({"messages": out, "tools": tools}),
     ))
 }
 
 fn tool_responses(results: &[&str]) -> Value {
-    json!({"role": "user", "content": qwen3::render_tool_responses(results.iter().copied())})
+    json!({"role": "user", "content": tool_call_text::render_tool_responses(results.iter().copied())})
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use chrono::{Local, NaiveDate};
 use serde::Serialize;
 
 use crate::print;
-use crate::tracking::usage_log::{self, UsageLine};
+use crate::usage::usage_log::{self, UsageLine};
 
 #[derive(Debug, clap::Args)]
 pub struct StatsArgs {

@@ -12,11 +12,11 @@ pub mod llamacpp;
 pub mod managed;
 pub mod openai;
 pub mod probe;
-pub mod qwen3;
 pub mod remote;
 pub mod remote_api;
 pub mod server_kind;
 pub mod sse;
+pub mod tool_call_text;
 
 use crate::chat::{ChatMessage, ToolCall, ToolSpec, Usage};
 

@@ -9,7 +9,7 @@ use crate::chat::{ChatMessage, ToolCall, ToolSpec};
 use crate::config::ToolFormat;
 use crate::protocol::Role;
 use crate::providers::completions::{native_assistant, tool_message};
-use crate::providers::qwen3;
+use crate::providers::tool_call_text;
 
 /// The body of `/v1/chat/completions`.
 pub fn chat_body(req: &ChatRequest, model: &str, format: ToolFormat) -> Value {
@@ -60,7 +60,7 @@ fn native_tools(tools: &[ToolSpec], format: ToolFormat) -> Option<Value> {
 /// Qwen3-style reply and is re-sent the same way with its results.
 pub fn messages(messages: &[ChatMessage], tools: &[ToolSpec], format: ToolFormat) -> Vec<Value> {
     let mut tools_block = (format == ToolFormat::Qwen3 && !tools.is_empty())
-        .then(|| qwen3::tools_system_block(tools));
+        .then(|| tool_call_text::tools_system_block(tools));
     let mut out = Vec::with_capacity(messages.len() + 1);
     if tools_block.is_some() && !messages.iter().any(|m| m.role == Role::System) {
         out.push(json!({ "role": "system", "content": tools_block.take() }));
@@ -86,7 +86,7 @@ pub fn messages(messages: &[ChatMessage], tools: &[ToolSpec], format: ToolFormat
                 calls_in_content =
                     format == ToolFormat::Qwen3 || message.content.contains("<tool_call>");
                 if calls_in_content {
-                    let content = qwen3::render_assistant_content(message);
+                    let content = tool_call_text::render_assistant_content(message);
                     out.push(json!({ "role": "assistant", "content": content }));
                 } else {
                     out.push(native_assistant(message));
@@ -99,8 +99,9 @@ pub fn messages(messages: &[ChatMessage], tools: &[ToolSpec], format: ToolFormat
                     i += 1;
                 }
                 let ordered = in_call_order(last_calls, run);
-                let content =
-                    qwen3::render_tool_responses(ordered.iter().map(|m| m.content.as_str()));
+                let content = tool_call_text::render_tool_responses(
+                    ordered.iter().map(|m| m.content.as_str()),
+                );
                 out.push(json!({ "role": "user", "content": content }));
             }
             Role::Tool => out.push(tool_message(message)),

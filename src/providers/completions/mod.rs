@@ -6,7 +6,7 @@ pub(crate) mod stream;
 
 use serde_json::{Value, json};
 
-use super::qwen3;
+use super::tool_call_text;
 use crate::chat::{ChatMessage, ToolCall};
 use crate::protocol::Role;
 
@@ -34,7 +34,7 @@ pub(crate) fn native_messages(messages: &[ChatMessage]) -> Vec<Value> {
 
 /// The text of a Qwen3-style reply without its `<tool_call>` blocks.
 pub(crate) fn visible_text(content: &str) -> String {
-    qwen3::parse_reply(content, true).text
+    tool_call_text::parse_reply(content, true).text
 }
 
 pub(crate) fn native_assistant(message: &ChatMessage) -> Value {

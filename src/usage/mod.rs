@@ -1,4 +1,5 @@
-//! Usage and cost.
+//! Usage and cost: every request's tokens and price, appended to
+//! `.egirl/usage.jsonl` (`usage_log`), read back by `egirl stats`.
 
 mod prices;
 pub mod usage_log;

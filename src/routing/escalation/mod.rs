@@ -316,5 +316,4 @@ fn contains_words(text: &str, phrase: &str) -> bool {
 }
 
 #[cfg(test)]
-#[path = "escalation_tests.rs"]
 mod tests;

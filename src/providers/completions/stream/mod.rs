@@ -15,7 +15,7 @@ use crate::chat::{ChatMessage, ToolCall, Usage};
 use crate::config::ToolFormat;
 use crate::providers::bounds::{self, MAX_TOOL_CALLS, ReplyBudget};
 use crate::providers::http::{excerpt, http_error};
-use crate::providers::qwen3::{self, StreamSplitter};
+use crate::providers::tool_call_text::{self, StreamSplitter};
 use crate::providers::{ChatResponse, ProviderError, StreamChunk};
 
 /// One `data:` frame. Every field is optional: servers differ.
@@ -284,7 +284,7 @@ impl Accumulator {
         let detect = self.format != ToolFormat::Native;
         // The final split is redone on the whole content: it also catches a
         // reply that opened inside `<think>` (only `</think>` in the output).
-        let parsed = qwen3::parse_reply(&self.content, detect);
+        let parsed = tool_call_text::parse_reply(&self.content, detect);
         let reasoning = join_reasoning(self.reasoning.trim(), &parsed.reasoning);
         let (tool_calls, history) = if native_calls.is_empty() && !parsed.calls.is_empty() {
             let mut calls = parsed.calls;
@@ -332,7 +332,7 @@ impl Accumulator {
 
 fn cut_call(index: usize, call: PartialCall) -> ToolCall {
     ToolCall {
-        id: call.id.unwrap_or_else(|| qwen3::call_id(index)),
+        id: call.id.unwrap_or_else(|| tool_call_text::call_id(index)),
         name: if call.name.is_empty() {
             "unknown".into()
         } else {
@@ -347,7 +347,7 @@ fn cut_call(index: usize, call: PartialCall) -> ToolCall {
 }
 
 fn native_call((index, call): (usize, PartialCall)) -> ToolCall {
-    let id = call.id.unwrap_or_else(|| qwen3::call_id(index));
+    let id = call.id.unwrap_or_else(|| tool_call_text::call_id(index));
     if call.name.is_empty() {
         return ToolCall {
             id,
@@ -356,7 +356,7 @@ fn native_call((index, call): (usize, PartialCall)) -> ToolCall {
             arguments_error: Some("the server sent a tool call without a name".into()),
         };
     }
-    match qwen3::parse_arguments(&call.arguments) {
+    match tool_call_text::parse_arguments(&call.arguments) {
         Ok(arguments) => ToolCall {
             id,
             name: call.name,

@@ -1,4 +1,7 @@
-//! The Qwen3 tool-call format (docs/design.md §6).
+//! Tool calls written as text: the `<tool_call>` format of Qwen3's chat
+//! template (and the Hermes-style templates that share it), for servers
+//! whose template ignores native tools (docs/design.md §6). A wire
+//! format, not a provider.
 //!
 //! Tools go in the system prompt inside `<tools>`, the model answers with
 //! `<tool_call>\n{json}\n</tool_call>` blocks, and results go back as one

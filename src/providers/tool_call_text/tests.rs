@@ -5,11 +5,11 @@ use crate::protocol::Role;
 
 // The long texts of the format live in files, so they read as the model
 // sees them.
-const TOOLS_BLOCK: &str = include_str!("../../../tests/data/qwen3/tools_block.txt");
+const TOOLS_BLOCK: &str = include_str!("../../../tests/data/tool_call_text/tools_block.txt");
 const ASSISTANT_WITH_TWO_CALLS: &str =
-    include_str!("../../../tests/data/qwen3/assistant_with_two_calls.txt");
+    include_str!("../../../tests/data/tool_call_text/assistant_with_two_calls.txt");
 const REPLY_WITH_TWO_CALLS: &str =
-    include_str!("../../../tests/data/qwen3/reply_with_two_calls.txt");
+    include_str!("../../../tests/data/tool_call_text/reply_with_two_calls.txt");
 
 /// A text file's content without the newline that ends the file.
 fn without_final_newline(text: &'static str) -> &'static str {
