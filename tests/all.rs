@@ -7,6 +7,7 @@ mod discord;
 mod fleet;
 mod hardening;
 mod headless_cli;
+mod json_events;
 mod mcp;
 mod memory;
 mod provider_anthropic;

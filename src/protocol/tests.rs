@@ -87,3 +87,20 @@ fn a_hit_shows_its_best_line_or_its_first_content() {
     hit.snippet = "# Only a heading".into();
     assert_eq!(hit.matched_line(), "# Only a heading");
 }
+
+/// Lines written by the binary (and by hand for kinds a headless run cannot
+/// reach) before the protocol got payload structs: see
+/// `tests/data/json_events.md`. The wire shape must not change.
+#[test]
+fn version_0_json_lines_round_trip() {
+    let lines = concat!(
+        include_str!("../../tests/data/json_events_v0.jsonl"),
+        include_str!("../../tests/data/json_events_v0_more.jsonl")
+    );
+    for line in lines.lines().filter(|l| !l.trim().is_empty()) {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let event: Event = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let back = serde_json::to_value(&event).unwrap();
+        assert_eq!(back, value, "{line}");
+    }
+}
