@@ -28,9 +28,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crossterm::event::Event as TermEvent;
+use egirl::bus::{EventBus, EventReceiver};
 use egirl::channels::tui::driver::{AppEvent, Host, drive};
 use egirl::channels::tui::{App, AppOptions, Effect, Theme};
-use egirl::protocol::{Event, EventBus, EventKind, EventReceiver, Op, Origin};
+use egirl::protocol::{Event, EventKind, Op, Origin};
 use ratatui::Terminal;
 use tokio::sync::mpsc;
 

@@ -5,6 +5,7 @@
 //! providers, memory, sessions) → config.
 
 pub mod agent;
+pub mod bus;
 pub mod channels;
 pub mod cli;
 pub mod config;

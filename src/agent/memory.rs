@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use crate::bus::EventBus;
 use crate::config::{Config, Redactor};
 use crate::memory::Memory;
-use crate::protocol::{EventBus, EventKind, Origin, SessionId};
+use crate::protocol::{EventKind, Origin, SessionId};
 use crate::providers::remote::RemoteProviders;
 
 use super::Shared;

@@ -35,10 +35,11 @@ use tokio::sync::{OnceCell, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::bus::EventBus;
 use crate::config::{Config, LocalConfig, Redactor};
 use crate::memory::Memory;
 use crate::memory::watch::MemoryWatcher;
-use crate::protocol::{Command, EventBus, EventKind, Op, Origin, SessionId};
+use crate::protocol::{Command, EventKind, Op, Origin, SessionId};
 use crate::providers::endpoints::{LocalRole, Pool};
 use crate::providers::remote::RemoteProviders;
 use crate::routing::Router;

@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
+use crate::bus::EventGuard;
 use crate::config::Redactor;
-use crate::protocol::{EventGuard, EventKind};
+use crate::protocol::EventKind;
 use crate::providers::{ChatMessage, ChatResponse};
 
 /// The bus guard: every text field of an event, redacted.
@@ -163,7 +164,7 @@ mod tests {
 
     #[test]
     fn the_bus_guard_redacts_before_any_subscriber() {
-        let bus = crate::protocol::EventBus::new().with_guard(event_guard(Arc::new(redactor())));
+        let bus = crate::bus::EventBus::new().with_guard(event_guard(Arc::new(redactor())));
         let mut rx = bus.subscribe();
         bus.emit(
             "s",

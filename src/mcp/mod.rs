@@ -22,7 +22,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{EventBus, EventKind, McpServerInfo, Origin};
+use crate::bus::EventBus;
+use crate::protocol::{EventKind, McpServerInfo, Origin};
 pub use config::{McpApproval, McpConfig, McpServerConfig};
 use server::{Launch, Reporter, Server, lock};
 

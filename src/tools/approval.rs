@@ -25,8 +25,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
+use crate::bus::EventBus;
 use crate::config::{ExecApproval, ExecConfig};
-use crate::protocol::{EventBus, EventKind, Origin, ReviewDecision, SessionId};
+use crate::protocol::{EventKind, Origin, ReviewDecision, SessionId};
 use crate::tools::ToolContext;
 
 mod delegation;

@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 
-use crate::protocol::{Event, EventBus, EventKind};
+use crate::bus::EventBus;
+use crate::protocol::{Event, EventKind};
 
 /// The provider name of the local server; everything else is remote.
 pub const LOCAL_PROVIDER: &str = "llamacpp";

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
+use egirl::bus::EventReceiver;
 use egirl::config::{Config, ConfigDuration};
-use egirl::protocol::{Event, EventKind, EventReceiver, Op, Origin};
+use egirl::protocol::{Event, EventKind, Op, Origin};
 use egirl::providers::remote::RemoteProviders;
 
 use crate::support::fake_llama::FakeLlama;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
-use egirl::protocol::{EventKind, EventReceiver, Op, Origin};
+use egirl::bus::EventReceiver;
+use egirl::protocol::{EventKind, Op, Origin};
 use tokio::task::JoinHandle;
 
 use super::{config_for, error_text, final_text};

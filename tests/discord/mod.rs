@@ -8,9 +8,10 @@ mod serve;
 use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
+use egirl::bus::EventReceiver;
 use egirl::channels::discord::{self, Discord, DiscordOptions};
 use egirl::config::{Config, DiscordConfig};
-use egirl::protocol::{BotStatus, Event, EventReceiver};
+use egirl::protocol::{BotStatus, Event};
 use egirl::providers::remote::RemoteProviders;
 use secrecy::SecretString;
 

@@ -6,9 +6,10 @@ use std::io;
 use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use egirl::bus::EventBus;
 use egirl::channels::tui::Effect;
 use egirl::channels::tui::driver::{AppEvent, Host, drive};
-use egirl::protocol::{EventBus, EventKind, Op};
+use egirl::protocol::{EventKind, Op};
 use futures_util::stream::{self, Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

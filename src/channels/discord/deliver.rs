@@ -11,7 +11,8 @@ use serenity::all::{
 use tokio_util::sync::CancellationToken;
 
 use super::{Bridge, approvals, channel_of, chunk, lock};
-use crate::protocol::{Event, EventKind, EventReceiver, Op, Origin, ReviewDecision};
+use crate::bus::EventReceiver;
+use crate::protocol::{Event, EventKind, Op, Origin, ReviewDecision};
 
 pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
     loop {

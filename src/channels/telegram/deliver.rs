@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{self, Failure};
 use super::{Bridge, approvals, chat_of, filter, html, lock, split};
-use crate::protocol::{Event, EventKind, EventReceiver, Op, Origin, ReviewDecision};
+use crate::bus::EventReceiver;
+use crate::protocol::{Event, EventKind, Op, Origin, ReviewDecision};
 
 pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
     loop {

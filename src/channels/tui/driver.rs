@@ -16,7 +16,8 @@ use tokio::sync::mpsc;
 use super::app::{App, Effect};
 use super::draw::draw;
 use super::scheduler::{FRAME_INTERVAL, FrameScheduler};
-use crate::protocol::{EventReceiver, Op};
+use crate::bus::EventReceiver;
+use crate::protocol::Op;
 
 /// Core events applied per wake-up before a frame is considered: a burst
 /// of deltas becomes one redraw, and keys still get their turn.

@@ -110,8 +110,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::bus::{EventBus, EventReceiver};
     use crate::config::{ExecApproval, ExecConfig};
-    use crate::protocol::{Event, EventBus, EventReceiver, Origin};
+    use crate::protocol::{Event, Origin};
     use crate::tools::approval::{PendingApprovals, test_context};
 
     fn tool(name: &str) -> McpTool {

@@ -1,7 +1,8 @@
 //! Tests of the exec approval policy, rules and parked requests.
 
 use super::*;
-use crate::protocol::{Event, EventReceiver};
+use crate::bus::EventReceiver;
+use crate::protocol::Event;
 
 fn argv_ok(rule: &str, command: &str) -> bool {
     auto_approvable(command).is_some_and(|argv| rule_matches(rule, &argv))

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 use tokio::sync::mpsc::error::TryRecvError;
 
-use super::{Event, EventKind};
+use crate::protocol::{Event, EventKind};
 
 /// A merged delta grows to about this size, then a new one starts (so one
 /// event stays small enough to draw and to write as one line).
