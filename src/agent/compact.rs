@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::steps::{byte_bound, count_prompt, prompt_messages};
 use super::turn::{Session, Turn};
 use super::{Shared, context, unattended, window};
-use crate::protocol::{EventKind, Origin};
+use crate::protocol::{Compacted, ErrorEvent, EventKind, Notice, Origin};
 use crate::providers::endpoints::LocalRole;
 use crate::providers::{ChatMessage, ChatRequest, ToolSpec};
 use crate::sessions::{Compaction, Record};
@@ -87,12 +87,12 @@ pub(super) async fn before_request(
             // Never worse than before compaction: the oldest turns are
             // left out of the requests instead (the transcript keeps them).
             session.window_start = cut;
-            turn.emit(EventKind::Notice {
+            turn.emit(EventKind::Notice(Notice {
                 message: format!(
                     "compaction failed ({e:#}); left the {} oldest messages out of the window instead",
                     cut
                 ),
-            });
+            }));
             current
         }
     }
@@ -135,9 +135,9 @@ pub(super) async fn now(
     };
     match result {
         Ok(done) => emit_done(&turn, done),
-        Err(e) => turn.emit(EventKind::Error {
+        Err(e) => turn.emit(EventKind::Error(ErrorEvent {
             message: format!("compaction failed: {e:#}"),
-        }),
+        })),
     }
 }
 
@@ -237,13 +237,13 @@ async fn compact(
 }
 
 fn emit_done(turn: &Turn<'_>, done: Done) {
-    turn.emit(EventKind::Compaction {
+    turn.emit(EventKind::Compaction(Compacted {
         before_tokens: done.before_tokens,
         after_tokens: done.after_tokens,
         summarized_messages: done.summarized,
         model: done.model,
         summary: done.summary,
-    });
+    }));
 }
 
 fn summary_messages(summary: &str) -> Vec<ChatMessage> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::bus::EventBus;
 use crate::config::{Config, Redactor};
 use crate::memory::Memory;
-use crate::protocol::{EventKind, Origin, SessionId};
+use crate::protocol::{EventKind, Notice, Origin, SessionId};
 use crate::providers::remote::RemoteProviders;
 
 use super::Shared;
@@ -52,9 +52,9 @@ pub(super) fn search_memory(shared: &Arc<Shared>, session: SessionId, query: Str
                     shared.bus.emit(
                         &session,
                         &origin,
-                        EventKind::Notice {
+                        EventKind::Notice(Notice {
                             message: message.clone(),
-                        },
+                        }),
                     );
                 }
                 shared.memory.announce(&session, &origin, &result);
@@ -62,9 +62,9 @@ pub(super) fn search_memory(shared: &Arc<Shared>, session: SessionId, query: Str
             Err(e) => shared.bus.emit(
                 &session,
                 &origin,
-                EventKind::Notice {
+                EventKind::Notice(Notice {
                     message: format!("memory search failed: {e:#}"),
-                },
+                }),
             ),
         }
     });

@@ -39,7 +39,7 @@ use crate::bus::EventBus;
 use crate::config::{Config, LocalConfig, Redactor};
 use crate::memory::Memory;
 use crate::memory::watch::MemoryWatcher;
-use crate::protocol::{Command, EventKind, Op, Origin, SessionId};
+use crate::protocol::{Command, ErrorEvent, EventKind, Op, Origin, Queued, SessionId, TurnEnded};
 use crate::providers::endpoints::{LocalRole, Pool};
 use crate::providers::remote::RemoteProviders;
 use crate::routing::Router;
@@ -367,10 +367,10 @@ async fn run_core(
                     shared.bus.emit(
                         &session,
                         &origin,
-                        EventKind::Queued {
+                        EventKind::Queued(Queued {
                             text: text.clone(),
                             position: ahead,
-                        },
+                        }),
                     );
                 }
                 let _ = handle.work.send(Work::Message { origin, text });
@@ -449,7 +449,7 @@ fn start_session(
                             shared.bus.emit(
                                 &id,
                                 &origin,
-                                EventKind::TurnEnded { interrupted: true },
+                                EventKind::TurnEnded(TurnEnded { interrupted: true }),
                             );
                             turn_over();
                             continue;
@@ -463,14 +463,14 @@ fn start_session(
                                     shared.bus.emit(
                                         &id,
                                         &origin,
-                                        EventKind::Error {
+                                        EventKind::Error(ErrorEvent {
                                             message: format!("{e:#}"),
-                                        },
+                                        }),
                                     );
                                     shared.bus.emit(
                                         &id,
                                         &origin,
-                                        EventKind::TurnEnded { interrupted: false },
+                                        EventKind::TurnEnded(TurnEnded { interrupted: false }),
                                     );
                                     turn_over();
                                     continue;
@@ -501,9 +501,9 @@ fn start_session(
                                     shared.bus.emit(
                                         &id,
                                         &origin,
-                                        EventKind::Error {
+                                        EventKind::Error(ErrorEvent {
                                             message: format!("{e:#}"),
-                                        },
+                                        }),
                                     );
                                     continue;
                                 }

@@ -7,7 +7,7 @@ use std::io::Write;
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
-use crate::protocol::{EventKind, Target};
+use crate::protocol::{Escalation, EventKind, Target};
 use crate::providers::endpoints::Failover;
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatMessage, ChatRequest, StreamChunk};
@@ -103,12 +103,12 @@ pub(super) fn record(
 ) {
     let from = format!("llamacpp/{}", shared.config.local.model);
     let to = format!("{}/{}", remote.name(), remote.model());
-    emit(EventKind::Escalation {
+    emit(EventKind::Escalation(Escalation {
         from: from.clone(),
         to: to.clone(),
         reason: trigger.reason.clone(),
         trigger: trigger.trigger.to_string(),
-    });
+    }));
     let line = serde_json::json!({
         "ts": chrono::Utc::now(),
         "session": session,

@@ -16,7 +16,10 @@ use tokio_util::sync::CancellationToken;
 use super::steps::{local_step, remote_step};
 use super::{Shared, context, local, redact, route, slots, unattended};
 use crate::config::Redactor;
-use crate::protocol::{Command, EventKind, Origin, Target};
+use crate::protocol::{
+    Command, ErrorEvent, EventKind, FinalAnswer, Notice, Origin, Routing, Target, TokenUsage,
+    ToolCallEvent, ToolResultEvent, TurnEnded, TurnStarted,
+};
 use crate::providers::{ChatMessage, ChatResponse, ProviderError, ToolCall};
 use crate::routing::escalation;
 use crate::sessions::{Record, Transcript};
@@ -203,19 +206,19 @@ pub(crate) async fn run_turn(
         session_id: session.id.clone(),
         origin: origin.clone(),
     };
-    turn.emit(EventKind::TurnStarted {
+    turn.emit(EventKind::TurnStarted(TurnStarted {
         text: typed.clone(),
-    });
+    }));
     let interrupted = match run_steps(&turn, session, &typed, &cancel).await {
         Ok(interrupted) => interrupted,
         Err(e) => {
-            turn.emit(EventKind::Error {
+            turn.emit(EventKind::Error(ErrorEvent {
                 message: format!("{e:#}"),
-            });
+            }));
             false
         }
     };
-    turn.emit(EventKind::TurnEnded { interrupted });
+    turn.emit(EventKind::TurnEnded(TurnEnded { interrupted }));
     // Old and excess file checkpoints go between turns.
     let checkpoints = shared.checkpoints.clone();
     let _ = tokio::task::spawn_blocking(move || {
@@ -277,7 +280,7 @@ async fn run_steps(
         (Target::Remote, Some(r)) => (r.name().to_string(), r.model().to_string()),
         _ => ("llamacpp".to_string(), shared.role_model(role).to_string()),
     };
-    turn.emit(EventKind::Routing {
+    turn.emit(EventKind::Routing(Routing {
         target,
         provider,
         model,
@@ -287,7 +290,7 @@ async fn run_steps(
             Target::Remote => "remote".to_string(),
             Target::Local => role.as_str().to_string(),
         },
-    });
+    }));
     // The user's own "escalate" is an escalation too (event and log).
     if let Some((r, asked)) = asked_for_remote {
         route::record(shared, &|k| turn.emit(k), &session.id, r, &asked);
@@ -315,9 +318,9 @@ async fn run_steps(
                     // The remote side failing is no reason to leave the user
                     // without an answer: say so and go on locally.
                     Err(e) => {
-                        turn.emit(EventKind::Notice {
+                        turn.emit(EventKind::Notice(Notice {
                             message: format!("{} failed ({e}); answering locally", r.name()),
-                        });
+                        }));
                         target = Target::Local;
                         handoff = None;
                         // Not again this turn: a weak local answer would
@@ -341,7 +344,7 @@ async fn run_steps(
         emit_usage(turn, &provider, configured, endpoint, &response);
         // The server kept streaming past the reply cap: say so, go on with what arrived.
         if let Some(message) = response.cut.clone() {
-            turn.emit(EventKind::Notice { message });
+            turn.emit(EventKind::Notice(Notice { message }));
         }
         session.push_reply(&turn.origin, &provider, response.message.clone())?;
 
@@ -431,7 +434,7 @@ fn deliver_final(turn: &Turn<'_>, answer: String) {
         answer
     };
     log_daily(turn, "egirl", &text);
-    turn.emit(EventKind::Final { text });
+    turn.emit(EventKind::Final(FinalAnswer { text }));
 }
 
 /// Usage under the configured model name, the one the status line shows
@@ -466,7 +469,7 @@ pub(super) fn emit_usage(
         crate::tracking::price_for(&config.pricing, served)
             .or_else(|| crate::tracking::price_for(&config.pricing, &model))
     };
-    turn.emit(EventKind::Usage {
+    turn.emit(EventKind::Usage(TokenUsage {
         provider: provider.to_string(),
         cost_usd: crate::tracking::cost_usd(pricing.as_ref(), &response.usage),
         model,
@@ -479,7 +482,7 @@ pub(super) fn emit_usage(
             (ms > 0.0).then(|| ms.round() as u64)
         },
         endpoint,
-    });
+    }));
 }
 
 /// Runs the calls concurrently; results come back in call order.
@@ -511,12 +514,12 @@ pub(super) async fn run_tools(
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {
-        turn.emit(EventKind::ToolCall {
+        turn.emit(EventKind::ToolCall(ToolCallEvent {
             id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
             sandbox: (call.name == "exec").then(|| tools::sandbox::describe(&ctx.exec)),
-        });
+        }));
         // The same call twice in one turn is a loop the model needs to hear about.
         let repeated = !seen.insert(format!("{}:{}", call.name, call.arguments));
         // Its own id, for the progress it reports.
@@ -559,7 +562,7 @@ pub(super) async fn run_tools(
             // Before it is shown, stored or sent: `env`, `cat .env`...
             let mut output = output;
             shared.redactor.redact_string(&mut output.output);
-            turn.emit(EventKind::ToolResult {
+            turn.emit(EventKind::ToolResult(ToolResultEvent {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 success: output.success,
@@ -567,7 +570,7 @@ pub(super) async fn run_tools(
                 duration_ms: started.elapsed().as_millis() as u64,
                 // Shown, never sent: the model's result stays one line.
                 diff: output.diff.take(),
-            });
+            }));
             output
         });
     }
@@ -583,8 +586,8 @@ fn log_daily(turn: &Turn<'_>, who: &str, text: &str) {
     if let Err(e) =
         crate::memory::daily::append(&turn.shared.workspace, Local::now(), who, &origin, &text)
     {
-        turn.emit(EventKind::Notice {
+        turn.emit(EventKind::Notice(Notice {
             message: format!("could not append to the daily log: {e}"),
-        });
+        }));
     }
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::protocol::{AnswerDelta, Notice};
 
 #[tokio::test]
 async fn every_subscriber_gets_every_event() {
@@ -9,16 +10,16 @@ async fn every_subscriber_gets_every_event() {
         bus.emit(
             "s",
             &Origin::Cli,
-            EventKind::Delta {
+            EventKind::Delta(AnswerDelta {
                 text: i.to_string(),
-            },
+            }),
         );
         bus.emit(
             "s",
             &Origin::Cli,
-            EventKind::Notice {
+            EventKind::Notice(Notice {
                 message: i.to_string(),
-            },
+            }),
         );
     }
     for _ in 0..2000 {

@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::EventBus;
-use crate::protocol::{EventKind, McpServerInfo, Origin};
+use crate::protocol::{EventKind, McpServerInfo, Notice, Origin};
 pub use config::{McpApproval, McpConfig, McpServerConfig};
 use server::{Launch, Reporter, Server, lock};
 
@@ -90,8 +90,11 @@ impl Reporter for Publisher {
         }
     }
     fn notice(&self, message: String) {
-        self.bus
-            .emit(NOTICE_SESSION, &Origin::Tui, EventKind::Notice { message });
+        self.bus.emit(
+            NOTICE_SESSION,
+            &Origin::Tui,
+            EventKind::Notice(Notice { message }),
+        );
     }
 }
 

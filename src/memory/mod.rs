@@ -37,7 +37,7 @@ use serde::Serialize;
 
 use crate::bus::EventBus;
 use crate::config::{Config, MemoryConfig};
-use crate::protocol::{EventKind, MemoryHit, Origin};
+use crate::protocol::{EventKind, MemoryHit, MemoryHits, Origin};
 use crate::providers::remote::RemoteProviders;
 
 /// Loaded vectors are dropped after this long without a search.
@@ -294,10 +294,10 @@ impl Memory {
             bus.emit(
                 session,
                 origin,
-                EventKind::MemoryHits {
+                EventKind::MemoryHits(MemoryHits {
                     query: result.query.clone(),
                     hits: result.hits.clone(),
-                },
+                }),
             );
         }
     }

@@ -5,7 +5,7 @@ fn event_json_has_type_first_then_session_and_origin() {
     let event = Event {
         session: "s1".into(),
         origin: Origin::Discord("123".into()),
-        kind: EventKind::Delta { text: "hi".into() },
+        kind: EventKind::Delta(AnswerDelta { text: "hi".into() }),
     };
     let line = serde_json::to_string(&event).unwrap();
     assert_eq!(

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Clock, MAX_SLEEP, sleep_for};
 use crate::agent::AgentHandle;
 use crate::config::CronConfig;
-use crate::protocol::{EventKind, Op, Origin};
+use crate::protocol::{ErrorEvent, EventKind, Op, Origin, TurnEnded};
 pub use schedule::Schedule;
 pub use store::{CronStore, Job};
 
@@ -232,11 +232,11 @@ async fn run_job(agent: &AgentHandle, job: &Job) -> RunOutcome {
             continue;
         }
         match event.kind {
-            EventKind::Error { message } => error = Some(message),
-            EventKind::TurnEnded { interrupted: true } => {
+            EventKind::Error(ErrorEvent { message }) => error = Some(message),
+            EventKind::TurnEnded(TurnEnded { interrupted: true }) => {
                 return RunOutcome::Failed("interrupted".into());
             }
-            EventKind::TurnEnded { interrupted: false } => {
+            EventKind::TurnEnded(TurnEnded { interrupted: false }) => {
                 return error.map_or(RunOutcome::Ok, RunOutcome::Failed);
             }
             _ => {}

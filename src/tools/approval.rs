@@ -27,7 +27,9 @@ use tokio::sync::oneshot;
 
 use crate::bus::EventBus;
 use crate::config::{ExecApproval, ExecConfig};
-use crate::protocol::{EventKind, Origin, ReviewDecision, SessionId};
+use crate::protocol::{
+    ApprovalDecision, ApprovalRequest, EventKind, Notice, Origin, ReviewDecision, SessionId,
+};
 use crate::tools::ToolContext;
 
 mod delegation;
@@ -249,14 +251,16 @@ impl Approver {
         escalation: Option<&str>,
         ctx: &ToolContext,
     ) -> Result<Answer, String> {
-        let request = |id: String| EventKind::ApprovalRequest {
-            id,
-            tool: tool.into(),
-            command: command.into(),
-            cwd: ctx.workspace.display().to_string(),
-            rule,
-            sandbox,
-            escalation: escalation.map(str::to_string),
+        let request = |id: String| {
+            EventKind::ApprovalRequest(ApprovalRequest {
+                id,
+                tool: tool.into(),
+                command: command.into(),
+                cwd: ctx.workspace.display().to_string(),
+                rule,
+                sandbox,
+                escalation: escalation.map(str::to_string),
+            })
         };
         self.ask_with(ctx, request, escalation.is_some()).await
     }
@@ -317,7 +321,7 @@ impl Approver {
         };
         self.emit(
             ctx,
-            EventKind::ApprovalDecision {
+            EventKind::ApprovalDecision(ApprovalDecision {
                 id: id.clone(),
                 decision: if approved { "approved" } else { "denied" }.into(),
                 scope: approved
@@ -325,7 +329,7 @@ impl Approver {
                     .flatten()
                     .map(str::to_string),
                 by: by.to_string(),
-            },
+            }),
         );
         Ok((decision, by))
     }
@@ -361,7 +365,7 @@ impl Approver {
                 Err(e) => {
                     // The user said yes: keep the rule for the session at least.
                     tracing::warn!("{e}");
-                    self.emit(ctx, EventKind::Notice { message: e });
+                    self.emit(ctx, EventKind::Notice(Notice { message: e }));
                 }
             }
         }
@@ -432,12 +436,12 @@ impl Drop for Parked<'_> {
         if self.approver.pending.forget(self.id) {
             self.approver.emit(
                 self.ctx,
-                EventKind::ApprovalDecision {
+                EventKind::ApprovalDecision(ApprovalDecision {
                     id: self.id.to_string(),
                     decision: "denied".into(),
                     scope: None,
                     by: self.by.into(),
-                },
+                }),
             );
         }
     }

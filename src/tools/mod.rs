@@ -106,10 +106,10 @@ impl ToolContext {
         self.bus.emit(
             &self.session,
             &self.origin,
-            crate::protocol::EventKind::ToolProgress {
+            crate::protocol::EventKind::ToolProgress(crate::protocol::ToolProgress {
                 id: self.call_id.clone(),
                 text: text.into(),
-            },
+            }),
         );
     }
 }

@@ -96,7 +96,7 @@ impl Rig {
             if event.session != session {
                 continue;
             }
-            let ended = matches!(event.kind, egirl::protocol::EventKind::TurnEnded { .. });
+            let ended = matches!(event.kind, egirl::protocol::EventKind::TurnEnded(_));
             out.push(event);
             if ended {
                 return out;

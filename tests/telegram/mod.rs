@@ -114,7 +114,7 @@ impl Rig {
             if event.session != session {
                 continue;
             }
-            let ended = matches!(event.kind, EventKind::TurnEnded { .. });
+            let ended = matches!(event.kind, EventKind::TurnEnded(_));
             out.push(event);
             if ended {
                 return out;

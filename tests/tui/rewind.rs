@@ -9,7 +9,7 @@ use std::path::Path;
 use chrono::{Duration as Minutes, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::Focus;
-use egirl::protocol::{Command, EventKind, Op, Origin};
+use egirl::protocol::{Command, EventKind, Forked, Op, Origin, Rewound};
 use egirl::providers::ChatMessage;
 use egirl::sessions::{Mark, Record, Transcript};
 use insta::assert_snapshot;
@@ -103,7 +103,7 @@ fn rewound_reloads_the_conversation_and_gives_the_message_back() {
     t.append_mark(Mark::Rewound { keep: 2, turn: 2 }).unwrap();
     apply_all(
         &mut app,
-        [ev(EventKind::Rewound {
+        [ev(EventKind::Rewound(Rewound {
             turn: 2,
             text: ASKED[1].into(),
             dropped_messages: 4,
@@ -111,7 +111,7 @@ fn rewound_reloads_the_conversation_and_gives_the_message_back() {
             removed: vec!["tests/theme.rs".into()],
             not_restored: Vec::new(),
             untracked: Some("1 command ran since; commands' changes are not undone".into()),
-        })],
+        }))],
     );
     assert_eq!(app.input.text(), ASKED[1]);
     let screen = screen(&app, 100, 30);
@@ -133,9 +133,9 @@ fn fork_sends_the_command_and_forked_moves_the_input_to_the_copy() {
     egirl::sessions::fork(dir.path(), SESSION, "fork-1").unwrap();
     apply_all(
         &mut app,
-        [ev(EventKind::Forked {
+        [ev(EventKind::Forked(Forked {
             new_session: "fork-1".into(),
-        })],
+        }))],
     );
     assert_eq!(app.session, "fork-1");
     let screen = screen(&app, 100, 30);

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::super::steps::{byte_bound, count_prompt, message_tokens, prompt_messages};
 use super::super::turn::{Session, Turn, emit_usage, run_tools};
 use super::super::window;
-use crate::protocol::EventKind;
+use crate::protocol::{EventKind, Notice};
 use crate::providers::endpoints::LocalRole;
 use crate::providers::{ChatMessage, ChatRequest, ChatResponse, StreamChunk, ToolSpec};
 
@@ -53,9 +53,9 @@ pub(super) async fn flush(
         Ok(r) => r,
         Err(_) if cancel.is_cancelled() => return,
         Err(e) => {
-            turn.emit(EventKind::Notice {
+            turn.emit(EventKind::Notice(Notice {
                 message: format!("memory flush failed ({e:#}); compacting without it"),
-            });
+            }));
             return;
         }
     };

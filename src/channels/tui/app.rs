@@ -18,7 +18,12 @@ pub use super::sessions::SessionInfo;
 use super::sessions::SessionPicker;
 use super::theme::Theme;
 use super::transcript::{Kind, Level, RenderCtx, Transcript, compaction_label};
-use crate::protocol::{BotStatus, Event, EventKind, Op, Origin, SessionId, Target};
+use crate::protocol::{
+    AnswerDelta, ApprovalDecision, ApprovalRequest, BotStatus, Compacted, ContextTrimmed,
+    ErrorEvent, Escalation, Event, EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued,
+    ReasoningDelta, Routing, SessionId, Target, TokenUsage, ToolCallEvent, ToolProgress,
+    ToolResultEvent, TurnEnded, TurnStarted,
+};
 
 /// A second Ctrl+C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -281,8 +286,8 @@ impl App {
         // A message the user has not seen: the input points elsewhere, or
         // the conversation shows another session.
         // The heartbeat's standing prompt is not news; its answer (if any) is.
-        let news = matches!(kind, EventKind::Final { .. })
-            || (matches!(kind, EventKind::TurnStarted { .. }) && origin != Origin::Heartbeat);
+        let news = matches!(kind, EventKind::Final(_))
+            || (matches!(kind, EventKind::TurnStarted(_)) && origin != Origin::Heartbeat);
         if (elsewhere || !shown) && news {
             info.unread += 1;
         }
@@ -290,24 +295,24 @@ impl App {
         let mut effects = Vec::new();
         let mut conversation_changed = shown;
         match kind {
-            EventKind::TurnStarted { text } => {
+            EventKind::TurnStarted(TurnStarted { text }) => {
                 info.running = true;
                 if origin != Origin::Heartbeat {
                     self.transcript.user(&session, &origin, &text);
                 }
             }
-            EventKind::Queued { text, .. } => {
+            EventKind::Queued(Queued { text, .. }) => {
                 self.transcript
                     .push(&session, &origin, Kind::User { queued: true }, text);
             }
-            EventKind::Routing {
+            EventKind::Routing(Routing {
                 target,
                 provider,
                 model,
                 reason,
                 confidence,
                 role,
-            } => {
+            }) => {
                 info.target = Some(target);
                 if session == self.session {
                     self.status.provider = provider.clone();
@@ -325,12 +330,12 @@ impl App {
                 });
                 conversation_changed = false;
             }
-            EventKind::Escalation {
+            EventKind::Escalation(Escalation {
                 from,
                 to,
                 reason,
                 trigger,
-            } => {
+            }) => {
                 info.target = Some(Target::Remote);
                 self.side_added(Pane::Routing);
                 // The local attempt ends here; the remote answer follows
@@ -350,14 +355,18 @@ impl App {
                     trigger,
                 });
             }
-            EventKind::Delta { text } => self.transcript.delta(&session, &origin, &text),
-            EventKind::Reasoning { text } => self.transcript.reasoning(&session, &origin, &text),
-            EventKind::ToolCall {
+            EventKind::Delta(AnswerDelta { text }) => {
+                self.transcript.delta(&session, &origin, &text)
+            }
+            EventKind::Reasoning(ReasoningDelta { text }) => {
+                self.transcript.reasoning(&session, &origin, &text)
+            }
+            EventKind::ToolCall(ToolCallEvent {
                 id,
                 name,
                 arguments,
                 sandbox,
-            } => {
+            }) => {
                 self.transcript.close(&session);
                 let seq = self.tools.push(ToolRecord {
                     id,
@@ -376,7 +385,7 @@ impl App {
                 self.transcript
                     .push(&session, &origin, Kind::Tool(seq), String::new());
             }
-            EventKind::ApprovalRequest {
+            EventKind::ApprovalRequest(ApprovalRequest {
                 id,
                 tool,
                 command,
@@ -384,7 +393,7 @@ impl App {
                 rule,
                 sandbox,
                 escalation,
-            } => {
+            }) => {
                 self.tools.awaiting(&session, &tool, &command, &id);
                 let before = self.approvals.len();
                 self.approvals.push(Request {
@@ -403,26 +412,28 @@ impl App {
                     effects.push(Effect::Bell);
                 }
             }
-            EventKind::ApprovalDecision { id, decision, .. } => {
+            EventKind::ApprovalDecision(ApprovalDecision { id, decision, .. }) => {
                 self.approvals.remove(&id);
                 self.tools.decided(&id, decision == "approved");
             }
-            EventKind::ToolResult {
+            EventKind::ToolResult(ToolResultEvent {
                 id,
                 success,
                 output,
                 duration_ms,
                 diff,
                 ..
-            } => {
+            }) => {
                 self.tools
                     .finished(&session, &id, success, &output, duration_ms);
                 if let Some(diff) = diff {
                     self.tools.diffed(&session, &id, diff);
                 }
             }
-            EventKind::ToolProgress { id, text } => self.tools.progressed(&session, &id, &text),
-            EventKind::MemoryHits { query, hits } => {
+            EventKind::ToolProgress(ToolProgress { id, text }) => {
+                self.tools.progressed(&session, &id, &text)
+            }
+            EventKind::MemoryHits(MemoryHits { query, hits }) => {
                 self.memory = Some(MemorySearch {
                     session,
                     query,
@@ -431,7 +442,7 @@ impl App {
                 self.side_scroll[2] = Scroll::at_top();
                 conversation_changed = false;
             }
-            EventKind::Usage {
+            EventKind::Usage(TokenUsage {
                 provider,
                 model,
                 input_tokens,
@@ -441,7 +452,7 @@ impl App {
                 tokens_per_sec,
                 endpoint,
                 ..
-            } => {
+            }) => {
                 if let Some(endpoint) = &endpoint {
                     self.stats
                         .add_endpoint(endpoint, input_tokens, output_tokens, cached_tokens);
@@ -465,11 +476,11 @@ impl App {
                 });
                 conversation_changed = false;
             }
-            EventKind::ContextTrimmed {
+            EventKind::ContextTrimmed(ContextTrimmed {
                 dropped_messages,
                 prompt_tokens,
                 context_length,
-            } => {
+            }) => {
                 if session == self.session {
                     self.status.context_length = context_length;
                     self.status.context_used = prompt_tokens;
@@ -480,17 +491,17 @@ impl App {
                 self.transcript
                     .push(&session, &origin, Kind::Notice(Level::Info), text);
             }
-            EventKind::Notice { message } => {
+            EventKind::Notice(Notice { message }) => {
                 self.transcript
                     .push(&session, &origin, Kind::Notice(Level::Warning), message);
             }
-            EventKind::Compaction {
+            EventKind::Compaction(Compacted {
                 before_tokens,
                 after_tokens,
                 summarized_messages,
                 summary,
                 ..
-            } => {
+            }) => {
                 if session == self.session {
                     self.status.context_used = after_tokens;
                 }
@@ -498,8 +509,10 @@ impl App {
                 self.transcript
                     .push(&session, &origin, Kind::Compaction(label), summary);
             }
-            EventKind::Final { text } => self.transcript.finish(&session, &origin, &text),
-            EventKind::Error { message } => {
+            EventKind::Final(FinalAnswer { text }) => {
+                self.transcript.finish(&session, &origin, &text)
+            }
+            EventKind::Error(ErrorEvent { message }) => {
                 if target != Some(Target::Remote) {
                     self.status.local = LocalState::Failing;
                 }
@@ -507,10 +520,10 @@ impl App {
                 self.transcript
                     .push(&session, &origin, Kind::Notice(Level::Error), message);
             }
-            kind @ (EventKind::Forked { .. } | EventKind::Rewound { .. }) => {
+            kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
                 self.timeline_event(&session, kind);
             }
-            EventKind::TurnEnded { interrupted } => {
+            EventKind::TurnEnded(TurnEnded { interrupted }) => {
                 info.running = false;
                 self.transcript.close(&session);
                 if interrupted {

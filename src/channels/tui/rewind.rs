@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::{App, Effect};
 use super::transcript::Level;
-use crate::protocol::{Command, EventKind, Op, Role};
+use crate::protocol::{Command, EventKind, Forked, Op, Rewound, Role};
 
 /// Said under the picker and after a rewind: only the file tools are undone.
 pub const UNTRACKED_NOTE: &str =
@@ -154,14 +154,14 @@ impl App {
     /// The core's answers to `/fork` and `/rewind`.
     pub(super) fn timeline_event(&mut self, session: &str, kind: EventKind) {
         match kind {
-            EventKind::Forked { new_session } => {
+            EventKind::Forked(Forked { new_session }) => {
                 let here = session == self.session;
                 self.notice(Level::Info, format!("forked {session} into {new_session}"));
                 if here {
                     self.pick_session(&new_session);
                 }
             }
-            EventKind::Rewound {
+            EventKind::Rewound(Rewound {
                 turn,
                 text,
                 dropped_messages,
@@ -169,7 +169,7 @@ impl App {
                 removed,
                 not_restored,
                 untracked,
-            } => {
+            }) => {
                 self.reload_session(session);
                 if session == self.session && self.input.is_empty() {
                     self.input.insert(&text);

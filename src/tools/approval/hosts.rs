@@ -63,7 +63,10 @@ impl Approver {
                 Err(e) => {
                     // The user said yes: the session keeps it at least.
                     tracing::warn!("{e}");
-                    self.emit(ctx, crate::protocol::EventKind::Notice { message: e });
+                    self.emit(
+                        ctx,
+                        crate::protocol::EventKind::Notice(crate::protocol::Notice { message: e }),
+                    );
                     self.remember_for_session(&host, ctx);
                     Ok(format!(
                         "approved by {by}; `{host}` allowed for this session"

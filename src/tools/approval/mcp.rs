@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Approver, DENIED_BY_USER, lock, read_rules};
 use crate::mcp::McpTool;
-use crate::protocol::{EventKind, ReviewDecision};
+use crate::protocol::{ApprovalRequest, EventKind, Notice, ReviewDecision};
 use crate::tools::ToolContext;
 
 impl Approver {
@@ -31,14 +31,16 @@ impl Approver {
             ));
         }
         let command = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
-        let request = |id: String| EventKind::ApprovalRequest {
-            id,
-            tool: rule.to_string(),
-            command,
-            cwd: format!("server `{}`, tool `{}`", tool.server, tool.name),
-            rule: Some(rule.to_string()),
-            sandbox: None,
-            escalation: None,
+        let request = |id: String| {
+            EventKind::ApprovalRequest(ApprovalRequest {
+                id,
+                tool: rule.to_string(),
+                command,
+                cwd: format!("server `{}`, tool `{}`", tool.server, tool.name),
+                rule: Some(rule.to_string()),
+                sandbox: None,
+                escalation: None,
+            })
         };
         let (decision, by) = self.ask_with(ctx, request, false).await?;
         match decision {
@@ -56,7 +58,7 @@ impl Approver {
                 Ok(()) => Ok(format!("approved by {by}; `{rule}` allowed from now on")),
                 Err(e) => {
                     tracing::warn!("{e}");
-                    self.emit(ctx, EventKind::Notice { message: e });
+                    self.emit(ctx, EventKind::Notice(Notice { message: e }));
                     self.remember_mcp_for_session(rule, ctx);
                     Ok(format!(
                         "approved by {by}; `{rule}` allowed for this session"
@@ -169,13 +171,13 @@ mod tests {
         });
         let Some(Event {
             kind:
-                EventKind::ApprovalRequest {
+                EventKind::ApprovalRequest(ApprovalRequest {
                     id,
                     tool,
                     command,
                     rule,
                     ..
-                },
+                }),
             ..
         }) = events.recv().await
         else {

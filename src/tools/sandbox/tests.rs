@@ -169,15 +169,15 @@ async fn answer_escalation(
     ctx: &ToolContext,
     decision: crate::protocol::ReviewDecision,
 ) {
-    use crate::protocol::EventKind;
+    use crate::protocol::{ApprovalRequest, EventKind};
     loop {
         let event = events.recv().await.unwrap();
-        if let EventKind::ApprovalRequest {
+        if let EventKind::ApprovalRequest(ApprovalRequest {
             id,
             escalation,
             sandbox,
             ..
-        } = event.kind
+        }) = event.kind
         {
             let reason = escalation.expect("an escalation");
             assert!(reason.contains("outside.txt"), "{reason}");

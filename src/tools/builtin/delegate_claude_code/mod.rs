@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-use crate::protocol::EventKind;
+use crate::protocol::{EventKind, TokenUsage};
 use crate::providers::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_str, paths};
 use stream::{Line, Outcome};
@@ -181,7 +181,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     ctx.bus.emit(
         &ctx.session,
         &ctx.origin,
-        EventKind::Usage {
+        EventKind::Usage(TokenUsage {
             provider: PROVIDER.into(),
             model: if model.is_empty() {
                 "claude".into()
@@ -195,7 +195,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
             tokens_per_sec: None,
             latency_ms: Some(started.elapsed().as_millis() as u64),
             endpoint: None,
-        },
+        }),
     );
     let mut text = format!(
         "Claude Code {} in {} turns (session {}, cost ${:.4}):\n{}",
