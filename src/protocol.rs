@@ -10,7 +10,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 mod events;
+mod route;
 pub use events::*;
+pub use route::{LOCAL_PROVIDER, LocalRole, Route, RoutedModel};
 
 pub type SessionId = String;
 

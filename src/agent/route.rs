@@ -7,7 +7,7 @@ use std::io::Write;
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
-use crate::protocol::{Escalation, EventKind, Target};
+use crate::protocol::{Escalation, EventKind, LocalRole, Route, RoutedModel, Target};
 use crate::providers::endpoints::Failover;
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatMessage, ChatRequest, StreamChunk};
@@ -101,8 +101,14 @@ pub(super) fn record(
     remote: &RemoteProvider,
     trigger: &Trigger,
 ) {
-    let from = format!("llamacpp/{}", shared.config.local.model);
-    let to = format!("{}/{}", remote.name(), remote.model());
+    let from = RoutedModel {
+        route: Route::Local(LocalRole::Main),
+        model: shared.config.local.model.clone(),
+    };
+    let to = RoutedModel {
+        route: Route::Remote(remote.name().into()),
+        model: remote.model().into(),
+    };
     emit(EventKind::Escalation(Escalation {
         from: from.clone(),
         to: to.clone(),
@@ -112,8 +118,8 @@ pub(super) fn record(
     let line = serde_json::json!({
         "ts": chrono::Utc::now(),
         "session": session,
-        "from": from,
-        "to": to,
+        "from": from.to_string(),
+        "to": to.to_string(),
         "trigger": trigger.trigger,
         "reason": trigger.reason,
     });

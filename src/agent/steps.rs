@@ -62,12 +62,10 @@ pub(super) async fn local_step(
         }
         if let Some(m) = moved.last() {
             turn.emit(EventKind::Routing(Routing {
-                target: crate::protocol::Target::Local,
-                provider: "llamacpp".into(),
+                route: crate::protocol::Route::Local(role),
                 model: shared.role_model(role).to_string(),
                 reason: format!("failover: {} failed ({}); now on {}", m.from, m.why, m.to),
                 confidence: 1.0,
-                role: role.as_str().to_string(),
             }));
         }
         match result {

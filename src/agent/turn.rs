@@ -17,8 +17,8 @@ use super::steps::{local_step, remote_step};
 use super::{Shared, context, local, redact, route, slots, unattended};
 use crate::config::Redactor;
 use crate::protocol::{
-    Command, ErrorEvent, EventKind, FinalAnswer, Notice, Origin, Routing, Target, TokenUsage,
-    ToolCallEvent, ToolResultEvent, TurnEnded, TurnStarted,
+    Command, ErrorEvent, EventKind, FinalAnswer, Notice, Origin, Route, Routing, Target,
+    TokenUsage, ToolCallEvent, ToolResultEvent, TurnEnded, TurnStarted,
 };
 use crate::providers::{ChatMessage, ChatResponse, ProviderError, ToolCall};
 use crate::routing::escalation;
@@ -276,20 +276,15 @@ async fn run_steps(
         None => Target::Local,
     };
     let role = local::turn_role(shared, &turn.origin, &decision);
-    let (provider, model) = match (target, remote) {
-        (Target::Remote, Some(r)) => (r.name().to_string(), r.model().to_string()),
-        _ => ("llamacpp".to_string(), shared.role_model(role).to_string()),
+    let (route, model) = match (target, remote) {
+        (Target::Remote, Some(r)) => (Route::Remote(r.name().into()), r.model().to_string()),
+        _ => (Route::Local(role), shared.role_model(role).to_string()),
     };
     turn.emit(EventKind::Routing(Routing {
-        target,
-        provider,
+        route,
         model,
         reason: decision.reason.clone(),
         confidence: decision.confidence,
-        role: match target {
-            Target::Remote => "remote".to_string(),
-            Target::Local => role.as_str().to_string(),
-        },
     }));
     // The user's own "escalate" is an escalation too (event and log).
     if let Some((r, asked)) = asked_for_remote {

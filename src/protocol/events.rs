@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FileDiff, MemoryHit, Target};
+use super::{FileDiff, MemoryHit, ReviewDecision, Route, RoutedModel};
 
 /// What happened, serialized as one JSON object per line in `--json` mode
 /// with `"type"` first (then `session` and `origin`, then the payload's
@@ -58,15 +58,14 @@ pub struct Queued {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Where a turn goes, and why. On the wire the route is the `target`,
+/// `provider` and `role` fields of version 0.
 pub struct Routing {
-    pub target: Target,
-    pub provider: String,
+    #[serde(flatten)]
+    pub route: Route,
     pub model: String,
     pub reason: String,
     pub confidence: f64,
-    /// The model the turn went to: `local`, `local-fast` or `remote`.
-    #[serde(default)]
-    pub role: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -110,14 +109,74 @@ pub struct ApprovalRequest {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A request was answered (or given up on). On the wire the decision is
+/// `"decision": "approved"|"denied"` plus a `scope` when approved (`once`,
+/// `session`, `always`, `outside_sandbox`), as in version 0.
+#[serde(into = "DecisionFields", try_from = "DecisionFields")]
 pub struct ApprovalDecision {
     pub id: String,
-    /// "approved" or "denied".
-    pub decision: String,
-    /// "once", "session", "always", "outside_sandbox" (absent when denied).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
+    /// What took effect: a request whose answer did not fit it (an
+    /// escalation approved only once) is `Denied` here.
+    pub decision: ReviewDecision,
+    /// Who decided: an origin (`tui`, `discord:<channel>`...), or
+    /// `timeout` / `interrupt` when nobody did.
     pub by: String,
+}
+
+/// [`ApprovalDecision`]'s wire form.
+#[derive(Clone, Serialize, Deserialize)]
+struct DecisionFields {
+    id: String,
+    decision: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scope: Option<String>,
+    by: String,
+}
+
+impl From<ApprovalDecision> for DecisionFields {
+    fn from(d: ApprovalDecision) -> Self {
+        let scope = match d.decision {
+            ReviewDecision::Denied => None,
+            ReviewDecision::ApprovedOnce => Some("once"),
+            ReviewDecision::ApprovedForSession => Some("session"),
+            ReviewDecision::ApprovedAlways => Some("always"),
+            ReviewDecision::ApprovedOutsideSandbox => Some("outside_sandbox"),
+        };
+        DecisionFields {
+            id: d.id,
+            decision: if scope.is_some() {
+                "approved"
+            } else {
+                "denied"
+            }
+            .into(),
+            scope: scope.map(str::to_string),
+            by: d.by,
+        }
+    }
+}
+
+impl TryFrom<DecisionFields> for ApprovalDecision {
+    type Error = String;
+    fn try_from(f: DecisionFields) -> Result<Self, String> {
+        let decision = match (f.decision.as_str(), f.scope.as_deref()) {
+            ("denied", _) => ReviewDecision::Denied,
+            ("approved", None | Some("once")) => ReviewDecision::ApprovedOnce,
+            ("approved", Some("session")) => ReviewDecision::ApprovedForSession,
+            ("approved", Some("always")) => ReviewDecision::ApprovedAlways,
+            ("approved", Some("outside_sandbox")) => ReviewDecision::ApprovedOutsideSandbox,
+            (decision, scope) => {
+                return Err(format!(
+                    "unknown approval decision `{decision}` (scope {scope:?})"
+                ));
+            }
+        };
+        Ok(ApprovalDecision {
+            id: f.id,
+            decision,
+            by: f.by,
+        })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -134,8 +193,9 @@ pub struct ToolResultEvent {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Escalation {
-    pub from: String,
-    pub to: String,
+    /// `provider/model` on the wire.
+    pub from: RoutedModel,
+    pub to: RoutedModel,
     pub reason: String,
     pub trigger: String,
 }

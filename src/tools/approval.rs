@@ -323,11 +323,11 @@ impl Approver {
             ctx,
             EventKind::ApprovalDecision(ApprovalDecision {
                 id: id.clone(),
-                decision: if approved { "approved" } else { "denied" }.into(),
-                scope: approved
-                    .then(|| scope_name(decision))
-                    .flatten()
-                    .map(str::to_string),
+                decision: if approved {
+                    decision
+                } else {
+                    ReviewDecision::Denied
+                },
                 by: by.to_string(),
             }),
         );
@@ -438,8 +438,7 @@ impl Drop for Parked<'_> {
                 self.ctx,
                 EventKind::ApprovalDecision(ApprovalDecision {
                     id: self.id.to_string(),
-                    decision: "denied".into(),
-                    scope: None,
+                    decision: ReviewDecision::Denied,
                     by: self.by.into(),
                 }),
             );
@@ -514,16 +513,6 @@ pub fn approval_prefix(command: &str) -> Option<String> {
         .position(|word| !word.starts_with('-'))
         .map_or(argv.len(), |i| i + 2);
     Some(shell_words::join(&argv[..end]))
-}
-
-fn scope_name(decision: ReviewDecision) -> Option<&'static str> {
-    match decision {
-        ReviewDecision::Denied => None,
-        ReviewDecision::ApprovedOnce => Some("once"),
-        ReviewDecision::ApprovedForSession => Some("session"),
-        ReviewDecision::ApprovedAlways => Some("always"),
-        ReviewDecision::ApprovedOutsideSandbox => Some("outside_sandbox"),
-    }
 }
 
 fn human_duration(d: Duration) -> String {

@@ -49,7 +49,13 @@ async fn exec_waits_for_a_decision_and_runs_when_approved() {
     let events = h.turn("a").await;
     let decision = events.iter().find_map(|e| match e {
         EventKind::ApprovalDecision(ApprovalDecision { decision, by, .. }) => {
-            Some((decision.clone(), by.clone()))
+            // The wire word (`approved`/`denied`), as `--json` writes it.
+            let word = if decision.is_approved() {
+                "approved"
+            } else {
+                "denied"
+            };
+            Some((word.to_string(), by.clone()))
         }
         _ => None,
     });

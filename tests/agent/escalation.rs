@@ -34,12 +34,9 @@ fn routing(events: &[EventKind]) -> (Target, String, String) {
     events
         .iter()
         .find_map(|e| match e {
-            EventKind::Routing(Routing {
-                target,
-                provider,
-                reason,
-                ..
-            }) => Some((*target, provider.clone(), reason.clone())),
+            EventKind::Routing(Routing { route, reason, .. }) => {
+                Some((route.target(), route.provider().to_string(), reason.clone()))
+            }
             _ => None,
         })
         .expect("a routing event")
@@ -103,7 +100,12 @@ async fn a_hedging_local_answer_is_replayed_remotely() {
                 to,
                 trigger,
                 reason,
-            }) => Some((from.clone(), to.clone(), trigger.clone(), reason.clone())),
+            }) => Some((
+                from.to_string(),
+                to.to_string(),
+                trigger.clone(),
+                reason.clone(),
+            )),
             _ => None,
         })
         .expect("an escalation event");

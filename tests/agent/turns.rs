@@ -1,6 +1,6 @@
 use egirl::config::ToolFormat;
 use egirl::protocol::{
-    AnswerDelta, EventKind, FinalAnswer, Op, Queued, Routing, Target, TokenUsage, TurnEnded,
+    AnswerDelta, EventKind, FinalAnswer, Op, Queued, Route, Routing, TokenUsage, TurnEnded,
     TurnStarted,
 };
 use serde_json::Value;
@@ -20,7 +20,7 @@ async fn streams_text_and_persists_the_turn() {
     assert!(matches!(
         &events[1],
         EventKind::Routing(Routing {
-            target: Target::Local,
+            route: Route::Local(_),
             ..
         })
     ));

@@ -48,7 +48,13 @@ fn tool_result(events: &[Event]) -> (bool, String) {
 fn decided_by(events: &[Event]) -> Option<(String, String)> {
     events.iter().find_map(|e| match &e.kind {
         EventKind::ApprovalDecision(ApprovalDecision { decision, by, .. }) => {
-            Some((decision.clone(), by.clone()))
+            // The wire word (`approved`/`denied`), as `--json` writes it.
+            let word = if decision.is_approved() {
+                "approved"
+            } else {
+                "denied"
+            };
+            Some((word.to_string(), by.clone()))
         }
         _ => None,
     })

@@ -73,11 +73,11 @@ pub fn routings(events: &[EventKind]) -> Vec<(String, String, String)> {
         .iter()
         .filter_map(|e| match e {
             EventKind::Routing(Routing {
-                role,
+                route,
                 model,
                 reason,
                 ..
-            }) => Some((role.clone(), model.clone(), reason.clone())),
+            }) => Some((route.name().to_string(), model.clone(), reason.clone())),
             _ => None,
         })
         .collect()

@@ -3,7 +3,7 @@
 //! and a failover's move, the stats pane has a row per endpoint.
 
 use egirl::protocol::{
-    EventKind, FinalAnswer, Notice, Routing, Target, TokenUsage, TurnEnded, TurnStarted,
+    EventKind, FinalAnswer, LocalRole, Notice, Route, Routing, TokenUsage, TurnEnded, TurnStarted,
 };
 use insta::assert_snapshot;
 
@@ -11,12 +11,13 @@ use crate::tui::{app, apply_all, ev, screen};
 
 fn routing(role: &str, model: &str, reason: &str) -> EventKind {
     EventKind::Routing(Routing {
-        target: Target::Local,
-        provider: "llamacpp".into(),
+        route: Route::Local(match role {
+            "local-fast" => LocalRole::Fast,
+            _ => LocalRole::Main,
+        }),
         model: model.into(),
         reason: reason.into(),
         confidence: 0.9,
-        role: role.into(),
     })
 }
 

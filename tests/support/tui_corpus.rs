@@ -9,8 +9,8 @@
 //! `#[path]`, as they do the fake llama-server.
 
 use egirl::protocol::{
-    AnswerDelta, Event, EventKind, FinalAnswer, Origin, Routing, Target, TokenUsage, ToolCallEvent,
-    ToolResultEvent, TurnEnded, TurnStarted,
+    AnswerDelta, Event, EventKind, FinalAnswer, LocalRole, Origin, Route, Routing, TokenUsage,
+    ToolCallEvent, ToolResultEvent, TurnEnded, TurnStarted,
 };
 use egirl::providers::{ChatMessage, ToolCall};
 use egirl::sessions::Record;
@@ -118,12 +118,10 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
             text: turn.user.clone(),
         })));
         out.push(ev(EventKind::Routing(Routing {
-            target: Target::Local,
-            provider: "llamacpp".into(),
+            route: Route::Local(LocalRole::Main),
             model: "qwen3-8b".into(),
             reason: "local by default".into(),
             confidence: 1.0,
-            role: "local".into(),
         })));
         if let Some((id, path, file)) = &turn.tool {
             out.push(ev(EventKind::ToolCall(ToolCallEvent {

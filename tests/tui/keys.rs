@@ -165,8 +165,7 @@ fn an_approval_decided_elsewhere_closes_quietly() {
     app.apply(ev(approval("ap-1", "make")));
     let effects = app.apply(ev(EventKind::ApprovalDecision(ApprovalDecision {
         id: "ap-1".into(),
-        decision: "approved".into(),
-        scope: Some("once".into()),
+        decision: ReviewDecision::ApprovedOnce,
         by: "discord:general".into(),
     })));
     assert!(effects.is_empty());

@@ -25,8 +25,8 @@ use std::time::Instant;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::{App, AppOptions, Effect, Theme, draw};
 use egirl::protocol::{
-    AnswerDelta, Event, EventKind, FinalAnswer, Op, Origin, Routing, TokenUsage, TurnEnded,
-    TurnStarted,
+    AnswerDelta, Event, EventKind, FinalAnswer, LocalRole, Op, Origin, Route, Routing, TokenUsage,
+    TurnEnded, TurnStarted,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -169,12 +169,10 @@ pub fn turn(user: &str, answer: &str) -> Vec<Event> {
     let mut events = vec![
         ev(EventKind::TurnStarted(TurnStarted { text: user.into() })),
         ev(EventKind::Routing(Routing {
-            target: egirl::protocol::Target::Local,
-            provider: "llamacpp".into(),
+            route: Route::Local(LocalRole::Main),
             model: "qwen3-8b".into(),
             reason: "local by default".into(),
             confidence: 1.0,
-            role: String::new(),
         })),
     ];
     let chars: Vec<char> = answer.chars().collect();

@@ -2,9 +2,9 @@
 
 use crossterm::event::KeyCode;
 use egirl::protocol::{
-    ApprovalDecision, ApprovalRequest, Escalation, EventKind, FinalAnswer, MemoryHit, MemoryHits,
-    Origin, Routing, Target, TokenUsage, ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded,
-    TurnStarted,
+    ApprovalDecision, ApprovalRequest, Escalation, EventKind, FinalAnswer, LocalRole, MemoryHit,
+    MemoryHits, Origin, ReviewDecision, Route, Routing, TokenUsage, ToolCallEvent, ToolProgress,
+    ToolResultEvent, TurnEnded, TurnStarted,
 };
 use insta::assert_snapshot;
 
@@ -75,12 +75,10 @@ fn busy_app() -> App {
                 text: "tidy the build dir".into(),
             })),
             ev(EventKind::Routing(Routing {
-                target: Target::Local,
-                provider: "llamacpp".into(),
+                route: Route::Local(LocalRole::Main),
                 model: "qwen3-8b".into(),
                 reason: "short task, tools available locally".into(),
                 confidence: 0.82,
-                role: "local".into(),
             })),
             ev(tool(
                 "c1",
@@ -116,8 +114,7 @@ fn busy_app() -> App {
             })),
             ev(EventKind::ApprovalDecision(ApprovalDecision {
                 id: "ap-1".into(),
-                decision: "denied".into(),
-                scope: None,
+                decision: ReviewDecision::Denied,
                 by: "tui".into(),
             })),
             ev(result("c3", "exec", false, "denied by user", 0)),
@@ -168,12 +165,10 @@ fn busy_app() -> App {
                 "discord-7",
                 discord.clone(),
                 EventKind::Routing(Routing {
-                    target: Target::Local,
-                    provider: "llamacpp".into(),
+                    route: Route::Local(LocalRole::Main),
                     model: "qwen3-8b".into(),
                     reason: "forced local with /local".into(),
                     confidence: 1.0,
-                    role: "local".into(),
                 }),
             ),
         ],
@@ -425,12 +420,10 @@ fn a_discord_turn_is_mirrored_with_its_badge() {
                 text: "what's in my todo file?".into(),
             })),
             from(EventKind::Routing(Routing {
-                target: Target::Local,
-                provider: "llamacpp".into(),
+                route: Route::Local(LocalRole::Main),
                 model: "qwen3-8b".into(),
                 reason: "simple file task".into(),
                 confidence: 0.9,
-                role: "local".into(),
             })),
             from(EventKind::ToolCall(ToolCallEvent {
                 id: "t1".into(),

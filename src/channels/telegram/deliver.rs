@@ -88,16 +88,12 @@ async fn handle(bridge: &Bridge, event: Event) {
             approval_requested(bridge, chat, id, command, prompt, keyboard).await;
         }
         EventKind::ApprovalDecision(ApprovalDecision {
-            id,
-            decision,
-            scope,
-            by,
+            id, decision, by, ..
         }) => {
             if let Some(waiting) = bridge.approvals.remove(id)
                 && let Some(prompt) = waiting.prompt
             {
-                let text =
-                    approvals::decided_html(&waiting.command, decision, scope.as_deref(), by);
+                let text = approvals::decided_html(&waiting.command, *decision, by);
                 edit(bridge, chat, prompt, text).await;
             }
         }

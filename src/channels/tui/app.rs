@@ -20,9 +20,9 @@ use super::theme::Theme;
 use super::transcript::{Kind, Level, RenderCtx, Transcript, compaction_label};
 use crate::protocol::{
     AnswerDelta, ApprovalDecision, ApprovalRequest, BotStatus, Compacted, ContextTrimmed,
-    ErrorEvent, Escalation, Event, EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued,
-    ReasoningDelta, Routing, SessionId, Target, TokenUsage, ToolCallEvent, ToolProgress,
-    ToolResultEvent, TurnEnded, TurnStarted,
+    ErrorEvent, Event, EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued,
+    ReasoningDelta, SessionId, Target, TokenUsage, ToolCallEvent, ToolProgress, ToolResultEvent,
+    TurnEnded, TurnStarted,
 };
 
 /// A second Ctrl+C within this long quits.
@@ -305,37 +305,18 @@ impl App {
                 self.transcript
                     .push(&session, &origin, Kind::User { queued: true }, text);
             }
-            EventKind::Routing(Routing {
-                target,
-                provider,
-                model,
-                reason,
-                confidence,
-                role,
-            }) => {
-                info.target = Some(target);
+            EventKind::Routing(routing) => {
+                info.target = Some(routing.route.target());
                 if session == self.session {
-                    self.status.provider = provider.clone();
-                    self.status.model = model.clone();
+                    self.status.provider = routing.route.provider().to_string();
+                    self.status.model = routing.model.clone();
                 }
                 self.side_added(Pane::Routing);
-                self.routing.push(RoutingRecord::Decision {
-                    session,
-                    target,
-                    provider,
-                    model,
-                    reason,
-                    confidence,
-                    role,
-                });
+                self.routing
+                    .push(RoutingRecord::Decision { session, routing });
                 conversation_changed = false;
             }
-            EventKind::Escalation(Escalation {
-                from,
-                to,
-                reason,
-                trigger,
-            }) => {
+            EventKind::Escalation(escalation) => {
                 info.target = Some(Target::Remote);
                 self.side_added(Pane::Routing);
                 // The local attempt ends here; the remote answer follows
@@ -345,14 +326,11 @@ impl App {
                     &session,
                     &origin,
                     Kind::Notice(Level::Warning),
-                    format!("escalated to {to}: {reason}"),
+                    format!("escalated to {}: {}", escalation.to, escalation.reason),
                 );
                 self.routing.push(RoutingRecord::Escalation {
                     session,
-                    from,
-                    to,
-                    reason,
-                    trigger,
+                    escalation,
                 });
             }
             EventKind::Delta(AnswerDelta { text }) => {
@@ -414,7 +392,7 @@ impl App {
             }
             EventKind::ApprovalDecision(ApprovalDecision { id, decision, .. }) => {
                 self.approvals.remove(&id);
-                self.tools.decided(&id, decision == "approved");
+                self.tools.decided(&id, decision.is_approved());
             }
             EventKind::ToolResult(ToolResultEvent {
                 id,

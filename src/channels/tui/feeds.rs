@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use crate::protocol::{FileDiff, MemoryHit, Origin, SessionId, Target};
+use crate::protocol::{Escalation, FileDiff, MemoryHit, Origin, Routing, SessionId, Target};
 
 /// Side panes keep this many records: they show what is happening now,
 /// the transcript on disk keeps the rest.
@@ -12,24 +12,16 @@ pub const KEEP: usize = 500;
 /// Progress lines a running call keeps (a delegation reports many).
 pub const PROGRESS_LINES: usize = 40;
 
+/// A routing pane entry: the event as the core sent it, and its session.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RoutingRecord {
     Decision {
         session: SessionId,
-        target: Target,
-        provider: String,
-        model: String,
-        reason: String,
-        confidence: f64,
-        /// `local`, `local-fast` or `remote` (empty from older events).
-        role: String,
+        routing: Routing,
     },
     Escalation {
         session: SessionId,
-        from: String,
-        to: String,
-        reason: String,
-        trigger: String,
+        escalation: Escalation,
     },
 }
 

@@ -214,13 +214,7 @@ async fn answer(
     let decided = h.events.recv().await.map(|e| e.kind);
     let expected = EventKind::ApprovalDecision(ApprovalDecision {
         id,
-        decision: if decision.is_approved() {
-            "approved"
-        } else {
-            "denied"
-        }
-        .into(),
-        scope: scope_name(decision).map(str::to_string),
+        decision,
         by: "tui".into(),
     });
     assert_eq!(decided, Some(expected));
