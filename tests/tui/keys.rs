@@ -152,7 +152,10 @@ fn the_modal_takes_every_key_and_queues_requests() {
     let first = ops(press(&mut app, key(KeyCode::Char('y'))));
     assert!(matches!(&first[..], [Op::ApprovalDecision { id, .. }] if id == "ap-1"));
     // The next request shows; it came from Discord.
-    assert_eq!(app.approvals.current().map(|r| r.id.as_str()), Some("ap-2"));
+    assert_eq!(
+        app.approvals.current().map(|r| r.request.id.as_str()),
+        Some("ap-2")
+    );
     let second = ops(press(&mut app, key(KeyCode::Char('n'))));
     assert!(
         matches!(&second[..], [Op::ApprovalDecision { id, decision: ReviewDecision::Denied, .. }] if id == "ap-2")

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::approval::{Approvals, Request};
+use super::approval::{Approvals, PendingApproval};
 use super::feeds::{
     self, MemorySearch, RoutingLog, RoutingRecord, Stats, ToolLog, ToolRecord, ToolState,
 };
@@ -19,10 +19,9 @@ use super::sessions::SessionPicker;
 use super::theme::Theme;
 use super::transcript::{Kind, Level, RenderCtx, Transcript, compaction_label};
 use crate::protocol::{
-    AnswerDelta, ApprovalDecision, ApprovalRequest, BotStatus, Compacted, ContextTrimmed,
-    ErrorEvent, Event, EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued,
-    ReasoningDelta, SessionId, Target, TokenUsage, ToolCallEvent, ToolProgress, ToolResultEvent,
-    TurnEnded, TurnStarted,
+    AnswerDelta, ApprovalDecision, BotStatus, Compacted, ContextTrimmed, ErrorEvent, Event,
+    EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued, ReasoningDelta, SessionId,
+    Target, TokenUsage, ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
 };
 
 /// A second Ctrl+C within this long quits.
@@ -363,27 +362,14 @@ impl App {
                 self.transcript
                     .push(&session, &origin, Kind::Tool(seq), String::new());
             }
-            EventKind::ApprovalRequest(ApprovalRequest {
-                id,
-                tool,
-                command,
-                cwd,
-                rule,
-                sandbox,
-                escalation,
-            }) => {
-                self.tools.awaiting(&session, &tool, &command, &id);
+            EventKind::ApprovalRequest(request) => {
+                self.tools
+                    .awaiting(&session, &request.tool, &request.command, &request.id);
                 let before = self.approvals.len();
-                self.approvals.push(Request {
-                    id,
+                self.approvals.push(PendingApproval {
                     session,
                     origin,
-                    tool,
-                    command,
-                    cwd,
-                    rule,
-                    sandbox,
-                    escalation,
+                    request,
                 });
                 // Ring for every new request: a queued one is news too.
                 if self.approvals.len() > before {

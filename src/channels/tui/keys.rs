@@ -123,7 +123,7 @@ impl App {
         let escalation = self
             .approvals
             .current()
-            .is_some_and(|r| r.escalation.is_some());
+            .is_some_and(|p| p.request.escalation.is_some());
         let decision = match key.code {
             KeyCode::Char('o') | KeyCode::Char('O') if escalation => {
                 ReviewDecision::ApprovedOutsideSandbox
