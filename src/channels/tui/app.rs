@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::approval::{Approvals, PendingApproval};
 use super::feeds::{
-    self, MemorySearch, RoutingLog, RoutingRecord, Stats, ToolLog, ToolRecord, ToolState,
+    self, MemorySearch, RoutingLog, RoutingRecord, Stats, ToolEntry, ToolLog, ToolState,
 };
 use super::input::InputBox;
 use super::layout::{LayoutParams, Pane, Rects};
@@ -21,7 +21,7 @@ use super::transcript::{Kind, Level, RenderCtx, Transcript, compaction_label};
 use crate::protocol::{
     AnswerDelta, ApprovalDecision, BotStatus, Compacted, ContextTrimmed, ErrorEvent, Event,
     EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued, ReasoningDelta, SessionId,
-    Target, TokenUsage, ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
+    Target, TokenUsage, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
 };
 
 /// A second Ctrl+C within this long quits.
@@ -338,24 +338,16 @@ impl App {
             EventKind::Reasoning(ReasoningDelta { text }) => {
                 self.transcript.reasoning(&session, &origin, &text)
             }
-            EventKind::ToolCall(ToolCallEvent {
-                id,
-                name,
-                arguments,
-                sandbox,
-            }) => {
+            EventKind::ToolCall(call) => {
                 self.transcript.close(&session);
-                let seq = self.tools.push(ToolRecord {
-                    id,
+                let seq = self.tools.push(ToolEntry {
+                    call,
                     session: session.clone(),
                     origin: origin.clone(),
-                    name,
-                    arguments,
                     state: ToolState::Running,
                     duration_ms: None,
                     output: String::new(),
                     approval: None,
-                    sandbox,
                     diff: None,
                 });
                 self.side_added(Pane::Tools);
