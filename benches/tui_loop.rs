@@ -118,6 +118,7 @@ fn app(events: &[Event]) -> App {
 
 fn ev(kind: EventKind) -> Event {
     Event {
+        submission: None,
         session: corpus::SESSION.into(),
         origin: Origin::Tui,
         kind,

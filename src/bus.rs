@@ -3,9 +3,41 @@
 //! their wire form) so that a client on a socket can share the types
 //! without the in-process plumbing.
 
+use std::cell::RefCell;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use crate::protocol::{Event, EventKind, Origin};
+use crate::protocol::{Event, EventKind, Origin, SubmissionId};
+
+tokio::task_local! {
+    /// The submission the current task is working on: every event emitted
+    /// from it carries that id, however deep in the turn or the tools the
+    /// emit is, without each layer passing the id along. A session's
+    /// worker runs one submission at a time, so it sets this per work item.
+    static ANSWERING: RefCell<Option<SubmissionId>>;
+}
+
+/// Runs `work` as a task whose events answer `submission` (until
+/// [`answer`] says otherwise).
+pub fn answering<F: Future>(
+    submission: Option<SubmissionId>,
+    work: F,
+) -> impl Future<Output = F::Output> {
+    ANSWERING.scope(RefCell::new(submission), work)
+}
+
+/// From now on the current task's events answer `submission` (inside
+/// [`answering`]; elsewhere nothing changes).
+pub fn answer(submission: Option<SubmissionId>) {
+    let _ = ANSWERING.try_with(|current| *current.borrow_mut() = submission);
+}
+
+fn current_submission() -> Option<SubmissionId> {
+    ANSWERING
+        .try_with(|current| current.borrow().clone())
+        .ok()
+        .flatten()
+}
 
 mod queue;
 pub use queue::EventReceiver;
@@ -44,8 +76,11 @@ impl EventBus {
         self
     }
 
+    /// Sends an event of `session`, carrying the submission the current
+    /// task answers (see [`answering`]).
     pub fn emit(&self, session: &str, origin: &Origin, kind: EventKind) {
         self.send(Event {
+            submission: current_submission(),
             session: session.to_string(),
             origin: origin.clone(),
             kind,

@@ -1,13 +1,29 @@
 //! The one seam between the agent core and its surfaces.
 //!
-//! Surfaces send [`Op`]s in and receive [`Event`]s out. Every event names the
-//! session and the origin it belongs to, so a surface that shows all sessions
-//! (the TUI) mirrors Discord or cron traffic without knowing about them.
+//! Surfaces send [`Op`]s in, each as a [`Submission`] with an id, and
+//! receive [`Event`]s out. Every event names the session and the origin it
+//! belongs to, so a surface that shows all sessions (the TUI) mirrors
+//! Discord or cron traffic without knowing about them, and the submission
+//! it answers, so a surface knows which of its requests an answer is for.
+//! Each kind carries a named payload struct (`events`); a route is one
+//! enum (`route`). The in-process delivery is `crate::bus`'s job.
+//!
+//! # Wire versions (`--json`, one event per line)
+//!
+//! - 0: `type`, `session`, `origin`, then the kind's fields.
+//! - 1 ([`PROTOCOL_VERSION`]): the same, plus `submission` (after
+//!   `origin`) on every event an op caused; absent on spontaneous ones. No
+//!   field of version 0 changed: the typed `Route`, `ReviewDecision` and
+//!   `RoutedModel` keep their old fields and strings on the wire
+//!   (`tests/data/json_events_v0.jsonl` is read back unchanged).
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+
+/// The `--json` wire version (see the module doc for what changed).
+pub const PROTOCOL_VERSION: u32 = 1;
 
 mod events;
 mod route;
@@ -161,6 +177,44 @@ pub enum Command {
     },
 }
 
+/// Names one submission; the events it causes carry it. Chosen by whoever
+/// submits (unique per process: [`SubmissionId::fresh`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SubmissionId(pub String);
+
+impl SubmissionId {
+    /// An id no other submission of this process has.
+    pub fn fresh() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        SubmissionId(NEXT.fetch_add(1, Ordering::Relaxed).to_string())
+    }
+}
+
+impl fmt::Display for SubmissionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An op with the id its events will carry.
+#[derive(Clone, Debug)]
+pub struct Submission {
+    pub id: SubmissionId,
+    pub op: Op,
+}
+
+impl Submission {
+    /// `op` under a fresh id.
+    pub fn new(op: Op) -> Self {
+        Submission {
+            id: SubmissionId::fresh(),
+            op,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Op {
     UserMessage {
@@ -268,6 +322,9 @@ pub enum Role {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
+    /// The submission this event answers; `None` for spontaneous ones (an
+    /// MCP server's state, the usage log's own notices).
+    pub submission: Option<SubmissionId>,
     pub session: SessionId,
     pub origin: Origin,
     pub kind: EventKind,
@@ -280,12 +337,15 @@ impl Serialize for Event {
         let serde_json::Value::Object(fields) = value else {
             return Err(S::Error::custom("event kind is not an object"));
         };
-        let mut map = s.serialize_map(Some(fields.len() + 2))?;
+        let mut map = s.serialize_map(Some(fields.len() + 3))?;
         if let Some(kind) = fields.get("type") {
             map.serialize_entry("type", kind)?;
         }
         map.serialize_entry("session", &self.session)?;
         map.serialize_entry("origin", &self.origin)?;
+        if let Some(id) = &self.submission {
+            map.serialize_entry("submission", id)?;
+        }
         for (key, value) in fields.iter().filter(|(k, _)| k.as_str() != "type") {
             map.serialize_entry(key, value)?;
         }
@@ -307,9 +367,14 @@ impl<'de> Deserialize<'de> for Event {
             .ok_or_else(|| D::Error::missing_field("origin"))?
             .parse()
             .map_err(D::Error::custom)?;
+        let submission = match value.remove("submission") {
+            Some(id) => Some(serde_json::from_value(id).map_err(D::Error::custom)?),
+            None => None,
+        };
         let kind =
             serde_json::from_value(serde_json::Value::Object(value)).map_err(D::Error::custom)?;
         Ok(Event {
+            submission,
             session,
             origin,
             kind,

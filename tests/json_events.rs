@@ -1,7 +1,8 @@
 //! The `--json` lines today's binary writes, checked against the protocol's
 //! types: each line deserializes into an `Event` and serializes back to the
 //! same JSON value. With `EGIRL_WRITE_JSON_FIXTURE=1` the lines are written
-//! to `tests/data/json_events_v0.jsonl` (how that file was made).
+//! to `tests/data/json_events_v0.jsonl` (how that file was made; since
+//! wire version 1 the lines also carry `submission`).
 
 use serde_json::Value;
 
@@ -52,6 +53,15 @@ async fn captured_lines() -> Vec<String> {
         let out = cli.run(&args).await;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(!stdout.is_empty(), "{args:?}: {}", stderr(&out));
+        // Every event of the run answers its one submission (the message).
+        let ids: std::collections::HashSet<String> = stdout
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).expect("a JSON line")["submission"].to_string()
+            })
+            .collect();
+        assert_eq!(ids.len(), 1, "{args:?}: {stdout}");
+        assert!(!ids.contains("null"), "{args:?}: {stdout}");
         lines.extend(stdout.lines().map(str::to_string));
     }
     lines

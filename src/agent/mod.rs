@@ -39,7 +39,10 @@ use crate::bus::EventBus;
 use crate::config::{Config, LocalConfig, Redactor};
 use crate::memory::Memory;
 use crate::memory::watch::MemoryWatcher;
-use crate::protocol::{Command, ErrorEvent, EventKind, Op, Origin, Queued, SessionId, TurnEnded};
+use crate::protocol::{
+    Command, ErrorEvent, EventKind, Op, Origin, Queued, SessionId, Submission, SubmissionId,
+    TurnEnded,
+};
 use crate::providers::endpoints::{LocalRole, Pool};
 use crate::providers::remote::RemoteProviders;
 use crate::routing::Router;
@@ -55,7 +58,7 @@ pub const UNATTENDED_APPROVAL_TIMEOUT: Duration = Duration::from_secs(600);
 /// What surfaces hold: a way to send ops and the bus to subscribe to.
 #[derive(Clone)]
 pub struct AgentHandle {
-    ops: mpsc::UnboundedSender<Op>,
+    ops: mpsc::UnboundedSender<Submission>,
     pub bus: EventBus,
     /// The skills the core uses, hot-reloaded (`/skills`, slash commands).
     pub skills: Arc<skills::Registry>,
@@ -73,11 +76,17 @@ pub struct AgentHandle {
 impl AgentHandle {
     /// Sends an op; false when the core has stopped.
     pub fn submit(&self, op: Op) -> bool {
-        let message = matches!(op, Op::UserMessage { .. });
+        self.submit_with(Submission::new(op))
+    }
+
+    /// Hands a submission to the core under the id its events will carry
+    /// (a surface that matches answers to its requests picks it).
+    pub fn submit_with(&self, submission: Submission) -> bool {
+        let message = matches!(submission.op, Op::UserMessage { .. });
         if message {
             self.counter.send_modify(|n| *n += 1);
         }
-        let sent = self.ops.send(op).is_ok();
+        let sent = self.ops.send(submission).is_ok();
         if message && !sent {
             self.counter.send_modify(|n| *n = n.saturating_sub(1));
         }
@@ -314,7 +323,10 @@ pub fn spawn_guarded(
     let (tx, rx) = mpsc::unbounded_channel();
     let (busy, outstanding) = watch::channel(0usize);
     let counter = Arc::new(busy);
-    let task = tokio::spawn(run_core(shared, pending, rx, counter.clone()));
+    let task = tokio::spawn(crate::bus::answering(
+        None,
+        run_core(shared, pending, rx, counter.clone()),
+    ));
     (
         AgentHandle {
             ops: tx,
@@ -329,7 +341,13 @@ pub fn spawn_guarded(
     )
 }
 
-enum Work {
+/// One submission's work for a session's worker, with its id.
+struct Work {
+    submission: SubmissionId,
+    job: Job,
+}
+
+enum Job {
     Message { origin: Origin, text: String },
     Command(Command),
 }
@@ -345,13 +363,14 @@ struct SessionHandle {
 async fn run_core(
     shared: Arc<Shared>,
     pending: PendingApprovals,
-    mut ops: mpsc::UnboundedReceiver<Op>,
+    mut ops: mpsc::UnboundedReceiver<Submission>,
     busy: Arc<watch::Sender<usize>>,
 ) {
     let mut sessions: HashMap<SessionId, SessionHandle> = HashMap::new();
     // Cancelled at shutdown: the running turns stop and queued ones never start.
     let shutdown = CancellationToken::new();
-    while let Some(op) = ops.recv().await {
+    while let Some(Submission { id: submission, op }) = ops.recv().await {
+        crate::bus::answer(Some(submission.clone()));
         match op {
             Op::UserMessage {
                 session,
@@ -373,7 +392,10 @@ async fn run_core(
                         }),
                     );
                 }
-                let _ = handle.work.send(Work::Message { origin, text });
+                let _ = handle.work.send(Work {
+                    submission,
+                    job: Job::Message { origin, text },
+                });
             }
             Op::ApprovalDecision { id, decision, by } => {
                 // First answer wins; a late answer from another surface is dropped quietly.
@@ -389,12 +411,15 @@ async fn run_core(
             Op::Command {
                 session,
                 command: Command::MemorySearch { query },
-            } => search_memory(&shared, session, query),
+            } => search_memory(&shared, submission, session, query),
             Op::Command { session, command } => {
                 let handle = sessions
                     .entry(session.clone())
                     .or_insert_with(|| start_session(&shared, session.clone(), &busy, &shutdown));
-                let _ = handle.work.send(Work::Command(command));
+                let _ = handle.work.send(Work {
+                    submission,
+                    job: Job::Command(command),
+                });
             }
             Op::Shutdown => break,
         }
@@ -403,7 +428,7 @@ async fn run_core(
     // Messages sent after the shutdown never run: count them out, so
     // `idle()` resolves. Closed first: later sends fail (and say so).
     ops.close();
-    while let Ok(op) = ops.try_recv() {
+    while let Ok(Submission { op, .. }) = ops.try_recv() {
         if matches!(op, Op::UserMessage { .. }) {
             busy.send_modify(|n| *n = n.saturating_sub(1));
         }
@@ -439,11 +464,12 @@ fn start_session(
             outstanding.fetch_sub(1, Ordering::SeqCst);
             busy.send_modify(|n| *n = n.saturating_sub(1));
         };
-        tokio::spawn(async move {
+        tokio::spawn(crate::bus::answering(None, async move {
             let mut session: Option<turn::Session> = None;
-            while let Some(work) = rx.recv().await {
-                match work {
-                    Work::Message { origin, text } => {
+            while let Some(Work { submission, job }) = rx.recv().await {
+                crate::bus::answer(Some(submission));
+                match job {
+                    Job::Message { origin, text } => {
                         if shutdown.is_cancelled() {
                             // Queued when egirl stopped: never started.
                             shared.bus.emit(
@@ -482,8 +508,8 @@ fn start_session(
                         }
                         turn_over();
                     }
-                    Work::Command(Command::Fork) => rewind::fork(&shared, &id),
-                    Work::Command(Command::Rewind { turn }) => {
+                    Job::Command(Command::Fork) => rewind::fork(&shared, &id),
+                    Job::Command(Command::Rewind { turn }) => {
                         // The next turn reads the history as the rewind left it.
                         if rewind::rewind(&shared, &id, turn)
                             && let Some(s) = session.as_mut()
@@ -493,7 +519,7 @@ fn start_session(
                             session = None;
                         }
                     }
-                    Work::Command(Command::Compact { focus, origin }) => {
+                    Job::Command(Command::Compact { focus, origin }) => {
                         if session.is_none() {
                             match turn::Session::open(&shared, &id).await {
                                 Ok(s) => session = Some(s),
@@ -515,7 +541,7 @@ fn start_session(
                             compact::now(&shared, s, origin, focus, token).await;
                         }
                     }
-                    Work::Command(command) => {
+                    Job::Command(command) => {
                         if let Some(s) = session.as_mut() {
                             s.apply(command);
                         } else if let Ok(mut s) = turn::Session::open(&shared, &id).await {
@@ -525,7 +551,7 @@ fn start_session(
                     }
                 }
             }
-        })
+        }))
     };
     SessionHandle {
         work: tx,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::protocol::SubmissionId;
 use crate::protocol::{AnswerDelta, Notice};
 
 #[tokio::test]
@@ -28,4 +29,28 @@ async fn every_subscriber_gets_every_event() {
     }
     drop(bus);
     assert!(a.recv().await.is_none());
+}
+
+#[tokio::test]
+async fn events_carry_the_submission_their_task_answers() {
+    let bus = EventBus::new();
+    let mut rx = bus.subscribe();
+    let notice = || {
+        EventKind::Notice(Notice {
+            message: "n".into(),
+        })
+    };
+    bus.emit("s", &Origin::Cli, notice());
+    let id = SubmissionId("7".into());
+    answering(Some(id.clone()), async {
+        bus.emit("s", &Origin::Cli, notice());
+        answer(None);
+        bus.emit("s", &Origin::Cli, notice());
+    })
+    .await;
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(rx.recv().await.and_then(|e| e.submission));
+    }
+    assert_eq!(got, [None, Some(id), None]);
 }

@@ -49,6 +49,7 @@ pub fn app() -> App {
 /// An event of the TUI's own session.
 pub fn ev(kind: EventKind) -> Event {
     Event {
+        submission: None,
         session: SESSION.into(),
         origin: Origin::Tui,
         kind,
@@ -57,6 +58,7 @@ pub fn ev(kind: EventKind) -> Event {
 
 pub fn ev_from(session: &str, origin: Origin, kind: EventKind) -> Event {
     Event {
+        submission: None,
         session: session.into(),
         origin,
         kind,

@@ -274,6 +274,7 @@ impl App {
             session,
             origin,
             kind,
+            ..
         } = event;
         let shown = self.shows(&session);
         let elsewhere = session != self.session;
