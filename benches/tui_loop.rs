@@ -32,7 +32,8 @@ use egirl::bus::{EventBus, EventReceiver};
 use egirl::channels::tui::driver::{AppEvent, Host, drive};
 use egirl::channels::tui::{App, AppOptions, Effect, Theme};
 use egirl::protocol::{
-    AnswerDelta, Event, EventKind, FinalAnswer, Op, Origin, TokenUsage, TurnEnded, TurnStarted,
+    AnswerDelta, Event, EventKind, FinalAnswer, Origin, Submission, TokenUsage, TurnEnded,
+    TurnStarted,
 };
 use ratatui::Terminal;
 use tokio::sync::mpsc;
@@ -92,7 +93,7 @@ static ALLOC: CountingAlloc = CountingAlloc;
 struct NoCore;
 
 impl Host<Probe> for NoCore {
-    fn submit(&mut self, _: Op) -> bool {
+    fn submit(&mut self, _: Submission) -> bool {
         true
     }
 

@@ -9,7 +9,7 @@ use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use egirl::bus::EventBus;
 use egirl::channels::tui::Effect;
 use egirl::channels::tui::driver::{AppEvent, Host, drive};
-use egirl::protocol::{AnswerDelta, ApprovalRequest, EventKind, Op, TurnStarted};
+use egirl::protocol::{AnswerDelta, ApprovalRequest, EventKind, Op, Submission, TurnStarted};
 use futures_util::stream::{self, Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -24,8 +24,8 @@ struct Recorder {
 }
 
 impl Host<TestBackend> for Recorder {
-    fn submit(&mut self, op: Op) -> bool {
-        self.ops.push(op);
+    fn submit(&mut self, submission: Submission) -> bool {
+        self.ops.push(submission.op);
         true
     }
 

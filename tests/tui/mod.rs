@@ -88,7 +88,7 @@ pub fn ops(effects: Vec<Effect>) -> Vec<Op> {
     effects
         .into_iter()
         .filter_map(|e| match e {
-            Effect::Submit(op) => Some(op),
+            Effect::Submit(submission) => Some(submission.op),
             _ => None,
         })
         .collect()

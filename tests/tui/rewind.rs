@@ -9,7 +9,7 @@ use std::path::Path;
 use chrono::{Duration as Minutes, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::Focus;
-use egirl::protocol::{Command, EventKind, Forked, Op, Origin, Rewound};
+use egirl::protocol::{Command, Event, EventKind, Forked, Op, Origin, Rewound, SubmissionId};
 use egirl::providers::ChatMessage;
 use egirl::sessions::{Mark, Record, Transcript};
 use insta::assert_snapshot;
@@ -214,4 +214,32 @@ fn n_scrolls_a_long_conversation_to_an_earlier_match() {
     press(&mut app, key(KeyCode::Char('n')));
     let shown = screen(&app, 100, 30);
     assert!(shown.contains("where is the needle?"), "{shown}");
+}
+
+#[test]
+fn forked_moves_only_for_the_fork_this_tui_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = resumed(dir.path());
+    type_text(&mut app, "/fork");
+    let effects = press(&mut app, key(KeyCode::Enter));
+    let ours = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Submit(s) => Some(s.id.clone()),
+            _ => None,
+        })
+        .expect("the fork submitted");
+    egirl::sessions::fork(dir.path(), SESSION, "fork-1").unwrap();
+    egirl::sessions::fork(dir.path(), SESSION, "fork-2").unwrap();
+    let forked = |id: &str, new_session: &str| Event {
+        submission: Some(SubmissionId(id.into())),
+        ..ev(EventKind::Forked(Forked {
+            new_session: new_session.into(),
+        }))
+    };
+    // Another surface's fork of the shown session: noted, not followed.
+    app.apply(forked("someone-else", "fork-2"));
+    assert_eq!(app.session, SESSION);
+    app.apply(forked(&ours.0, "fork-1"));
+    assert_eq!(app.session, "fork-1");
 }

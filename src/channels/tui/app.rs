@@ -2,7 +2,7 @@
 //! terminal here: tests drive it directly and `draw` renders a snapshot.
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,8 @@ use super::transcript::{Kind, Level, RenderCtx, Transcript, compaction_label};
 use crate::protocol::{
     AnswerDelta, ApprovalDecision, BotStatus, Compacted, ContextTrimmed, ErrorEvent, Event,
     EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued, ReasoningDelta, SessionId,
-    Target, TokenUsage, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
+    Submission, SubmissionId, Target, TokenUsage, ToolProgress, ToolResultEvent, TurnEnded,
+    TurnStarted,
 };
 
 /// A second Ctrl+C within this long quits.
@@ -30,13 +31,21 @@ pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 /// What the runtime must do after a key or an event.
 #[derive(Clone, Debug)]
 pub enum Effect {
-    Submit(Op),
+    /// Hand this to the core.
+    Submit(Submission),
     Quit,
     /// Ring the terminal bell (an approval is waiting).
     Bell,
     SetMouseCapture(bool),
     /// Copy text to the clipboard (OSC 52).
     Copy(String),
+}
+
+impl Effect {
+    /// An op whose answers the TUI does not wait for, under a fresh id.
+    pub fn submit(op: Op) -> Effect {
+        Effect::Submit(Submission::new(op))
+    }
 }
 
 /// Where keys go.
@@ -138,6 +147,9 @@ pub struct App {
     pub rewind: Option<super::rewind::RewindPicker>,
     /// The active search (`/find`, Ctrl+F).
     pub search: Option<super::search::Search>,
+    /// Submissions of this TUI whose answers it acts on (`/fork` moves to
+    /// the copy, `/rewind` gives the message back): answers carry the id.
+    pub(super) asked: HashSet<SubmissionId>,
 }
 
 impl App {
@@ -196,6 +208,7 @@ impl App {
             skills: None,
             rewind: None,
             search: None,
+            asked: HashSet::new(),
         }
     }
 
@@ -271,11 +284,15 @@ impl App {
     /// Folds one core event into the state.
     pub fn apply(&mut self, event: Event) -> Vec<Effect> {
         let Event {
+            submission,
             session,
             origin,
             kind,
-            ..
         } = event;
+        // A request that failed gets no other answer: forget it.
+        if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {
+            self.asked.remove(id);
+        }
         let shown = self.shows(&session);
         let elsewhere = session != self.session;
         let info = self
@@ -478,7 +495,13 @@ impl App {
                     .push(&session, &origin, Kind::Notice(Level::Error), message);
             }
             kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
-                self.timeline_event(&session, kind);
+                // Ours when it answers our submission; an event without
+                // an id (an older core) is ours when it is the shown session.
+                let ours = match &submission {
+                    Some(id) => self.asked.remove(id),
+                    None => session == self.session,
+                };
+                self.timeline_event(&session, kind, ours);
             }
             EventKind::TurnEnded(TurnEnded { interrupted }) => {
                 info.running = false;

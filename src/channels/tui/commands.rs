@@ -167,7 +167,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
                 Level::Info,
                 "history cleared (the transcript stays on disk)",
             );
-            return vec![Effect::Submit(Op::Command {
+            return vec![Effect::submit(Op::Command {
                 session,
                 command: Command::Clear,
             })];
@@ -179,7 +179,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
                 Target::Remote
             };
             app.notice(Level::Info, format!("next turn: {target}"));
-            return vec![Effect::Submit(Op::Command {
+            return vec![Effect::submit(Op::Command {
                 session,
                 command: Command::ForceTarget(target),
             })];
@@ -201,7 +201,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         // model with the whole conversation (the local attempt included);
         // without a remote provider the routing event says why it stays.
         "/escalate" => {
-            return vec![Effect::Submit(Op::UserMessage {
+            return vec![Effect::submit(Op::UserMessage {
                 session,
                 origin: crate::protocol::Origin::Tui,
                 text: ESCALATE_TEXT.into(),
@@ -210,7 +210,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         // The core answers with `memory_hits`, shown in the memory pane.
         "/memory" if arg.is_empty() => app.notice(Level::Warning, "usage: /memory QUERY"),
         "/memory" => {
-            return vec![Effect::Submit(Op::Command {
+            return vec![Effect::submit(Op::Command {
                 session,
                 command: Command::MemorySearch {
                     query: arg.to_string(),
@@ -227,7 +227,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
                 return Vec::new();
             }
             app.notice(Level::Info, "compacting…");
-            return vec![Effect::Submit(Op::Command {
+            return vec![Effect::submit(Op::Command {
                 session,
                 command: Command::Compact {
                     focus: (!arg.is_empty()).then(|| arg.to_string()),
@@ -251,7 +251,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         }
         _ => match skills::invocation(app, name, arg) {
             Some(text) => {
-                return vec![Effect::Submit(Op::UserMessage {
+                return vec![Effect::submit(Op::UserMessage {
                     session,
                     origin: crate::protocol::Origin::Tui,
                     text,

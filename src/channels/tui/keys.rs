@@ -109,7 +109,7 @@ impl App {
         }
         self.last_ctrl_c = Some(now);
         if self.busy() {
-            return vec![Effect::Submit(Op::Interrupt {
+            return vec![Effect::submit(Op::Interrupt {
                 session: self.session.clone(),
             })];
         }
@@ -138,7 +138,7 @@ impl App {
         };
         self.approvals
             .answer(decision)
-            .map(Effect::Submit)
+            .map(Effect::submit)
             .into_iter()
             .collect()
     }
@@ -301,7 +301,7 @@ impl App {
         if text.trim_start().starts_with('/') {
             return commands::run(self, text.trim());
         }
-        vec![Effect::Submit(Op::UserMessage {
+        vec![Effect::submit(Op::UserMessage {
             session: self.session.clone(),
             origin: crate::protocol::Origin::Tui,
             text,
