@@ -10,6 +10,8 @@
 //!
 //! # Wire versions (`--json`, one event per line)
 //!
+//! `egirl --version` names the current one (`src/cli/mod.rs`).
+//!
 //! - 0: `type`, `session`, `origin`, then the kind's fields.
 //! - 1 ([`PROTOCOL_VERSION`]): the same, plus `submission` (after
 //!   `origin`) on every event an op caused; absent on spontaneous ones. No

@@ -32,8 +32,18 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
+/// `egirl --version`: the build, and the `--json` wire version.
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 1)");
+// The number above is a literal for `concat!`: kept equal to the protocol's.
+const _: () = assert!(crate::protocol::PROTOCOL_VERSION == 1);
+
 #[derive(Debug, Parser)]
-#[command(name = "egirl", version, about = "A local-first personal AI agent")]
+#[command(
+    name = "egirl",
+    version,
+    long_version = LONG_VERSION,
+    about = "A local-first personal AI agent"
+)]
 pub struct Cli {
     /// Config file (else $EGIRL_CONFIG, ./egirl.toml, ~/.egirl/egirl.toml).
     #[arg(long, global = true, value_name = "PATH")]
@@ -44,7 +54,8 @@ pub struct Cli {
     /// Run one turn headless and print the answer.
     #[arg(short = 'm', long = "message", value_name = "TEXT")]
     pub message: Option<String>,
-    /// With -m: print every event as one JSON object per line.
+    /// With -m: print every event as one JSON object per line (the wire
+    /// version is in `egirl --version`).
     #[arg(long, requires = "message")]
     pub json: bool,
     /// Session to use or resume (default: a new one).
