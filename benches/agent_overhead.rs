@@ -18,10 +18,9 @@ use std::time::{Duration, Instant};
 use chrono::{Local, Utc};
 use criterion::{Criterion, criterion_group};
 use egirl::agent::{self, AgentHandle};
-use egirl::chat::ChatMessage;
+use egirl::bus::{EventBus, EventReceiver};
 use egirl::config::{Config, ConfigDuration};
-use egirl::protocol::{Command, EventBus, EventKind, EventReceiver, Op, Origin};
-use egirl::providers::StreamChunk;
+use egirl::protocol::{AnswerDelta, Command, ErrorEvent, EventKind, FinalAnswer, Op, Origin};
 use egirl::providers::llamacpp::{ChatRequest, LlamaCpp};
 use egirl::sessions::{Record, Transcript};
 use tokio::runtime::Runtime;
@@ -35,6 +34,8 @@ mod support {
     #[allow(unused_imports)]
     pub mod fake_llama;
 }
+use egirl::chat::ChatMessage;
+use egirl::providers::StreamChunk;
 use support::fake_llama::FakeLlama;
 
 /// Unique session ids and message texts across the whole run: every turn
@@ -163,24 +164,24 @@ impl Env {
                 continue;
             }
             let phase = match &event.kind {
-                EventKind::TurnStarted { .. } => Some(1),
-                EventKind::Routing { .. } => Some(2),
-                EventKind::Delta { .. } => Some(3),
-                EventKind::Usage { .. } => Some(4),
-                EventKind::Final { .. } => Some(5),
-                EventKind::TurnEnded { .. } => Some(6),
+                EventKind::TurnStarted(_) => Some(1),
+                EventKind::Routing(_) => Some(2),
+                EventKind::Delta(_) => Some(3),
+                EventKind::Usage(_) => Some(4),
+                EventKind::Final(_) => Some(5),
+                EventKind::TurnEnded(_) => Some(6),
                 _ => None,
             };
             if let Some(i) = phase {
                 marks.at[i] = now;
             }
             match event.kind {
-                EventKind::Final { text } => {
+                EventKind::Final(FinalAnswer { text }) => {
                     assert_eq!(text, "ok", "unexpected final answer");
                     answered = true;
                 }
-                EventKind::Error { message } => panic!("turn failed: {message}"),
-                EventKind::TurnEnded { .. } => break,
+                EventKind::Error(ErrorEvent { message }) => panic!("turn failed: {message}"),
+                EventKind::TurnEnded(_) => break,
                 _ => {}
             }
         }
@@ -365,9 +366,9 @@ fn fanout_benches(c: &mut Criterion) {
                     bus.emit(
                         "bench-session",
                         &Origin::Cli,
-                        EventKind::Delta {
+                        EventKind::Delta(AnswerDelta {
                             text: "ok".to_string(),
-                        },
+                        }),
                     );
                 }
                 let elapsed = start.elapsed();
@@ -387,9 +388,9 @@ fn fanout_benches(c: &mut Criterion) {
                 bus.emit(
                     "bench-session",
                     &Origin::Cli,
-                    EventKind::Delta {
+                    EventKind::Delta(AnswerDelta {
                         text: "ok".to_string(),
-                    },
+                    }),
                 );
                 for rx in &mut receivers {
                     while rx.try_recv().is_ok() {}

@@ -272,8 +272,7 @@ async fn measure_mcp(
     );
     let config: egirl::config::McpConfig = toml::from_str(&text).map_err(|e| e.to_string())?;
     let env: Vec<_> = std::env::vars_os().collect();
-    let manager =
-        egirl::mcp::McpManager::start(&config, scratch, env, egirl::protocol::EventBus::new());
+    let manager = egirl::mcp::McpManager::start(&config, scratch, env, egirl::bus::EventBus::new());
     manager.settled().await;
     let connected = manager.tools().len();
     let mut specs = builtin.to_vec();

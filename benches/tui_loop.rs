@@ -28,9 +28,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crossterm::event::Event as TermEvent;
+use egirl::bus::{EventBus, EventReceiver};
 use egirl::channels::tui::driver::{AppEvent, Host, drive};
 use egirl::channels::tui::{App, AppOptions, Effect, Theme};
-use egirl::protocol::{Event, EventBus, EventKind, EventReceiver, Op, Origin};
+use egirl::protocol::{
+    AnswerDelta, Event, EventKind, FinalAnswer, Origin, Submission, TokenUsage, TurnEnded,
+    TurnStarted,
+};
 use ratatui::Terminal;
 use tokio::sync::mpsc;
 
@@ -89,7 +93,7 @@ static ALLOC: CountingAlloc = CountingAlloc;
 struct NoCore;
 
 impl Host<Probe> for NoCore {
-    fn submit(&mut self, _: Op) -> bool {
+    fn submit(&mut self, _: Submission) -> bool {
         true
     }
 
@@ -115,6 +119,7 @@ fn app(events: &[Event]) -> App {
 
 fn ev(kind: EventKind) -> Event {
     Event {
+        submission: None,
         session: corpus::SESSION.into(),
         origin: Origin::Tui,
         kind,
@@ -175,9 +180,9 @@ fn stream(events: &[Event]) -> StreamResult {
         let streaming = streaming.clone();
         let watch = watch.clone();
         std::thread::spawn(move || {
-            core_tx.send(ev(EventKind::TurnStarted {
+            core_tx.send(ev(EventKind::TurnStarted(TurnStarted {
                 text: "write it all up".into(),
-            }));
+            })));
             let tagged = |t: &str| {
                 let mut s = String::with_capacity(TAG_BYTES);
                 s.push_str(t);
@@ -190,9 +195,9 @@ fn stream(events: &[Event]) -> StreamResult {
                 let due = (start.elapsed().as_micros() as u64 * TOKENS_PER_SEC / 1_000_000)
                     .min(tokens.len() as u64) as usize;
                 while i < due {
-                    core_tx.send(ev(EventKind::Delta {
+                    core_tx.send(ev(EventKind::Delta(AnswerDelta {
                         text: tagged(&tokens[i]),
-                    }));
+                    })));
                     sent.fetch_add(1, Ordering::Relaxed);
                     i += 1;
                 }
@@ -200,13 +205,13 @@ fn stream(events: &[Event]) -> StreamResult {
             }
             let wait = (start + STREAM_FOR).saturating_duration_since(Instant::now());
             std::thread::sleep(wait);
-            core_tx.send(ev(EventKind::Delta {
+            core_tx.send(ev(EventKind::Delta(AnswerDelta {
                 text: tagged(&last),
-            }));
+            })));
             sent.fetch_add(1, Ordering::Relaxed);
             watch.last_sent(Instant::now());
             for kind in [
-                EventKind::Usage {
+                EventKind::Usage(TokenUsage {
                     provider: "llamacpp".into(),
                     model: "qwen3-8b".into(),
                     input_tokens: 4000,
@@ -216,9 +221,9 @@ fn stream(events: &[Event]) -> StreamResult {
                     tokens_per_sec: Some(TOKENS_PER_SEC as f64),
                     latency_ms: None,
                     endpoint: None,
-                },
-                EventKind::Final { text },
-                EventKind::TurnEnded { interrupted: false },
+                }),
+                EventKind::Final(FinalAnswer { text }),
+                EventKind::TurnEnded(TurnEnded { interrupted: false }),
             ] {
                 core_tx.send(ev(kind));
             }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, SamplingMode, criterion_group};
 use egirl::channels::tui::layout::{Side, layout};
 use egirl::channels::tui::{App, AppOptions, Theme, draw, panes};
-use egirl::protocol::{Event, EventKind, Origin};
+use egirl::protocol::{AnswerDelta, Event, EventKind, Origin, TurnEnded, TurnStarted};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -103,6 +103,7 @@ impl Streaming {
 
     fn ev(kind: EventKind) -> Event {
         Event {
+            submission: None,
             session: corpus::SESSION.into(),
             origin: Origin::Tui,
             kind,
@@ -110,9 +111,9 @@ impl Streaming {
     }
 
     fn start(&mut self) {
-        self.app.apply(Self::ev(EventKind::TurnStarted {
+        self.app.apply(Self::ev(EventKind::TurnStarted(TurnStarted {
             text: "write it all up".into(),
-        }));
+        })));
         self.next_token = 0;
         self.frames = 0;
     }
@@ -122,8 +123,9 @@ impl Streaming {
         if self.frames < STREAM_FRAMES {
             return;
         }
-        self.app
-            .apply(Self::ev(EventKind::TurnEnded { interrupted: false }));
+        self.app.apply(Self::ev(EventKind::TurnEnded(TurnEnded {
+            interrupted: false,
+        })));
         frame(term, &self.app);
         self.start();
     }
@@ -133,7 +135,8 @@ impl Streaming {
         for _ in 0..DELTAS_PER_FRAME {
             let text = self.tokens[self.next_token % self.tokens.len()].clone();
             self.next_token += 1;
-            self.app.apply(Self::ev(EventKind::Delta { text }));
+            self.app
+                .apply(Self::ev(EventKind::Delta(AnswerDelta { text })));
         }
         frame(term, &self.app);
         self.frames += 1;

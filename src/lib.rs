@@ -15,6 +15,7 @@
 //! | 1 | `fsutil` | atomic writes, opening only regular files, file locks |
 //! | 1 | `print` | printing outside the TUI, escape sequences removed |
 //! | 1 | `stop_signals` | the signals that stop `-m` and `serve` |
+//! | 2 | `bus` | fans every event out to each surface's own queue |
 //! | 2 | `chat` | messages, tool calls, tool specs and token usage |
 //! | 3 | `config` | `egirl.toml`, the MCP servers' entries included |
 //! | 4 | `logging` | the redacted log file |
@@ -33,6 +34,7 @@
 //! | 17 | `cli` | the command line and start-up; outcomes to exit codes |
 
 pub mod agent;
+pub mod bus;
 pub mod channels;
 pub mod chat;
 pub mod cli;

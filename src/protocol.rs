@@ -1,17 +1,36 @@
 //! The one seam between the agent core and its surfaces.
 //!
-//! Surfaces send [`Op`]s in and receive [`Event`]s out. Every event names the
-//! session and the origin it belongs to, so a surface that shows all sessions
-//! (the TUI) mirrors Discord or cron traffic without knowing about them.
+//! Surfaces send [`Op`]s in, each as a [`Submission`] with an id, and
+//! receive [`Event`]s out. Every event names the session and the origin it
+//! belongs to, so a surface that shows all sessions (the TUI) mirrors
+//! Discord or cron traffic without knowing about them, and the submission
+//! it answers, so a surface knows which of its requests an answer is for.
+//! Each kind carries a named payload struct (`events`); a route is one
+//! enum (`route`). The in-process delivery is `crate::bus`'s job.
+//!
+//! # Wire versions (`--json`, one event per line)
+//!
+//! `egirl --version` names the current one (`src/cli/mod.rs`).
+//!
+//! - 0: `type`, `session`, `origin`, then the kind's fields.
+//! - 1 ([`PROTOCOL_VERSION`]): the same, plus `submission` (after
+//!   `origin`) on every event an op caused; absent on spontaneous ones. No
+//!   field of version 0 changed: the typed `Route`, `ReviewDecision` and
+//!   `RoutedModel` keep their old fields and strings on the wire
+//!   (`tests/data/json_events_v0.jsonl` is read back unchanged).
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-mod queue;
-pub use queue::EventReceiver;
+/// The `--json` wire version (see the module doc for what changed).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+mod events;
+mod route;
+pub use events::*;
+pub use route::{LOCAL_PROVIDER, LocalRole, Route, RoutedModel};
 
 pub type SessionId = String;
 
@@ -160,6 +179,44 @@ pub enum Command {
     },
 }
 
+/// Names one submission; the events it causes carry it. Chosen by whoever
+/// submits (unique per process: [`SubmissionId::fresh`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SubmissionId(pub String);
+
+impl SubmissionId {
+    /// An id no other submission of this process has.
+    pub fn fresh() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        SubmissionId(NEXT.fetch_add(1, Ordering::Relaxed).to_string())
+    }
+}
+
+impl fmt::Display for SubmissionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An op with the id its events will carry.
+#[derive(Clone, Debug)]
+pub struct Submission {
+    pub id: SubmissionId,
+    pub op: Op,
+}
+
+impl Submission {
+    /// `op` under a fresh id.
+    pub fn new(op: Op) -> Self {
+        Submission {
+            id: SubmissionId::fresh(),
+            op,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Op {
     UserMessage {
@@ -265,166 +322,11 @@ pub enum Role {
     Tool,
 }
 
-/// What happened, serialized as one JSON object per line in `--json` mode
-/// with `"type"` first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum EventKind {
-    TurnStarted {
-        text: String,
-    },
-    /// A message arrived while the session was busy; it runs after the current turn.
-    Queued {
-        text: String,
-        position: usize,
-    },
-    Routing {
-        target: Target,
-        provider: String,
-        model: String,
-        reason: String,
-        confidence: f64,
-        /// The model the turn went to: `local`, `local-fast` or `remote`.
-        #[serde(default)]
-        role: String,
-    },
-    Delta {
-        text: String,
-    },
-    Reasoning {
-        text: String,
-    },
-    ToolCall {
-        id: String,
-        name: String,
-        arguments: serde_json::Value,
-        /// For `exec`: the sandbox it runs in ("workspace-write, no network").
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        sandbox: Option<String>,
-    },
-    ApprovalRequest {
-        id: String,
-        tool: String,
-        command: String,
-        cwd: String,
-        /// The rule "approve for the session"/"always" would remember
-        /// (exec only); absent when the command can never become a rule.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        rule: Option<String>,
-        /// The sandbox the command will run in ("off (no sandbox)" when off).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        sandbox: Option<String>,
-        /// Set on a request to re-run a command that failed in the sandbox
-        /// outside it: why (the failing lines). Only `approved_outside_sandbox`
-        /// approves it.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        escalation: Option<String>,
-    },
-    ApprovalDecision {
-        id: String,
-        /// "approved" or "denied".
-        decision: String,
-        /// "once", "session", "always", "outside_sandbox" (absent when denied).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        scope: Option<String>,
-        by: String,
-    },
-    ToolResult {
-        id: String,
-        name: String,
-        success: bool,
-        output: String,
-        duration_ms: u64,
-        /// For `write_file`/`edit_file`: what the call changed.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        diff: Option<FileDiff>,
-    },
-    Escalation {
-        from: String,
-        to: String,
-        reason: String,
-        trigger: String,
-    },
-    MemoryHits {
-        query: String,
-        hits: Vec<MemoryHit>,
-    },
-    Usage {
-        provider: String,
-        model: String,
-        input_tokens: u64,
-        output_tokens: u64,
-        cached_tokens: u64,
-        cost_usd: f64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        tokens_per_sec: Option<f64>,
-        /// Prompt processing plus generation, in milliseconds.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        latency_ms: Option<u64>,
-        /// The local endpoint that served the request (several under one role).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        endpoint: Option<String>,
-    },
-    /// Older turns were left out of the request so that it fits the window.
-    ContextTrimmed {
-        dropped_messages: usize,
-        prompt_tokens: u64,
-        context_length: u64,
-    },
-    Notice {
-        message: String,
-    },
-    Final {
-        text: String,
-    },
-    Error {
-        message: String,
-    },
-    /// The turn is over (after `final`, `error` or an interrupt); the session is idle.
-    TurnEnded {
-        interrupted: bool,
-    },
-    /// A running tool call's progress, shown under the call (a delegated
-    /// agent's text and tool uses); never sent to the model.
-    ToolProgress {
-        id: String,
-        text: String,
-    },
-    /// The session was copied into `new_session` (`/fork`).
-    Forked {
-        new_session: String,
-    },
-    /// The session went back to before its user message `turn`: the
-    /// messages from there on are out of the live session (the transcript
-    /// keeps them, marked), and the files are as they were then.
-    Rewound {
-        turn: usize,
-        /// The user message gone back before (to edit and send again).
-        text: String,
-        dropped_messages: usize,
-        /// Files put back, and files created since that were removed.
-        restored: Vec<String>,
-        removed: Vec<String>,
-        /// Files left as they are, each with why.
-        not_restored: Vec<String>,
-        /// Set when commands ran since: their changes are not undone.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        untracked: Option<String>,
-    },
-    /// Older turns were replaced by a summary (the transcript keeps them).
-    Compaction {
-        before_tokens: u64,
-        after_tokens: u64,
-        summarized_messages: usize,
-        /// Who wrote the summary: "local" or the remote provider's model.
-        model: String,
-        /// The summary the model now sees in place of those messages.
-        summary: String,
-    },
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
+    /// The submission this event answers; `None` for spontaneous ones (an
+    /// MCP server's state, the usage log's own notices).
+    pub submission: Option<SubmissionId>,
     pub session: SessionId,
     pub origin: Origin,
     pub kind: EventKind,
@@ -437,12 +339,15 @@ impl Serialize for Event {
         let serde_json::Value::Object(fields) = value else {
             return Err(S::Error::custom("event kind is not an object"));
         };
-        let mut map = s.serialize_map(Some(fields.len() + 2))?;
+        let mut map = s.serialize_map(Some(fields.len() + 3))?;
         if let Some(kind) = fields.get("type") {
             map.serialize_entry("type", kind)?;
         }
         map.serialize_entry("session", &self.session)?;
         map.serialize_entry("origin", &self.origin)?;
+        if let Some(id) = &self.submission {
+            map.serialize_entry("submission", id)?;
+        }
         for (key, value) in fields.iter().filter(|(k, _)| k.as_str() != "type") {
             map.serialize_entry(key, value)?;
         }
@@ -464,76 +369,18 @@ impl<'de> Deserialize<'de> for Event {
             .ok_or_else(|| D::Error::missing_field("origin"))?
             .parse()
             .map_err(D::Error::custom)?;
+        let submission = match value.remove("submission") {
+            Some(id) => Some(serde_json::from_value(id).map_err(D::Error::custom)?),
+            None => None,
+        };
         let kind =
             serde_json::from_value(serde_json::Value::Object(value)).map_err(D::Error::custom)?;
         Ok(Event {
+            submission,
             session,
             origin,
             kind,
         })
-    }
-}
-
-/// Fans every event out to every subscriber on its own queue.
-///
-/// tokio's broadcast drops events for a lagging receiver; an approval request
-/// must never be dropped, so each surface gets a queue of its own, where
-/// streamed text waiting for a lagging surface is merged instead of piling
-/// up as events (see `queue`).
-#[derive(Clone, Default)]
-pub struct EventBus {
-    subscribers: Arc<Mutex<Vec<queue::Subscriber>>>,
-    /// Applied to every event before it goes out (the core's last guard
-    /// against secret values: see `agent::redact`).
-    guard: Option<EventGuard>,
-}
-
-/// Rewrites an event in place before any surface sees it.
-pub type EventGuard = Arc<dyn Fn(&mut EventKind) + Send + Sync>;
-
-impl EventBus {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn subscribe(&self) -> EventReceiver {
-        let (tx, rx) = queue::queue();
-        self.lock().push(tx);
-        rx
-    }
-
-    /// This bus, with every event passed through `guard` first.
-    pub fn with_guard(mut self, guard: EventGuard) -> Self {
-        self.guard = Some(guard);
-        self
-    }
-
-    pub fn emit(&self, session: &str, origin: &Origin, kind: EventKind) {
-        self.send(Event {
-            session: session.to_string(),
-            origin: origin.clone(),
-            kind,
-        });
-    }
-
-    /// An event built elsewhere (tests and benches feeding a surface).
-    pub fn send(&self, mut event: Event) {
-        if let Some(guard) = &self.guard {
-            guard(&mut event.kind);
-        }
-        // A closed receiver is a surface that went away; forget it.
-        self.lock().retain(|tx| tx.send(event.clone()));
-    }
-
-    /// Whether any surface listens (one that went away counts until the
-    /// next emit notices).
-    pub fn has_subscribers(&self) -> bool {
-        !self.lock().is_empty()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<queue::Subscriber>> {
-        // A panic while holding this lock cannot leave the Vec inconsistent.
-        self.subscribers.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -8,6 +8,7 @@ mod docs;
 mod fleet;
 mod hardening;
 mod headless_cli;
+mod json_events;
 mod layering;
 mod mcp;
 mod memory;

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use crate::bus::EventBus;
 use crate::config::{Config, Redactor};
 use crate::memory::Memory;
-use crate::protocol::{EventBus, EventKind, Origin, SessionId};
+use crate::protocol::{EventKind, Notice, Origin, SessionId, SubmissionId};
 use crate::providers::remote::RemoteProviders;
 
 use super::shared::Shared;
@@ -39,11 +40,16 @@ pub(super) fn start_memory(
 }
 
 /// `/memory Q`: searched beside the session's turns, answered as `memory_hits`.
-pub(super) fn search_memory(shared: &Arc<Shared>, session: SessionId, query: String) {
+pub(super) fn search_memory(
+    shared: &Arc<Shared>,
+    submission: SubmissionId,
+    session: SessionId,
+    query: String,
+) {
     let shared = shared.clone();
     // The query may go to an embeddings server, remote ones included.
     let query = shared.redactor.redact(&query).into_owned();
-    tokio::spawn(async move {
+    tokio::spawn(crate::bus::answering(Some(submission), async move {
         let origin = Origin::Tui;
         match shared.memory.search(&query, None, None).await {
             Ok(result) => {
@@ -51,9 +57,9 @@ pub(super) fn search_memory(shared: &Arc<Shared>, session: SessionId, query: Str
                     shared.bus.emit(
                         &session,
                         &origin,
-                        EventKind::Notice {
+                        EventKind::Notice(Notice {
                             message: message.clone(),
-                        },
+                        }),
                     );
                 }
                 shared.memory.announce(&session, &origin, &result);
@@ -61,10 +67,10 @@ pub(super) fn search_memory(shared: &Arc<Shared>, session: SessionId, query: Str
             Err(e) => shared.bus.emit(
                 &session,
                 &origin,
-                EventKind::Notice {
+                EventKind::Notice(Notice {
                     message: format!("memory search failed: {e:#}"),
-                },
+                }),
             ),
         }
-    });
+    }));
 }

@@ -36,7 +36,7 @@ mod worker;
 
 use memory::search_memory;
 use shared::Shared;
-use worker::{SessionHandle, Work, start_session};
+use worker::{Job, SessionHandle, Work, start_session};
 
 pub use context::{
     STATIC_SYSTEM, system_prompt, system_prompt_with_skills, user_message, user_message_with_skill,
@@ -55,8 +55,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::bus::EventBus;
 use crate::config::{Config, Redactor};
-use crate::protocol::{Command, EventBus, EventKind, Op, SessionId};
+use crate::protocol::{Command, EventKind, Op, SessionId};
+use crate::protocol::{Queued, Submission};
 use crate::providers::remote::RemoteProviders;
 use crate::skills;
 use crate::tools::approval::PendingApprovals;
@@ -70,7 +72,7 @@ pub const UNATTENDED_APPROVAL_TIMEOUT: Duration = Duration::from_secs(600);
 /// What surfaces hold: a way to send ops and the bus to subscribe to.
 #[derive(Clone)]
 pub struct AgentHandle {
-    ops: mpsc::UnboundedSender<Op>,
+    ops: mpsc::UnboundedSender<Submission>,
     pub bus: EventBus,
     /// The skills the core uses, hot-reloaded (`/skills`, slash commands).
     pub skills: Arc<skills::Registry>,
@@ -88,11 +90,17 @@ pub struct AgentHandle {
 impl AgentHandle {
     /// Sends an op; false when the core has stopped.
     pub fn submit(&self, op: Op) -> bool {
-        let message = matches!(op, Op::UserMessage { .. });
+        self.submit_with(Submission::new(op))
+    }
+
+    /// Hands a submission to the core under the id its events will carry
+    /// (a surface that matches answers to its requests picks it).
+    pub fn submit_with(&self, submission: Submission) -> bool {
+        let message = matches!(submission.op, Op::UserMessage { .. });
         if message {
             self.counter.send_modify(|n| *n += 1);
         }
-        let sent = self.ops.send(op).is_ok();
+        let sent = self.ops.send(submission).is_ok();
         if message && !sent {
             self.counter.send_modify(|n| *n = n.saturating_sub(1));
         }
@@ -177,7 +185,10 @@ pub fn spawn_guarded(
     let (tx, rx) = mpsc::unbounded_channel();
     let (busy, outstanding) = watch::channel(0usize);
     let counter = Arc::new(busy);
-    let task = tokio::spawn(run_core(shared, pending, rx, counter.clone()));
+    let task = tokio::spawn(crate::bus::answering(
+        None,
+        run_core(shared, pending, rx, counter.clone()),
+    ));
     (
         AgentHandle {
             ops: tx,
@@ -195,13 +206,14 @@ pub fn spawn_guarded(
 async fn run_core(
     shared: Arc<Shared>,
     pending: PendingApprovals,
-    mut ops: mpsc::UnboundedReceiver<Op>,
+    mut ops: mpsc::UnboundedReceiver<Submission>,
     busy: Arc<watch::Sender<usize>>,
 ) {
     let mut sessions: HashMap<SessionId, SessionHandle> = HashMap::new();
     // Cancelled at shutdown: the running turns stop and queued ones never start.
     let shutdown = CancellationToken::new();
-    while let Some(op) = ops.recv().await {
+    while let Some(Submission { id: submission, op }) = ops.recv().await {
+        crate::bus::answer(Some(submission.clone()));
         match op {
             Op::UserMessage {
                 session,
@@ -217,13 +229,16 @@ async fn run_core(
                     shared.bus.emit(
                         &session,
                         &origin,
-                        EventKind::Queued {
+                        EventKind::Queued(Queued {
                             text: text.clone(),
                             position: ahead,
-                        },
+                        }),
                     );
                 }
-                let _ = handle.work.send(Work::Message { origin, text });
+                let _ = handle.work.send(Work {
+                    submission,
+                    job: Job::Message { origin, text },
+                });
             }
             Op::ApprovalDecision { id, decision, by } => {
                 // First answer wins; a late answer from another surface is dropped quietly.
@@ -239,12 +254,15 @@ async fn run_core(
             Op::Command {
                 session,
                 command: Command::MemorySearch { query },
-            } => search_memory(&shared, session, query),
+            } => search_memory(&shared, submission, session, query),
             Op::Command { session, command } => {
                 let handle = sessions
                     .entry(session.clone())
                     .or_insert_with(|| start_session(&shared, session.clone(), &busy, &shutdown));
-                let _ = handle.work.send(Work::Command(command));
+                let _ = handle.work.send(Work {
+                    submission,
+                    job: Job::Command(command),
+                });
             }
             Op::Shutdown => break,
         }
@@ -253,7 +271,7 @@ async fn run_core(
     // Messages sent after the shutdown never run: count them out, so
     // `idle()` resolves. Closed first: later sends fail (and say so).
     ops.close();
-    while let Ok(op) = ops.try_recv() {
+    while let Ok(Submission { op, .. }) = ops.try_recv() {
         if matches!(op, Op::UserMessage { .. }) {
             busy.send_modify(|n| *n = n.saturating_sub(1));
         }

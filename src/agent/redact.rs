@@ -5,9 +5,13 @@
 
 use std::sync::Arc;
 
+use crate::bus::EventGuard;
 use crate::chat::ChatMessage;
 use crate::config::Redactor;
-use crate::protocol::{EventGuard, EventKind};
+use crate::protocol::{
+    AnswerDelta, ErrorEvent, EventKind, FinalAnswer, Notice, Queued, ReasoningDelta, ToolCallEvent,
+    ToolResultEvent, TurnStarted,
+};
 use crate::providers::ChatResponse;
 
 /// The bus guard: every text field of an event, redacted.
@@ -22,32 +26,34 @@ pub(crate) fn event(r: &Redactor, kind: &mut EventKind) {
     // The frequent events directly. Their fields are all named (no `..`),
     // so a text field added later fails to compile here until handled.
     match kind {
-        EventKind::Delta { text }
-        | EventKind::Reasoning { text }
-        | EventKind::Final { text }
-        | EventKind::TurnStarted { text }
-        | EventKind::Queued { text, position: _ } => r.redact_string(text),
-        EventKind::Notice { message } | EventKind::Error { message } => r.redact_string(message),
-        EventKind::ToolResult {
+        EventKind::Delta(AnswerDelta { text })
+        | EventKind::Reasoning(ReasoningDelta { text })
+        | EventKind::Final(FinalAnswer { text })
+        | EventKind::TurnStarted(TurnStarted { text })
+        | EventKind::Queued(Queued { text, position: _ }) => r.redact_string(text),
+        EventKind::Notice(Notice { message }) | EventKind::Error(ErrorEvent { message }) => {
+            r.redact_string(message)
+        }
+        EventKind::ToolResult(ToolResultEvent {
             id: _,
             name: _,
             success: _,
             output,
             duration_ms: _,
             diff,
-        } => {
+        }) => {
             r.redact_string(output);
             if let Some(diff) = diff {
                 r.redact_string(&mut diff.path);
                 r.redact_string(&mut diff.text);
             }
         }
-        EventKind::ToolCall {
+        EventKind::ToolCall(ToolCallEvent {
             id: _,
             name: _,
             arguments,
             sandbox: _,
-        } => r.redact_json(arguments),
+        }) => r.redact_json(arguments),
         // Everything else (and any variant added later) through its JSON
         // form: slower, but no text field is ever missed.
         other => {
@@ -91,7 +97,7 @@ pub(crate) fn response(r: &Redactor, response: &mut ChatResponse) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{MemoryHit, Origin};
+    use crate::protocol::{ApprovalRequest, Escalation, MemoryHit, MemoryHits, Origin};
 
     fn redactor() -> Redactor {
         Redactor::new([("FOO_TOKEN".to_string(), "foo-token-value".to_string())])
@@ -102,19 +108,19 @@ mod tests {
         let r = redactor();
         let secret = "foo-token-value";
         let cases = [
-            EventKind::Delta {
+            EventKind::Delta(AnswerDelta {
                 text: secret.into(),
-            },
-            EventKind::Error {
+            }),
+            EventKind::Error(ErrorEvent {
                 message: format!("failed: {secret}"),
-            },
-            EventKind::ToolCall {
+            }),
+            EventKind::ToolCall(ToolCallEvent {
                 id: "1".into(),
                 name: "exec".into(),
                 arguments: serde_json::json!({"command": format!("echo {secret}")}),
                 sandbox: None,
-            },
-            EventKind::ToolResult {
+            }),
+            EventKind::ToolResult(ToolResultEvent {
                 id: "1".into(),
                 name: "write_file".into(),
                 success: true,
@@ -126,8 +132,8 @@ mod tests {
                     removed: 0,
                     text: format!("@@ -0,0 +1 @@\n+export FOO_TOKEN={secret}"),
                 }),
-            },
-            EventKind::MemoryHits {
+            }),
+            EventKind::MemoryHits(MemoryHits {
                 query: secret.into(),
                 hits: vec![MemoryHit {
                     path: "MEMORY.md".into(),
@@ -137,8 +143,8 @@ mod tests {
                     snippet: format!("token {secret}"),
                     ..Default::default()
                 }],
-            },
-            EventKind::ApprovalRequest {
+            }),
+            EventKind::ApprovalRequest(ApprovalRequest {
                 id: "1".into(),
                 tool: "exec".into(),
                 command: format!("echo {secret}"),
@@ -146,13 +152,13 @@ mod tests {
                 rule: Some(format!("echo {secret}")),
                 sandbox: None,
                 escalation: Some(format!("failed: {secret}")),
-            },
-            EventKind::Escalation {
+            }),
+            EventKind::Escalation(Escalation {
                 from: "local".into(),
                 to: "remote".into(),
                 reason: secret.into(),
                 trigger: "user".into(),
-            },
+            }),
         ];
         for mut kind in cases {
             event(&r, &mut kind);
@@ -164,21 +170,21 @@ mod tests {
 
     #[test]
     fn the_bus_guard_redacts_before_any_subscriber() {
-        let bus = crate::protocol::EventBus::new().with_guard(event_guard(Arc::new(redactor())));
+        let bus = crate::bus::EventBus::new().with_guard(event_guard(Arc::new(redactor())));
         let mut rx = bus.subscribe();
         bus.emit(
             "s",
             &Origin::Cli,
-            EventKind::Notice {
+            EventKind::Notice(Notice {
                 message: "key foo-token-value".into(),
-            },
+            }),
         );
         let got = rx.try_recv().unwrap();
         assert_eq!(
             got.kind,
-            EventKind::Notice {
+            EventKind::Notice(Notice {
                 message: "key [redacted:FOO_TOKEN]".into()
-            }
+            })
         );
     }
 }

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use super::shared::Shared;
-use crate::protocol::{EventKind, Origin, Role};
+use super::Shared;
+use crate::protocol::{ErrorEvent, EventKind, Forked, Origin, Rewound, Role};
 use crate::sessions::{self, Mark, Transcript};
 use crate::tools::checkpoints::Checkpoints;
 use crate::tools::paths::{self, Access};
@@ -96,7 +96,7 @@ pub fn rewind_session(
         .count();
     transcript.append_mark(Mark::Rewound { keep, turn })?;
     let files = checkpoints.restore(id, turn, &|p| bounds.writable(p));
-    Ok(EventKind::Rewound {
+    Ok(EventKind::Rewound(Rewound {
         turn,
         text,
         dropped_messages: records.len() - keep,
@@ -107,16 +107,16 @@ pub fn rewind_session(
             let s = if commands == 1 { "" } else { "s" };
             format!("{commands} command{s} ran since; commands' changes are not undone")
         }),
-    })
+    }))
 }
 
 /// `Command::Fork` in the core: answered with `forked` or `error`.
 pub(super) fn fork(shared: &Shared, id: &str) {
     let kind = match fork_session(&shared.workspace, &shared.checkpoints, id) {
-        Ok(new_session) => EventKind::Forked { new_session },
-        Err(e) => EventKind::Error {
+        Ok(new_session) => EventKind::Forked(Forked { new_session }),
+        Err(e) => EventKind::Error(ErrorEvent {
             message: format!("cannot fork: {e:#}"),
-        },
+        }),
     };
     shared.bus.emit(id, &Origin::Tui, kind);
 }
@@ -132,9 +132,9 @@ pub(super) fn rewind(shared: &Shared, id: &str, turn: usize) -> bool {
     let (kind, done) = match rewind_session(&bounds, &shared.checkpoints, id, turn) {
         Ok(kind) => (kind, true),
         Err(e) => (
-            EventKind::Error {
+            EventKind::Error(ErrorEvent {
                 message: format!("cannot rewind: {e:#}"),
-            },
+            }),
             false,
         ),
     };

@@ -8,9 +8,9 @@ use std::io::Write;
 
 use tokio_util::sync::CancellationToken;
 
-use super::shared::Shared;
+use super::Shared;
 use crate::chat::ChatMessage;
-use crate::protocol::{EventKind, Target};
+use crate::protocol::{Escalation, EventKind, LocalRole, Route, RoutedModel, Target};
 use crate::providers::endpoints::Failover;
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatRequest, StreamChunk};
@@ -41,10 +41,6 @@ impl<'a> TurnRoute<'a> {
             remote,
             handoff: None,
         }
-    }
-
-    pub fn target(&self) -> Target {
-        self.target
     }
 
     /// The remote provider this turn may still use (on it or not).
@@ -185,19 +181,25 @@ pub(super) fn record(
     remote: &RemoteProvider,
     trigger: &Trigger,
 ) {
-    let from = format!("llamacpp/{}", shared.config.local.model);
-    let to = format!("{}/{}", remote.name(), remote.model());
-    emit(EventKind::Escalation {
+    let from = RoutedModel {
+        route: Route::Local(LocalRole::Main),
+        model: shared.config.local.model.clone(),
+    };
+    let to = RoutedModel {
+        route: Route::Remote(remote.name().into()),
+        model: remote.model().into(),
+    };
+    emit(EventKind::Escalation(Escalation {
         from: from.clone(),
         to: to.clone(),
         reason: trigger.reason.clone(),
         trigger: trigger.trigger.to_string(),
-    });
+    }));
     let line = serde_json::json!({
         "ts": chrono::Utc::now(),
         "session": session,
-        "from": from,
-        "to": to,
+        "from": from.to_string(),
+        "to": to.to_string(),
         "trigger": trigger.trigger,
         "reason": trigger.reason,
     });

@@ -10,10 +10,10 @@ use std::sync::atomic::AtomicBool;
 use tokio::sync::OnceCell;
 
 use super::slots;
+use crate::bus::EventBus;
 use crate::config::{Config, LocalConfig, Redactor};
 use crate::memory::Memory;
 use crate::memory::watch::MemoryWatcher;
-use crate::protocol::EventBus;
 use crate::providers::endpoints::{LocalRole, Pool};
 use crate::providers::remote::RemoteProviders;
 use crate::routing::Router;

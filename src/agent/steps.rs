@@ -13,7 +13,9 @@ use super::{local, redact, trim, window};
 use crate::chat::ChatMessage;
 use crate::config::Redactor;
 use crate::config::redact::StreamRedactor;
-use crate::protocol::{EventKind, Origin};
+use crate::protocol::{
+    AnswerDelta, ContextTrimmed, EventKind, Notice, Origin, ReasoningDelta, Routing,
+};
 use crate::providers::endpoints::{Failover, LocalRole};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProvider;
@@ -56,19 +58,17 @@ pub(super) async fn local_step(
             .await;
         streamed.finish(turn);
         for m in &moved {
-            turn.emit(EventKind::Notice {
+            turn.emit(EventKind::Notice(Notice {
                 message: local::failover_notice(role, m),
-            });
+            }));
         }
         if let Some(m) = moved.last() {
-            turn.emit(EventKind::Routing {
-                target: crate::protocol::Target::Local,
-                provider: "llamacpp".into(),
+            turn.emit(EventKind::Routing(Routing {
+                route: crate::protocol::Route::Local(role),
                 model: shared.role_model(role).to_string(),
                 reason: format!("failover: {} failed ({}); now on {}", m.from, m.why, m.to),
                 confidence: 1.0,
-                role: role.as_str().to_string(),
-            });
+            }));
         }
         match result {
             Ok(served) => {
@@ -156,7 +156,7 @@ impl<'a> Streamed<'a> {
         emit_delta(turn, text);
         let reasoning = self.reasoning.finish();
         if !reasoning.is_empty() {
-            turn.emit(EventKind::Reasoning { text: reasoning });
+            turn.emit(EventKind::Reasoning(ReasoningDelta { text: reasoning }));
         }
     }
 }
@@ -171,7 +171,7 @@ fn stream_to(turn: &Turn<'_>, out: &mut Streamed<'_>, chunk: StreamChunk) {
         StreamChunk::Reasoning(text) => {
             let ready = out.reasoning.push(&text);
             if !ready.is_empty() {
-                turn.emit(EventKind::Reasoning { text: ready });
+                turn.emit(EventKind::Reasoning(ReasoningDelta { text: ready }));
             }
         }
     }
@@ -181,7 +181,7 @@ fn emit_delta(turn: &Turn<'_>, text: String) {
     // A heartbeat reply may be a bare HEARTBEAT_OK that must reach no
     // one; its `final` (if any) carries the text instead.
     if !text.is_empty() && turn.origin != Origin::Heartbeat {
-        turn.emit(EventKind::Delta { text });
+        turn.emit(EventKind::Delta(AnswerDelta { text }));
     }
 }
 
@@ -284,11 +284,11 @@ async fn build_request(
             system,
             &session.history[session.window_start..],
         );
-        turn.emit(EventKind::ContextTrimmed {
+        turn.emit(EventKind::ContextTrimmed(ContextTrimmed {
             dropped_messages: session.window_start,
             prompt_tokens: fit.prompt_tokens,
             context_length: limits.n_ctx,
-        });
+        }));
         prompt_tokens = fit.prompt_tokens;
     }
     request.max_tokens = shared
@@ -333,12 +333,12 @@ async fn trim_outputs(
         let sent = target.fixed + session.tokens[current..].iter().flatten().sum::<u64>();
         if sent <= target.budget {
             if trimmed > 0 {
-                turn.emit(EventKind::Notice {
+                turn.emit(EventKind::Notice(Notice {
                     message: format!(
                         "trimmed {trimmed} tool output(s) of this turn to fit the {}-token window ({left_out} bytes left out of the request; the transcript keeps them whole)",
                         target.n_ctx
                     ),
-                });
+                }));
             }
             return Ok(window::Fit {
                 first_kept: current - start,

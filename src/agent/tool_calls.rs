@@ -16,6 +16,7 @@ use super::session::Turn;
 use super::unattended;
 use crate::chat::ToolCall;
 use crate::protocol::EventKind;
+use crate::protocol::{ToolCallEvent, ToolResultEvent};
 use crate::tools::{self, ToolContext};
 
 /// Runs the calls concurrently; results come back in call order.
@@ -47,12 +48,12 @@ pub(super) async fn run_tools(
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {
-        turn.emit(EventKind::ToolCall {
+        turn.emit(EventKind::ToolCall(ToolCallEvent {
             id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
             sandbox: (call.name == "exec").then(|| tools::sandbox::describe(&ctx.exec)),
-        });
+        }));
         // The same call twice in one turn is a loop the model needs to hear about.
         let repeated = !seen.insert(format!("{}:{}", call.name, call.arguments));
         // Its own id, for the progress it reports.
@@ -95,7 +96,7 @@ pub(super) async fn run_tools(
             // Before it is shown, stored or sent: `env`, `cat .env`...
             let mut output = output;
             shared.redactor.redact_string(&mut output.output);
-            turn.emit(EventKind::ToolResult {
+            turn.emit(EventKind::ToolResult(ToolResultEvent {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 success: output.success,
@@ -103,7 +104,7 @@ pub(super) async fn run_tools(
                 duration_ms: started.elapsed().as_millis() as u64,
                 // Shown, never sent: the model's result stays one line.
                 diff: output.diff.take(),
-            });
+            }));
             output
         });
     }

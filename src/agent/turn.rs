@@ -22,6 +22,7 @@ use super::tool_calls::run_tools;
 use super::usage::emit_usage;
 use super::{context, local, redact, route, unattended};
 use crate::chat::{ChatMessage, ToolCall, ToolSpec};
+use crate::protocol::{ErrorEvent, FinalAnswer, Notice, Route, Routing, TurnEnded, TurnStarted};
 use crate::protocol::{EventKind, Origin, Target};
 use crate::providers::ProviderError;
 use crate::providers::endpoints::LocalRole;
@@ -102,9 +103,9 @@ pub(crate) async fn run_turn(
     // What the user typed is kept, but never a secret value in it.
     let typed = shared.redactor.redact(&typed).into_owned();
     let turn = Turn::new(shared, &session.id, origin.clone());
-    turn.emit(EventKind::TurnStarted {
+    turn.emit(EventKind::TurnStarted(TurnStarted {
         text: typed.clone(),
-    });
+    }));
     let end = run_steps(&turn, session, &typed, &cancel)
         .await
         .unwrap_or_else(TurnEnd::Failed);
@@ -112,13 +113,13 @@ pub(crate) async fn run_turn(
         TurnEnd::Answered => false,
         TurnEnd::Interrupted => true,
         TurnEnd::Failed(e) => {
-            turn.emit(EventKind::Error {
+            turn.emit(EventKind::Error(ErrorEvent {
                 message: format!("{e:#}"),
-            });
+            }));
             false
         }
     };
-    turn.emit(EventKind::TurnEnded { interrupted });
+    turn.emit(EventKind::TurnEnded(TurnEnded { interrupted }));
     // Old and excess file checkpoints go between turns.
     let checkpoints = shared.checkpoints.clone();
     let _ = tokio::task::spawn_blocking(move || {
@@ -166,9 +167,9 @@ async fn run_steps(
             Next::FallBackLocal(r, e) => {
                 // The remote side failing is no reason to leave the user
                 // without an answer: say so and go on locally.
-                turn.emit(EventKind::Notice {
+                turn.emit(EventKind::Notice(Notice {
                     message: format!("{} failed ({e}); answering locally", r.name()),
-                });
+                }));
                 route.fall_back_local();
             }
             Next::Interrupted => return Ok(TurnEnd::Interrupted),
@@ -228,23 +229,17 @@ async fn plan<'a>(
         decision.confidence = 1.0;
     }
     let route = TurnRoute::new(decision.target, remote);
-    let target = route.target();
     let role = local::turn_role(shared, &turn.origin, &decision);
-    let (provider, model) = match route.remote_now() {
-        Some(r) => (r.name().to_string(), r.model().to_string()),
-        None => ("llamacpp".to_string(), shared.role_model(role).to_string()),
+    let (routed, model) = match route.remote_now() {
+        Some(r) => (Route::Remote(r.name().into()), r.model().to_string()),
+        None => (Route::Local(role), shared.role_model(role).to_string()),
     };
-    turn.emit(EventKind::Routing {
-        target,
-        provider,
+    turn.emit(EventKind::Routing(Routing {
+        route: routed,
         model,
         reason: decision.reason.clone(),
         confidence: decision.confidence,
-        role: match target {
-            Target::Remote => "remote".to_string(),
-            Target::Local => role.as_str().to_string(),
-        },
-    });
+    }));
     // The user's own "escalate" is an escalation too (event and log).
     if let Some((r, asked)) = asked_for_remote {
         route::record(shared, &|k| turn.emit(k), &session.id, r, &asked);
@@ -320,7 +315,7 @@ async fn step<'a>(
     emit_usage(turn, &provider, configured, endpoint, &response);
     // The server kept streaming past the reply cap: say so, go on with what arrived.
     if let Some(message) = response.cut.clone() {
-        turn.emit(EventKind::Notice { message });
+        turn.emit(EventKind::Notice(Notice { message }));
     }
     session.push_reply(&turn.origin, &provider, response.message.clone())?;
     if !response.tool_calls.is_empty() {
@@ -391,7 +386,7 @@ fn deliver_final(turn: &Turn<'_>, answer: String) {
         answer
     };
     log_daily(turn, "egirl", &text);
-    turn.emit(EventKind::Final { text });
+    turn.emit(EventKind::Final(FinalAnswer { text }));
 }
 
 fn log_daily(turn: &Turn<'_>, who: &str, text: &str) {
@@ -403,8 +398,8 @@ fn log_daily(turn: &Turn<'_>, who: &str, text: &str) {
     if let Err(e) =
         crate::memory::daily::append(&turn.shared.workspace, Local::now(), who, &origin, &text)
     {
-        turn.emit(EventKind::Notice {
+        turn.emit(EventKind::Notice(Notice {
             message: format!("could not append to the daily log: {e}"),
-        });
+        }));
     }
 }

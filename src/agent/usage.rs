@@ -3,6 +3,7 @@
 
 use super::session::Turn;
 use crate::protocol::EventKind;
+use crate::protocol::TokenUsage;
 use crate::providers::ChatResponse;
 
 /// Usage under the configured model name, the one the status line shows
@@ -37,7 +38,7 @@ pub(super) fn emit_usage(
         crate::usage::price_for(&config.pricing, served)
             .or_else(|| crate::usage::price_for(&config.pricing, &model))
     };
-    turn.emit(EventKind::Usage {
+    turn.emit(EventKind::Usage(TokenUsage {
         provider: provider.to_string(),
         cost_usd: crate::usage::cost_usd(pricing.as_ref(), &response.usage),
         model,
@@ -50,5 +51,5 @@ pub(super) fn emit_usage(
             (ms > 0.0).then(|| ms.round() as u64)
         },
         endpoint,
-    });
+    }));
 }

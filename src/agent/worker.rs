@@ -13,9 +13,16 @@ use tokio_util::sync::CancellationToken;
 use super::session::Session;
 use super::shared::Shared;
 use super::{compact, rewind, turn};
-use crate::protocol::{Command, EventKind, Origin, SessionId};
+use crate::protocol::{Command, ErrorEvent, EventKind, Origin, SessionId, SubmissionId, TurnEnded};
 
-pub(super) enum Work {
+/// One submission's work for a session's worker, with its id: the events
+/// it causes carry that id.
+pub(super) struct Work {
+    pub submission: SubmissionId,
+    pub job: Job,
+}
+
+pub(super) enum Job {
     Message { origin: Origin, text: String },
     Command(Command),
 }
@@ -58,7 +65,7 @@ pub(super) fn start_session(
         work: tx,
         outstanding,
         cancel,
-        task: tokio::spawn(worker.run(rx)),
+        task: tokio::spawn(crate::bus::answering(None, worker.run(rx))),
     }
 }
 
@@ -80,18 +87,19 @@ struct Worker {
 
 impl Worker {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Work>) {
-        while let Some(work) = rx.recv().await {
-            match work {
-                Work::Message { origin, text } => {
+        while let Some(Work { submission, job }) = rx.recv().await {
+            crate::bus::answer(Some(submission));
+            match job {
+                Job::Message { origin, text } => {
                     self.message(origin, text).await;
                     self.turn_over();
                 }
-                Work::Command(Command::Fork) => rewind::fork(&self.shared, &self.id),
-                Work::Command(Command::Rewind { turn }) => self.rewind(turn),
-                Work::Command(Command::Compact { focus, origin }) => {
+                Job::Command(Command::Fork) => rewind::fork(&self.shared, &self.id),
+                Job::Command(Command::Rewind { turn }) => self.rewind(turn),
+                Job::Command(Command::Compact { focus, origin }) => {
                     self.compact(origin, focus).await
                 }
-                Work::Command(command) => self.apply(command).await,
+                Job::Command(command) => self.apply(command).await,
             }
         }
     }
@@ -102,9 +110,11 @@ impl Worker {
         let (shared, id) = (&self.shared, &self.id);
         if self.shutdown.is_cancelled() {
             // Queued when egirl stopped: never started.
-            shared
-                .bus
-                .emit(id, &origin, EventKind::TurnEnded { interrupted: true });
+            shared.bus.emit(
+                id,
+                &origin,
+                EventKind::TurnEnded(TurnEnded { interrupted: true }),
+            );
             return;
         }
         let token = self.new_token();
@@ -115,13 +125,15 @@ impl Worker {
                     shared.bus.emit(
                         id,
                         &origin,
-                        EventKind::Error {
+                        EventKind::Error(ErrorEvent {
                             message: format!("{e:#}"),
-                        },
+                        }),
                     );
-                    shared
-                        .bus
-                        .emit(id, &origin, EventKind::TurnEnded { interrupted: false });
+                    shared.bus.emit(
+                        id,
+                        &origin,
+                        EventKind::TurnEnded(TurnEnded { interrupted: false }),
+                    );
                     return;
                 }
             }
@@ -149,9 +161,9 @@ impl Worker {
             shared.bus.emit(
                 id,
                 &origin,
-                EventKind::Error {
+                EventKind::Error(ErrorEvent {
                     message: format!("{e:#}"),
-                },
+                }),
             );
             return;
         }

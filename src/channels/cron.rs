@@ -18,7 +18,7 @@ use super::clock::{Clock, MAX_SLEEP, sleep_for};
 use crate::agent::AgentHandle;
 use crate::config::CronConfig;
 use crate::cron::{CronStore, Job, store};
-use crate::protocol::{EventKind, Op, Origin};
+use crate::protocol::{ErrorEvent, EventKind, Op, Origin, TurnEnded};
 
 /// Waits before retrying a failed run: 30 s, 2 min, 10 min, then 30 min.
 pub fn retry_delay(consecutive_errors: u32) -> Duration {
@@ -228,11 +228,11 @@ async fn run_job(agent: &AgentHandle, job: &Job) -> RunOutcome {
             continue;
         }
         match event.kind {
-            EventKind::Error { message } => error = Some(message),
-            EventKind::TurnEnded { interrupted: true } => {
+            EventKind::Error(ErrorEvent { message }) => error = Some(message),
+            EventKind::TurnEnded(TurnEnded { interrupted: true }) => {
                 return RunOutcome::Failed("interrupted".into());
             }
-            EventKind::TurnEnded { interrupted: false } => {
+            EventKind::TurnEnded(TurnEnded { interrupted: false }) => {
                 return error.map_or(RunOutcome::Ok, RunOutcome::Failed);
             }
             _ => {}

@@ -197,7 +197,7 @@ async fn supervise(
     bridge: Arc<Bridge>,
     token: SecretString,
     connect_grace: Duration,
-    events: crate::protocol::EventReceiver,
+    events: crate::bus::EventReceiver,
     stop: CancellationToken,
 ) {
     let delivery = tokio::spawn(deliver::run(bridge.clone(), events, stop.clone()));

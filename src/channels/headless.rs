@@ -5,7 +5,10 @@
 
 use crate::agent::AgentHandle;
 use crate::print;
-use crate::protocol::{CLAUDE_CODE_PERMISSION, Command, EventKind, Op, Origin, ReviewDecision};
+use crate::protocol::{
+    ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, ErrorEvent, EventKind,
+    FinalAnswer, Notice, Op, Origin, ReviewDecision, TurnEnded,
+};
 use crate::stop_signals::StopSignals;
 
 pub struct HeadlessOptions {
@@ -64,13 +67,13 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
             let _ = print::write_clean(&mut stdout, &format!("{}\n", print::json_line(&line)));
         }
         match event.kind {
-            EventKind::ApprovalRequest {
+            EventKind::ApprovalRequest(ApprovalRequest {
                 id,
                 tool,
                 command,
                 escalation,
                 ..
-            } => {
+            }) => {
                 // --approve-exec never covers running outside the sandbox,
                 // nor Claude Code's own permission requests (nobody saw them),
                 // nor an MCP server's tool.
@@ -99,17 +102,17 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
                     by: Origin::Cli,
                 });
             }
-            EventKind::Final { text } => {
+            EventKind::Final(FinalAnswer { text }) => {
                 if !opts.json {
                     let _ = print::write_clean(&mut stdout, &format!("{text}\n"));
                 }
                 outcome = Outcome::Answered;
             }
-            EventKind::Error { message } => {
+            EventKind::Error(ErrorEvent { message }) => {
                 print::err(format_args!("egirl: {message}"));
                 outcome = Outcome::Failed;
             }
-            EventKind::TurnEnded { interrupted } => {
+            EventKind::TurnEnded(TurnEnded { interrupted }) => {
                 if interrupted {
                     outcome = Outcome::Interrupted;
                 }
@@ -147,13 +150,13 @@ pub async fn compact(agent: &AgentHandle, session: &str) -> Outcome {
             continue;
         }
         match event.kind {
-            EventKind::Compaction {
+            EventKind::Compaction(Compacted {
                 summary,
                 summarized_messages,
                 before_tokens,
                 after_tokens,
                 ..
-            } => {
+            }) => {
                 print::err(format_args!(
                     "egirl: compacted {summarized_messages} messages ({before_tokens} → {after_tokens} tokens)"
                 ));
@@ -161,11 +164,11 @@ pub async fn compact(agent: &AgentHandle, session: &str) -> Outcome {
                 let _ = print::write_clean(&mut stdout, &format!("{summary}\n"));
                 return Outcome::Answered;
             }
-            EventKind::Error { message } => {
+            EventKind::Error(ErrorEvent { message }) => {
                 print::err(format_args!("egirl: {message}"));
                 return Outcome::Failed;
             }
-            EventKind::Notice { message } => print::err(format_args!("egirl: {message}")),
+            EventKind::Notice(Notice { message }) => print::err(format_args!("egirl: {message}")),
             _ => {}
         }
     }

@@ -52,7 +52,7 @@ pub async fn connect(env: &Environment) -> Arc<McpManager> {
             &env.config.tools.exec.env_passthrough,
             &env.env_files,
         ),
-        crate::protocol::EventBus::new(),
+        crate::bus::EventBus::new(),
     );
     manager.settled().await;
     manager

@@ -4,7 +4,7 @@
 use super::{EXIT_OK, Environment, Exit};
 use crate::agent::rewind::{Bounds, fork_session, rewind_session};
 use crate::print;
-use crate::protocol::EventKind;
+use crate::protocol::{EventKind, Rewound};
 use crate::tools::checkpoints::Checkpoints;
 
 /// Prints the new session's id.
@@ -27,7 +27,7 @@ pub fn rewind(env: &Environment, session: &str, turn: usize) -> Result<u8, Exit>
     };
     let event = rewind_session(&bounds, &checkpoints, session, turn)
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
-    let EventKind::Rewound {
+    let EventKind::Rewound(Rewound {
         turn,
         text,
         dropped_messages,
@@ -35,7 +35,7 @@ pub fn rewind(env: &Environment, session: &str, turn: usize) -> Result<u8, Exit>
         removed,
         not_restored,
         untracked,
-    } = event
+    }) = event
     else {
         return Ok(EXIT_OK);
     };

@@ -21,8 +21,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::bus::EventBus;
 use crate::config::{McpApproval, McpConfig};
-use crate::protocol::{EventBus, EventKind, McpServerInfo, Origin};
+use crate::protocol::{EventKind, McpServerInfo, Notice, Origin};
 use server::{Launch, Reporter, Server, lock};
 
 /// The longest a deferred start waits for `open`.
@@ -88,8 +89,11 @@ impl Reporter for Publisher {
         }
     }
     fn notice(&self, message: String) {
-        self.bus
-            .emit(NOTICE_SESSION, &Origin::Tui, EventKind::Notice { message });
+        self.bus.emit(
+            NOTICE_SESSION,
+            &Origin::Tui,
+            EventKind::Notice(Notice { message }),
+        );
     }
 }
 

@@ -35,8 +35,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::bus::EventBus;
 use crate::config::{Config, MemoryConfig};
-use crate::protocol::{EventBus, EventKind, MemoryHit, Origin};
+use crate::protocol::{EventKind, MemoryHit, MemoryHits, Origin};
 use crate::providers::remote::RemoteProviders;
 
 /// Loaded vectors are dropped after this long without a search.
@@ -293,10 +294,10 @@ impl Memory {
             bus.emit(
                 session,
                 origin,
-                EventKind::MemoryHits {
+                EventKind::MemoryHits(MemoryHits {
                     query: result.query.clone(),
                     hits: result.hits.clone(),
-                },
+                }),
             );
         }
     }

@@ -22,25 +22,8 @@ use super::server_kind::{ServerInfo, ServerKind};
 use super::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
 use crate::config::{Balance, LocalConfig, ToolFormat};
 
-/// Which local model a request is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LocalRole {
-    /// `[local]`: the main model.
-    Main,
-    /// `[local.fast]`: classification, compaction summaries, heartbeat
-    /// turns and (with `[routing] fast_for_quick`) quick turns.
-    Fast,
-}
-
-impl LocalRole {
-    /// The name the routing event and pane use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LocalRole::Main => "local",
-            LocalRole::Fast => "local-fast",
-        }
-    }
-}
+/// Which local model a request is for (the routing event names it too).
+pub use crate::protocol::LocalRole;
 
 /// What one endpoint has served (the stats pane, `egirl doctor`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

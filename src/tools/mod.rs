@@ -97,7 +97,7 @@ pub struct ToolContext {
     /// (`[tools.web]`, `[delegate.claude_code]`, the local model).
     pub config: Arc<crate::config::Config>,
     /// Where a tool's progress goes (`EventKind::ToolProgress`).
-    pub bus: crate::protocol::EventBus,
+    pub bus: crate::bus::EventBus,
     /// The id of the call being run ("" outside a turn).
     pub call_id: String,
 }
@@ -108,10 +108,10 @@ impl ToolContext {
         self.bus.emit(
             &self.session,
             &self.origin,
-            crate::protocol::EventKind::ToolProgress {
+            crate::protocol::EventKind::ToolProgress(crate::protocol::ToolProgress {
                 id: self.call_id.clone(),
                 text: text.into(),
-            },
+            }),
         );
     }
 }
@@ -128,7 +128,7 @@ impl ToolContext {
     ) -> Self {
         let workspace =
             std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-        let bus = crate::protocol::EventBus::new();
+        let bus = crate::bus::EventBus::new();
         let approver = Approver::new(
             bus.clone(),
             approval::PendingApprovals::new(),

@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 
-use crate::protocol::{Event, EventBus, EventKind};
+use crate::bus::EventBus;
+use crate::protocol::{Event, EventKind, TokenUsage};
 
 /// The provider name of the local server; everything else is remote.
 pub const LOCAL_PROVIDER: &str = "llamacpp";
@@ -42,7 +43,7 @@ pub struct UsageLine {
 impl UsageLine {
     /// The line for a `usage` event; `None` for every other kind.
     pub fn from_event(event: &Event, ts: DateTime<Utc>) -> Option<Self> {
-        let EventKind::Usage {
+        let EventKind::Usage(TokenUsage {
             provider,
             model,
             input_tokens,
@@ -52,7 +53,7 @@ impl UsageLine {
             tokens_per_sec,
             latency_ms,
             ..
-        } = &event.kind
+        }) = &event.kind
         else {
             return None;
         };
@@ -142,10 +143,10 @@ pub fn read(workspace: &Path) -> anyhow::Result<Option<Vec<UsageLine>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Origin;
+    use crate::protocol::{AnswerDelta, Origin};
 
     fn usage(provider: &str, cost: f64) -> EventKind {
-        EventKind::Usage {
+        EventKind::Usage(TokenUsage {
             provider: provider.into(),
             model: "m".into(),
             input_tokens: 100,
@@ -155,7 +156,7 @@ mod tests {
             tokens_per_sec: Some(12.5),
             latency_ms: None,
             endpoint: None,
-        }
+        })
     }
 
     #[tokio::test]
@@ -163,7 +164,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bus = EventBus::new();
         let task = spawn_usage_log(&bus, dir.path());
-        bus.emit("s1", &Origin::Cli, EventKind::Delta { text: "x".into() });
+        bus.emit(
+            "s1",
+            &Origin::Cli,
+            EventKind::Delta(AnswerDelta { text: "x".into() }),
+        );
         bus.emit("s1", &Origin::Cli, usage("llamacpp", 0.0));
         bus.emit("s2", &Origin::Discord("9".into()), usage("anthropic", 0.25));
         // The task ends when the last sender (the bus) goes away.

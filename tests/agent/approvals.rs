@@ -1,5 +1,7 @@
 use egirl::config::ExecApproval;
-use egirl::protocol::{EventKind, Op, Origin, ReviewDecision};
+use egirl::protocol::{
+    ApprovalDecision, ApprovalRequest, EventKind, Op, Origin, ReviewDecision, TurnEnded,
+};
 
 use super::{start, tool_results};
 use crate::support::fake_llama::{FakeLlama, Reply};
@@ -17,14 +19,14 @@ async fn exec_waits_for_a_decision_and_runs_when_approved() {
     h.send("a", "run it");
     let id = loop {
         let e = h.next().await;
-        if let EventKind::ApprovalRequest {
+        if let EventKind::ApprovalRequest(ApprovalRequest {
             id,
             command,
             cwd,
             tool,
             rule,
             ..
-        } = e.kind
+        }) = e.kind
         {
             assert_eq!(command, "echo approved-run");
             assert_eq!(rule.as_deref(), Some("echo approved-run"));
@@ -46,7 +48,15 @@ async fn exec_waits_for_a_decision_and_runs_when_approved() {
     });
     let events = h.turn("a").await;
     let decision = events.iter().find_map(|e| match e {
-        EventKind::ApprovalDecision { decision, by, .. } => Some((decision.clone(), by.clone())),
+        EventKind::ApprovalDecision(ApprovalDecision { decision, by, .. }) => {
+            // The wire word (`approved`/`denied`), as `--json` writes it.
+            let word = if decision.is_approved() {
+                "approved"
+            } else {
+                "denied"
+            };
+            Some((word.to_string(), by.clone()))
+        }
         _ => None,
     });
     assert_eq!(decision, Some(("approved".to_string(), "tui".to_string())));
@@ -64,7 +74,7 @@ async fn exec_denied_tells_the_model() {
     let mut h = start(&fake, |_| {});
     h.send("d", "clean up");
     let id = loop {
-        if let EventKind::ApprovalRequest { id, .. } = h.next().await.kind {
+        if let EventKind::ApprovalRequest(ApprovalRequest { id, .. }) = h.next().await.kind {
             break id;
         }
     };
@@ -105,7 +115,7 @@ async fn allow_prefix_runs_without_asking_but_never_a_chain() {
     assert!(
         !events
             .iter()
-            .any(|e| matches!(e, EventKind::ApprovalRequest { .. }))
+            .any(|e| matches!(e, EventKind::ApprovalRequest(_)))
     );
     assert!(tool_results(&events)[0].2.contains("allowed"));
 
@@ -116,7 +126,7 @@ async fn allow_prefix_runs_without_asking_but_never_a_chain() {
     ]);
     h.send("p", "chain");
     let id = loop {
-        if let EventKind::ApprovalRequest { id, .. } = h.next().await.kind {
+        if let EventKind::ApprovalRequest(ApprovalRequest { id, .. }) = h.next().await.kind {
             break id;
         }
     };
@@ -156,7 +166,7 @@ async fn deny_policy_never_asks_and_file_tools_stay_confined() {
     assert!(
         !events
             .iter()
-            .any(|e| matches!(e, EventKind::ApprovalRequest { .. }))
+            .any(|e| matches!(e, EventKind::ApprovalRequest(_)))
     );
 
     fake.push_replies([
@@ -179,7 +189,7 @@ async fn interrupt_kills_a_running_command() {
     let mut h = start(&fake, |c| c.tools.exec.approval = ExecApproval::Full);
     h.send("k", "wait");
     loop {
-        if let EventKind::ToolCall { .. } = h.next().await.kind {
+        if let EventKind::ToolCall(_) = h.next().await.kind {
             break;
         }
     }
@@ -191,7 +201,7 @@ async fn interrupt_kills_a_running_command() {
     let events = h.turn("k").await;
     assert!(matches!(
         events.last(),
-        Some(EventKind::TurnEnded { interrupted: true })
+        Some(EventKind::TurnEnded(TurnEnded { interrupted: true }))
     ));
     assert!(!sleeping(), "the command survived the interrupt");
 }

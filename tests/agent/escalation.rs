@@ -4,7 +4,7 @@
 //! and a failing remote side falls back to the local model.
 
 use egirl::config::{ConfigDuration, OpenAiConfig};
-use egirl::protocol::{EventKind, Target};
+use egirl::protocol::{Escalation, EventKind, Notice, Routing, Target, TokenUsage};
 use egirl::providers::openai::OpenAi;
 use egirl::providers::remote::{RemoteProvider, RemoteProviders};
 use egirl::providers::remote_api::RetryPolicy;
@@ -35,12 +35,9 @@ fn routing(events: &[EventKind]) -> (Target, String, String) {
     events
         .iter()
         .find_map(|e| match e {
-            EventKind::Routing {
-                target,
-                provider,
-                reason,
-                ..
-            } => Some((*target, provider.clone(), reason.clone())),
+            EventKind::Routing(Routing { route, reason, .. }) => {
+                Some((route.target(), route.provider().to_string(), reason.clone()))
+            }
             _ => None,
         })
         .expect("a routing event")
@@ -78,7 +75,7 @@ async fn code_goes_remote_and_chat_stays_local() {
     assert_eq!(local.hits("/v1/chat/completions"), 0);
     // Usage names the remote provider, prices it and times it.
     assert!(events.iter().any(|e| matches!(e,
-        EventKind::Usage { provider, cost_usd, latency_ms: Some(_), .. }
+        EventKind::Usage(TokenUsage { provider, cost_usd, latency_ms: Some(_), .. })
             if provider == "openai" && *cost_usd > 0.0)));
 
     local.push_reply(LocalReply::text("Hey! All good here."));
@@ -99,12 +96,17 @@ async fn a_hedging_local_answer_is_replayed_remotely() {
     let escalation = events
         .iter()
         .find_map(|e| match e {
-            EventKind::Escalation {
+            EventKind::Escalation(Escalation {
                 from,
                 to,
                 trigger,
                 reason,
-            } => Some((from.clone(), to.clone(), trigger.clone(), reason.clone())),
+            }) => Some((
+                from.to_string(),
+                to.to_string(),
+                trigger.clone(),
+                reason.clone(),
+            )),
             _ => None,
         })
         .expect("an escalation event");
@@ -114,7 +116,7 @@ async fn a_hedging_local_answer_is_replayed_remotely() {
     // Only the remote answer is final; the local attempt stays on record.
     let finals: Vec<&EventKind> = events
         .iter()
-        .filter(|e| matches!(e, EventKind::Final { .. }))
+        .filter(|e| matches!(e, EventKind::Final(_)))
         .collect();
     assert_eq!(finals.len(), 1);
     assert_eq!(final_text(&events).as_deref(), Some("Canberra."));
@@ -166,11 +168,9 @@ async fn asking_for_claude_goes_remote_at_once() {
     assert!(reason.contains("use claude"), "{reason}");
     assert_eq!(local.hits("/v1/chat/completions"), 0);
     // Logged like any escalation (the distillation export reads it).
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, EventKind::Escalation { trigger, .. } if trigger == "user"))
-    );
+    assert!(events.iter().any(
+        |e| matches!(e, EventKind::Escalation(Escalation { trigger, .. }) if trigger == "user")
+    ));
     let log = read_jsonl(&h.workspace.join(".egirl/escalation.jsonl"));
     assert_eq!(log[0]["trigger"], "user");
 }
@@ -188,11 +188,7 @@ async fn without_keys_everything_stays_local_and_says_why() {
     let (target, provider, reason) = routing(&events);
     assert_eq!((target, provider.as_str()), (Target::Local, "llamacpp"));
     assert_eq!(reason, NO_REMOTE_REASON);
-    assert!(
-        !events
-            .iter()
-            .any(|e| matches!(e, EventKind::Escalation { .. }))
-    );
+    assert!(!events.iter().any(|e| matches!(e, EventKind::Escalation(_))));
 }
 
 #[tokio::test]
@@ -209,7 +205,7 @@ async fn a_failing_remote_side_falls_back_to_local() {
     let notice = events
         .iter()
         .find_map(|e| match e {
-            EventKind::Notice { message } => Some(message.clone()),
+            EventKind::Notice(Notice { message }) => Some(message.clone()),
             _ => None,
         })
         .expect("a notice");
@@ -252,9 +248,9 @@ async fn a_low_confidence_local_answer_escalates_and_logprobs_are_asked_for() {
     h.send("s", "what's the capital of Australia?");
     let events = h.turn("s").await;
     let trigger = events.iter().find_map(|e| match e {
-        EventKind::Escalation {
+        EventKind::Escalation(Escalation {
             trigger, reason, ..
-        } => Some((trigger.clone(), reason.clone())),
+        }) => Some((trigger.clone(), reason.clone())),
         _ => None,
     });
     assert_eq!(
@@ -273,11 +269,7 @@ async fn a_low_confidence_local_answer_escalates_and_logprobs_are_asked_for() {
     local.push_reply(with_logprobs(&[("Wellington", -0.05), (".", -0.01)]));
     h.send("s", "and the capital of New Zealand?");
     let events = h.turn("s").await;
-    assert!(
-        !events
-            .iter()
-            .any(|e| matches!(e, EventKind::Escalation { .. }))
-    );
+    assert!(!events.iter().any(|e| matches!(e, EventKind::Escalation(_))));
     assert_eq!(final_text(&events).as_deref(), Some("Wellington."));
 }
 
@@ -339,7 +331,7 @@ async fn a_tool_that_suggests_it_moves_the_rest_of_the_turn_remote() {
     h.send("s", "in todo.md change bread to oat milk");
     let events = h.turn("s").await;
     let trigger = events.iter().find_map(|e| match e {
-        EventKind::Escalation { trigger, .. } => Some(trigger.clone()),
+        EventKind::Escalation(Escalation { trigger, .. }) => Some(trigger.clone()),
         _ => None,
     });
     assert_eq!(trigger.as_deref(), Some("tool_suggested"));
@@ -381,9 +373,7 @@ async fn a_quiet_heartbeat_is_never_escalated() {
     }));
     let events = h.turn("heartbeat").await;
     assert!(
-        !events
-            .iter()
-            .any(|e| matches!(e, EventKind::Escalation { .. })),
+        !events.iter().any(|e| matches!(e, EventKind::Escalation(_))),
         "{events:?}"
     );
     assert_eq!(cloud.hits(), 0);
@@ -404,7 +394,7 @@ async fn a_failing_remote_is_tried_once_per_turn() {
     let events = h.turn("s").await;
     let escalations = events
         .iter()
-        .filter(|e| matches!(e, EventKind::Escalation { .. }))
+        .filter(|e| matches!(e, EventKind::Escalation(_)))
         .count();
     assert_eq!(escalations, 1, "{events:?}");
     assert_eq!(

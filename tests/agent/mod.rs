@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
+use egirl::bus::EventReceiver;
 use egirl::config::{Config, ConfigDuration};
-use egirl::protocol::{Event, EventKind, EventReceiver, Op, Origin};
+use egirl::protocol::{ErrorEvent, Event, EventKind, FinalAnswer, Op, Origin, ToolResultEvent};
 use egirl::providers::remote::RemoteProviders;
 
 use crate::support::fake_llama::FakeLlama;
@@ -81,7 +82,7 @@ impl Harness {
             if event.session != session {
                 continue;
             }
-            let end = matches!(event.kind, EventKind::TurnEnded { .. });
+            let end = matches!(event.kind, EventKind::TurnEnded(_));
             out.push(event.kind);
             if end {
                 return out;
@@ -109,14 +110,14 @@ pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
 
 pub fn final_text(events: &[EventKind]) -> Option<String> {
     events.iter().find_map(|e| match e {
-        EventKind::Final { text } => Some(text.clone()),
+        EventKind::Final(FinalAnswer { text }) => Some(text.clone()),
         _ => None,
     })
 }
 
 pub fn error_text(events: &[EventKind]) -> Option<String> {
     events.iter().find_map(|e| match e {
-        EventKind::Error { message } => Some(message.clone()),
+        EventKind::Error(ErrorEvent { message }) => Some(message.clone()),
         _ => None,
     })
 }
@@ -125,12 +126,12 @@ pub fn tool_results(events: &[EventKind]) -> Vec<(String, bool, String)> {
     events
         .iter()
         .filter_map(|e| match e {
-            EventKind::ToolResult {
+            EventKind::ToolResult(ToolResultEvent {
                 name,
                 success,
                 output,
                 ..
-            } => Some((name.clone(), *success, output.clone())),
+            }) => Some((name.clone(), *success, output.clone())),
             _ => None,
         })
         .collect()

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
-use egirl::protocol::{EventKind, EventReceiver, Op, Origin};
+use egirl::bus::EventReceiver;
+use egirl::protocol::{EventKind, Op, Origin, TokenUsage};
 use tokio::task::JoinHandle;
 
 use super::{config_for, error_text, final_text};
@@ -46,7 +47,7 @@ impl Process {
             if event.session != session {
                 continue;
             }
-            let end = matches!(event.kind, EventKind::TurnEnded { .. });
+            let end = matches!(event.kind, EventKind::TurnEnded(_));
             out.push(event.kind);
             if end {
                 return out;
@@ -82,11 +83,11 @@ fn first_usage(events: &[EventKind]) -> (u64, u64) {
     events
         .iter()
         .find_map(|e| match e {
-            EventKind::Usage {
+            EventKind::Usage(TokenUsage {
                 input_tokens,
                 cached_tokens,
                 ..
-            } => Some((*input_tokens, *cached_tokens)),
+            }) => Some((*input_tokens, *cached_tokens)),
             _ => None,
         })
         .expect("a usage event")
@@ -155,7 +156,7 @@ async fn without_restore_the_first_turn_after_a_restart_is_cold() {
     // Unsupported is not the user's problem: no error, no notice.
     assert_eq!(error_text(&events), None);
     assert!(
-        !events.iter().any(|e| matches!(e, EventKind::Notice { .. })),
+        !events.iter().any(|e| matches!(e, EventKind::Notice(_))),
         "{events:?}"
     );
     assert!(final_text(&events).is_some(), "{events:?}");

@@ -1,5 +1,8 @@
 use egirl::config::ToolFormat;
-use egirl::protocol::{EventKind, Op, Target};
+use egirl::protocol::{
+    AnswerDelta, EventKind, FinalAnswer, Op, Queued, Route, Routing, TokenUsage, TurnEnded,
+    TurnStarted,
+};
 use serde_json::Value;
 
 use super::{error_text, final_text, start, tool_results};
@@ -13,31 +16,29 @@ async fn streams_text_and_persists_the_turn() {
     h.send("s1", "hi");
     let events = h.turn("s1").await;
 
-    assert!(matches!(&events[0], EventKind::TurnStarted { text } if text == "hi"));
+    assert!(matches!(&events[0], EventKind::TurnStarted(TurnStarted { text }) if text == "hi"));
     assert!(matches!(
         &events[1],
-        EventKind::Routing {
-            target: Target::Local,
+        EventKind::Routing(Routing {
+            route: Route::Local(_),
             ..
-        }
+        })
     ));
     let streamed: String = events
         .iter()
         .filter_map(|e| match e {
-            EventKind::Delta { text } => Some(text.as_str()),
+            EventKind::Delta(AnswerDelta { text }) => Some(text.as_str()),
             _ => None,
         })
         .collect();
     assert_eq!(streamed, "Hello there, friend.");
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, EventKind::Usage { input_tokens, .. } if *input_tokens > 0))
-    );
+    assert!(events.iter().any(
+        |e| matches!(e, EventKind::Usage(TokenUsage { input_tokens, .. }) if *input_tokens > 0)
+    ));
     assert_eq!(final_text(&events).as_deref(), Some("Hello there, friend."));
     assert!(matches!(
         events.last(),
-        Some(EventKind::TurnEnded { interrupted: false })
+        Some(EventKind::TurnEnded(TurnEnded { interrupted: false }))
     ));
 
     let transcript = h.transcript("s1");
@@ -120,11 +121,9 @@ async fn qwen3_history_is_sent_in_the_spec_format() {
     let events = h.turn("q").await;
     assert_eq!(final_text(&events).as_deref(), Some("Found them."));
     // The streamed text never showed the call.
-    assert!(
-        !events
-            .iter()
-            .any(|e| matches!(e, EventKind::Delta { text } if text.contains("tool_call")))
-    );
+    assert!(!events.iter().any(
+        |e| matches!(e, EventKind::Delta(AnswerDelta { text }) if text.contains("tool_call"))
+    ));
 
     let second = &fake.requests()[1];
     assert!(
@@ -259,15 +258,15 @@ async fn a_second_message_waits_for_the_running_turn() {
     kinds.extend(h.turn("q").await);
     let queued = kinds
         .iter()
-        .position(|e| matches!(e, EventKind::Queued { position: 1, .. }));
+        .position(|e| matches!(e, EventKind::Queued(Queued { position: 1, .. })));
     let first_end = kinds
         .iter()
-        .position(|e| matches!(e, EventKind::TurnEnded { .. }));
+        .position(|e| matches!(e, EventKind::TurnEnded(_)));
     assert!(queued.is_some() && queued < first_end, "{kinds:?}");
     let finals: Vec<String> = kinds
         .iter()
         .filter_map(|e| match e {
-            EventKind::Final { text } => Some(text.clone()),
+            EventKind::Final(FinalAnswer { text }) => Some(text.clone()),
             _ => None,
         })
         .collect();
@@ -289,7 +288,7 @@ async fn interrupt_stops_the_stream_promptly() {
     h.send("i", "talk");
     loop {
         let e = h.next().await;
-        if matches!(e.kind, EventKind::Delta { .. }) {
+        if matches!(e.kind, EventKind::Delta(_)) {
             break;
         }
     }
@@ -300,7 +299,7 @@ async fn interrupt_stops_the_stream_promptly() {
     let events = h.turn("i").await;
     assert!(matches!(
         events.last(),
-        Some(EventKind::TurnEnded { interrupted: true })
+        Some(EventKind::TurnEnded(TurnEnded { interrupted: true }))
     ));
     eprintln!("interrupt took {:?}", asked.elapsed());
     // The partial answer is kept, marked.
@@ -336,7 +335,7 @@ async fn resumed_session_sends_its_history() {
             text: "do you?".into(),
         });
         while let Some(e) = events.recv().await {
-            if matches!(e.kind, EventKind::TurnEnded { .. }) {
+            if matches!(e.kind, EventKind::TurnEnded(_)) {
                 break;
             }
         }
@@ -398,8 +397,8 @@ async fn delta_order(h: &mut super::Harness, sessions: usize) -> Vec<String> {
     while ended < sessions {
         let event = h.next().await;
         match event.kind {
-            EventKind::Delta { .. } => order.push(event.session),
-            EventKind::TurnEnded { .. } => ended += 1,
+            EventKind::Delta(_) => order.push(event.session),
+            EventKind::TurnEnded(_) => ended += 1,
             _ => {}
         }
     }
@@ -436,7 +435,7 @@ async fn shutdown_cancels_the_running_turn_and_never_starts_queued_ones() {
     h.send("s", "second, queued");
     // Both accepted (the second queued) before the shutdown.
     loop {
-        if matches!(h.next().await.kind, EventKind::Queued { .. }) {
+        if matches!(h.next().await.kind, EventKind::Queued(_)) {
             break;
         }
     }
@@ -449,7 +448,7 @@ async fn shutdown_cancels_the_running_turn_and_never_starts_queued_ones() {
     assert!(h.agent.submit(egirl::protocol::Op::Shutdown));
     let mut ended = Vec::new();
     while ended.len() < 2 {
-        if let EventKind::TurnEnded { interrupted } = h.next().await.kind {
+        if let EventKind::TurnEnded(TurnEnded { interrupted }) = h.next().await.kind {
             ended.push(interrupted);
         }
     }

@@ -1,4 +1,4 @@
-use egirl::protocol::EventKind;
+use egirl::protocol::{ContextTrimmed, EventKind};
 
 use super::{final_text, start};
 use crate::support::fake_llama::{self, FakeLlama, Reply};
@@ -42,7 +42,7 @@ async fn long_history_is_trimmed_to_the_window_by_whole_turns() {
         fake.push_reply(Reply::text(&format!("answer {i}: {filler}")));
         h.send("w", &format!("question {i}: {filler}"));
         let events = h.turn("w").await;
-        trims += events.iter().filter(|e| matches!(e, EventKind::ContextTrimmed { dropped_messages, .. } if *dropped_messages > 0)).count();
+        trims += events.iter().filter(|e| matches!(e, EventKind::ContextTrimmed(ContextTrimmed { dropped_messages, .. }) if *dropped_messages > 0)).count();
     }
     fake.push_reply(Reply::tool_calls(&[("glob", r#"{"pattern": "*.md"}"#)]));
     fake.push_reply(Reply::text("final"));
@@ -50,7 +50,7 @@ async fn long_history_is_trimmed_to_the_window_by_whole_turns() {
     let events = h.turn("w").await;
     assert_eq!(final_text(&events).as_deref(), Some("final"));
     // The last turn may trim too (it did once the fixed prompt shrank).
-    trims += events.iter().filter(|e| matches!(e, EventKind::ContextTrimmed { dropped_messages, .. } if *dropped_messages > 0)).count();
+    trims += events.iter().filter(|e| matches!(e, EventKind::ContextTrimmed(ContextTrimmed { dropped_messages, .. }) if *dropped_messages > 0)).count();
     assert!(trims > 0, "the window never trimmed");
     // After a trim the window refills below the budget, so the cut point
     // (and the server's cached prefix) holds for several requests in a row.

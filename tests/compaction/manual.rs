@@ -1,6 +1,6 @@
 //! Compaction on demand: `egirl --session ID --compact` and `/compact`.
 
-use egirl::protocol::{Command, EventKind, Op, Origin};
+use egirl::protocol::{Command, Compacted, ErrorEvent, EventKind, Op, Origin};
 
 use super::*;
 use crate::support::fake_llama::Reply;
@@ -75,15 +75,15 @@ async fn compact_command_keeps_what_the_user_asked_for() {
     let summary = loop {
         let event = h.next().await;
         match event.kind {
-            EventKind::Compaction {
+            EventKind::Compaction(Compacted {
                 summary,
                 summarized_messages,
                 ..
-            } => {
+            }) => {
                 assert_eq!(summarized_messages, 2);
                 break summary;
             }
-            EventKind::Error { message } => panic!("{message}"),
+            EventKind::Error(ErrorEvent { message }) => panic!("{message}"),
             _ => {}
         }
     };

@@ -2,7 +2,9 @@
 //! core, as the TUI answers it): the file is written, progress arrives.
 
 use egirl::config::ClaudePermissions;
-use egirl::protocol::{EventKind, Op, Origin, ReviewDecision};
+use egirl::protocol::{
+    ApprovalRequest, EventKind, Op, Origin, ReviewDecision, ToolProgress, ToolResultEvent,
+};
 
 use super::fake_claude_api::FakeClaudeApi;
 use super::{claude_bin, delegate_call};
@@ -61,9 +63,9 @@ async fn approved_in_the_modal_inner() {
     loop {
         let event = h.next().await;
         match event.kind {
-            EventKind::ApprovalRequest {
+            EventKind::ApprovalRequest(ApprovalRequest {
                 id, tool, command, ..
-            } => {
+            }) => {
                 asked.push((tool, command));
                 h.agent.submit(Op::ApprovalDecision {
                     id,
@@ -71,10 +73,10 @@ async fn approved_in_the_modal_inner() {
                     by: Origin::Tui,
                 });
             }
-            EventKind::ToolProgress { text, .. } => progress.push(text),
-            EventKind::ToolResult {
+            EventKind::ToolProgress(ToolProgress { text, .. }) => progress.push(text),
+            EventKind::ToolResult(ToolResultEvent {
                 success, output, ..
-            } => {
+            }) => {
                 assert!(success, "{output}");
                 assert!(
                     output.contains("Finished: File created successfully"),

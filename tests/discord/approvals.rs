@@ -2,7 +2,10 @@
 //! unattended fallback, and answers from Discord itself.
 
 use egirl::channels::discord;
-use egirl::protocol::{Event, EventKind, Op, Origin, ReviewDecision};
+use egirl::protocol::{
+    ApprovalDecision, ApprovalRequest, Event, EventKind, Op, Origin, ReviewDecision,
+    ToolResultEvent,
+};
 
 use super::{DM, Rig, start};
 use crate::support::fake_discord::{OWNER_ID, UserMessage};
@@ -20,11 +23,11 @@ async fn approval_request(rig: &mut Rig) -> (String, Event) {
             .await
             .expect("an approval request within 20 s")
             .unwrap();
-        if let EventKind::ApprovalRequest { id, .. } = &event.kind {
+        if let EventKind::ApprovalRequest(ApprovalRequest { id, .. }) = &event.kind {
             return (id.clone(), event);
         }
         assert!(
-            !matches!(event.kind, EventKind::ToolResult { .. }),
+            !matches!(event.kind, EventKind::ToolResult(_)),
             "a tool ran before approval"
         );
     }
@@ -34,9 +37,9 @@ fn tool_result(events: &[Event]) -> (bool, String) {
     events
         .iter()
         .find_map(|e| match &e.kind {
-            EventKind::ToolResult {
+            EventKind::ToolResult(ToolResultEvent {
                 success, output, ..
-            } => Some((*success, output.clone())),
+            }) => Some((*success, output.clone())),
             _ => None,
         })
         .expect("a tool result")
@@ -44,7 +47,15 @@ fn tool_result(events: &[Event]) -> (bool, String) {
 
 fn decided_by(events: &[Event]) -> Option<(String, String)> {
     events.iter().find_map(|e| match &e.kind {
-        EventKind::ApprovalDecision { decision, by, .. } => Some((decision.clone(), by.clone())),
+        EventKind::ApprovalDecision(ApprovalDecision { decision, by, .. }) => {
+            // The wire word (`approved`/`denied`), as `--json` writes it.
+            let word = if decision.is_approved() {
+                "approved"
+            } else {
+                "denied"
+            };
+            Some((word.to_string(), by.clone()))
+        }
         _ => None,
     })
 }

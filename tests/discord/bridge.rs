@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use egirl::channels::discord::{self, DiscordOptions};
-use egirl::protocol::{BotStatus, EventKind, Origin};
+use egirl::protocol::{BotStatus, EventKind, FinalAnswer, Origin, TurnStarted};
 use secrecy::SecretString;
 
 use super::{DM, GUILD, GUILD_CHANNEL, Rig, settle, start};
@@ -31,9 +31,9 @@ async fn dm_from_the_owner_gets_the_answer_as_a_reply() {
             .all(|e| e.origin == Origin::Discord(DM.to_string()))
     );
     assert!(events.iter().any(|e| matches!(&e.kind,
-        EventKind::TurnStarted { text } if text == "hi there")));
+        EventKind::TurnStarted(TurnStarted { text }) if text == "hi there")));
     assert!(events.iter().any(|e| matches!(&e.kind,
-        EventKind::Final { text } if text == "hello from egirl")));
+        EventKind::Final(FinalAnswer { text }) if text == "hello from egirl")));
     // The model saw the text without any mention markup.
     let request = rig.llama.requests_to("/v1/chat/completions");
     assert_eq!(request.len(), 1);
@@ -299,7 +299,7 @@ async fn after_an_interrupted_turn_the_next_answer_replies_to_its_own_message() 
             .await
             .expect("turn started")
             .unwrap();
-        if e.session == session && matches!(e.kind, EventKind::TurnStarted { .. }) {
+        if e.session == session && matches!(e.kind, EventKind::TurnStarted(_)) {
             break;
         }
     }

@@ -8,9 +8,10 @@ mod serve;
 use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
+use egirl::bus::EventReceiver;
 use egirl::channels::discord::{self, Discord, DiscordOptions};
 use egirl::config::{Config, DiscordConfig};
-use egirl::protocol::{BotStatus, Event, EventReceiver};
+use egirl::protocol::{BotStatus, Event};
 use egirl::providers::remote::RemoteProviders;
 use secrecy::SecretString;
 
@@ -95,7 +96,7 @@ impl Rig {
             if event.session != session {
                 continue;
             }
-            let ended = matches!(event.kind, egirl::protocol::EventKind::TurnEnded { .. });
+            let ended = matches!(event.kind, egirl::protocol::EventKind::TurnEnded(_));
             out.push(event);
             if ended {
                 return out;

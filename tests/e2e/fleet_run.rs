@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use egirl::config::{Balance, Config, ExecApproval, ToolFormat};
-use egirl::protocol::{EventKind, Op, Origin};
+use egirl::protocol::{ErrorEvent, EventKind, Op, Origin, TokenUsage};
 
 /// One turn's first request, as its `usage` event reported it.
 #[derive(Clone, Debug)]
@@ -79,12 +79,12 @@ pub fn alternate(
                         continue;
                     }
                     match event.kind {
-                        EventKind::Usage {
+                        EventKind::Usage(TokenUsage {
                             input_tokens,
                             cached_tokens,
                             endpoint,
                             ..
-                        } if first.is_none() => {
+                        }) if first.is_none() => {
                             first = Some(TurnUsage {
                                 session: session.clone(),
                                 round,
@@ -96,12 +96,12 @@ pub fn alternate(
                         // SmolLM2 sometimes keeps calling tools until max_turns:
                         // the turn's first request (the one measured) went out
                         // and was answered, which is what affinity is about.
-                        EventKind::Error { message }
+                        EventKind::Error(ErrorEvent { message })
                             if !message.contains("without a final answer") =>
                         {
                             panic!("{session}: {message}")
                         }
-                        EventKind::TurnEnded { .. } => break,
+                        EventKind::TurnEnded(_) => break,
                         _ => {}
                     }
                 }

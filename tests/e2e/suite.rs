@@ -253,7 +253,7 @@ fn egirl_starts_the_managed_server_and_stops_it_on_exit() {
 
 #[test]
 fn server_killed_mid_stream_then_back() {
-    use egirl::protocol::{EventKind, Op, Origin};
+    use egirl::protocol::{ErrorEvent, EventKind, Op, Origin};
 
     let setup = Setup::new();
     let mut server = RealServer::start(setup.path());
@@ -279,12 +279,12 @@ fn server_killed_mid_stream_then_back() {
             tokio::time::timeout(Duration::from_secs(60), events.recv()).await
         {
             match event.kind {
-                EventKind::Delta { .. } if !killed => {
+                EventKind::Delta(_) if !killed => {
                     server.kill();
                     killed = true;
                 }
-                EventKind::Error { message } => error = Some(message),
-                EventKind::TurnEnded { .. } => break,
+                EventKind::Error(ErrorEvent { message }) => error = Some(message),
+                EventKind::TurnEnded(_) => break,
                 _ => {}
             }
         }
@@ -308,9 +308,9 @@ fn server_killed_mid_stream_then_back() {
             tokio::time::timeout(Duration::from_secs(60), events.recv()).await
         {
             match event.kind {
-                EventKind::Final { .. } => answered = true,
-                EventKind::Error { message } => panic!("second turn failed: {message}"),
-                EventKind::TurnEnded { .. } => break,
+                EventKind::Final(_) => answered = true,
+                EventKind::Error(ErrorEvent { message }) => panic!("second turn failed: {message}"),
+                EventKind::TurnEnded(_) => break,
                 _ => {}
             }
         }

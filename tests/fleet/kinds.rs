@@ -2,7 +2,7 @@
 //! the kind is probed once, the context window comes from the server's own
 //! answer, and counting uses what the server has.
 
-use egirl::protocol::EventKind;
+use egirl::protocol::{ContextTrimmed, EventKind};
 
 use crate::agent::{Harness, final_text, start};
 use crate::support::cli::Cli;
@@ -24,7 +24,9 @@ async fn three_long_turns(fake: &FakeLlama) -> (Harness, Vec<u64>) {
         let events = h.turn("s1").await;
         assert!(final_text(&events).is_some(), "{events:?}");
         windows.extend(events.iter().filter_map(|e| match e {
-            EventKind::ContextTrimmed { context_length, .. } => Some(*context_length),
+            EventKind::ContextTrimmed(ContextTrimmed { context_length, .. }) => {
+                Some(*context_length)
+            }
             _ => None,
         }));
     }

@@ -11,7 +11,7 @@ mod tui;
 use std::time::Duration;
 
 use egirl::config::{Config, ConfigDuration};
-use egirl::protocol::EventKind;
+use egirl::protocol::{EventKind, Notice, Routing, TokenUsage};
 use serde_json::Value;
 
 use crate::agent::{Harness, start};
@@ -50,7 +50,7 @@ pub fn notices(events: &[EventKind]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match e {
-            EventKind::Notice { message } => Some(message.clone()),
+            EventKind::Notice(Notice { message }) => Some(message.clone()),
             _ => None,
         })
         .collect()
@@ -61,7 +61,7 @@ pub fn usage_endpoints(events: &[EventKind]) -> Vec<Option<String>> {
     events
         .iter()
         .filter_map(|e| match e {
-            EventKind::Usage { endpoint, .. } => Some(endpoint.clone()),
+            EventKind::Usage(TokenUsage { endpoint, .. }) => Some(endpoint.clone()),
             _ => None,
         })
         .collect()
@@ -72,12 +72,12 @@ pub fn routings(events: &[EventKind]) -> Vec<(String, String, String)> {
     events
         .iter()
         .filter_map(|e| match e {
-            EventKind::Routing {
-                role,
+            EventKind::Routing(Routing {
+                route,
                 model,
                 reason,
                 ..
-            } => Some((role.clone(), model.clone(), reason.clone())),
+            }) => Some((route.name().to_string(), model.clone(), reason.clone())),
             _ => None,
         })
         .collect()

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use egirl::protocol::EventKind;
+use egirl::protocol::{EventKind, TurnEnded};
 
 use super::{notices, received, routings, start_replicas, usage_endpoints};
 use crate::agent::final_text;
@@ -175,6 +175,6 @@ async fn max_concurrent_applies_per_endpoint() {
     let s1 = h.turn("s1").await;
     assert!(matches!(
         s1.last(),
-        Some(EventKind::TurnEnded { interrupted: true })
+        Some(EventKind::TurnEnded(TurnEnded { interrupted: true }))
     ));
 }

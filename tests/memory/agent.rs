@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use egirl::config::{EmbeddingsConfig, MemoryConfig};
-use egirl::protocol::{Command, EventKind, Op};
+use egirl::protocol::{Command, EventKind, MemoryHits, Op, ToolResultEvent};
 use serde_json::Value;
 
 use super::Workspace;
@@ -25,12 +25,12 @@ fn tool_output(events: &[EventKind], name: &str) -> (bool, String) {
     events
         .iter()
         .find_map(|e| match e {
-            EventKind::ToolResult {
+            EventKind::ToolResult(ToolResultEvent {
                 name: n,
                 success,
                 output,
                 ..
-            } if n == name => Some((*success, output.clone())),
+            }) if n == name => Some((*success, output.clone())),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no {name} result in {events:?}"))
@@ -94,7 +94,9 @@ async fn save_then_search_then_get_through_the_model() {
     let hits = events
         .iter()
         .find_map(|e| match e {
-            EventKind::MemoryHits { query, hits } => Some((query.clone(), hits.clone())),
+            EventKind::MemoryHits(MemoryHits { query, hits }) => {
+                Some((query.clone(), hits.clone()))
+            }
             _ => None,
         })
         .expect("memory_hits for the TUI");
@@ -151,7 +153,7 @@ async fn slash_memory_answers_with_memory_hits() {
     }));
     let (query, hits) = loop {
         let event = h.next().await;
-        if let EventKind::MemoryHits { query, hits } = event.kind {
+        if let EventKind::MemoryHits(MemoryHits { query, hits }) = event.kind {
             assert_eq!(event.session, "tui-1");
             break (query, hits);
         }

@@ -2,7 +2,7 @@
 //! running core, answered with `forked` / `rewound`; the session's next
 //! turn runs on the rewound history without restarting anything.
 
-use egirl::protocol::{Command, EventKind, Op};
+use egirl::protocol::{Command, ErrorEvent, EventKind, Forked, Op, Rewound};
 use serde_json::json;
 
 use super::{calls, sent_user_messages};
@@ -15,7 +15,7 @@ async fn answer(h: &mut Harness, session: &str) -> EventKind {
         if event.session == session
             && matches!(
                 event.kind,
-                EventKind::Forked { .. } | EventKind::Rewound { .. } | EventKind::Error { .. }
+                EventKind::Forked(_) | EventKind::Rewound(_) | EventKind::Error(_)
             )
         {
             return event.kind;
@@ -47,14 +47,14 @@ async fn the_core_rewinds_a_live_session_and_its_next_turn_starts_from_there() {
         command: Command::Rewind { turn: 2 },
     });
     match answer(&mut h, "s").await {
-        EventKind::Rewound {
+        EventKind::Rewound(Rewound {
             turn,
             text,
             dropped_messages,
             removed,
             untracked,
             ..
-        } => {
+        }) => {
             assert_eq!(
                 (turn, text.as_str(), dropped_messages),
                 (2, "write the notes", 4)
@@ -78,7 +78,9 @@ async fn the_core_rewinds_a_live_session_and_its_next_turn_starts_from_there() {
         command: Command::Rewind { turn: 9 },
     });
     match answer(&mut h, "s").await {
-        EventKind::Error { message } => assert!(message.contains("cannot rewind"), "{message}"),
+        EventKind::Error(ErrorEvent { message }) => {
+            assert!(message.contains("cannot rewind"), "{message}")
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -94,7 +96,7 @@ async fn the_core_forks_a_session_into_a_new_transcript() {
         session: "s".into(),
         command: Command::Fork,
     });
-    let EventKind::Forked { new_session } = answer(&mut h, "s").await else {
+    let EventKind::Forked(Forked { new_session }) = answer(&mut h, "s").await else {
         panic!("no forked event");
     };
     let copy =

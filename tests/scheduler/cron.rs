@@ -186,7 +186,7 @@ async fn discord_delivery_runs_in_the_channel_session() {
     let stop = scheduler(&h, now);
     let event = loop {
         let event = h.next().await;
-        if matches!(event.kind, egirl::protocol::EventKind::Final { .. }) {
+        if matches!(event.kind, egirl::protocol::EventKind::Final(_)) {
             break event;
         }
     };

@@ -93,7 +93,7 @@ async fn heartbeat_ok_at_the_start_or_end_is_dropped_everywhere() {
         let events = h.turn("heartbeat").await;
         assert_eq!(final_text(&events), None, "{reply}: {events:?}");
         assert!(
-            !events.iter().any(|e| matches!(e, EventKind::Delta { .. })),
+            !events.iter().any(|e| matches!(e, EventKind::Delta(_))),
             "{reply} streamed: {events:?}"
         );
     }
@@ -176,7 +176,7 @@ async fn a_tick_while_the_agent_is_busy_waits_instead_of_queueing() {
     let events = h.turn("heartbeat").await;
     assert_eq!(fake.hits(CHAT), 2);
     assert!(
-        !events.iter().any(|e| matches!(e, EventKind::Queued { .. })),
+        !events.iter().any(|e| matches!(e, EventKind::Queued(_))),
         "a heartbeat was queued behind a busy agent: {events:?}"
     );
 }

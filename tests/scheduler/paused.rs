@@ -58,7 +58,7 @@ async fn a_job_fires_when_due_and_a_failure_is_retried_after_backoff() {
             .expect("bus open");
         if event.session == "cron-report"
             && event.origin == Origin::Cron("report".into())
-            && matches!(event.kind, EventKind::TurnStarted { .. })
+            && matches!(event.kind, EventKind::TurnStarted(_))
         {
             started_at.push(clock.now());
         }
@@ -108,7 +108,7 @@ async fn the_heartbeat_ticks_once_per_interval() {
             _ = &mut window => break,
             Some(event) = events.recv() => {
                 if event.origin == Origin::Heartbeat
-                    && matches!(event.kind, EventKind::TurnStarted { .. })
+                    && matches!(event.kind, EventKind::TurnStarted(_))
                 {
                     ticks += 1;
                 }

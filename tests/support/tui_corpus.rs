@@ -9,7 +9,10 @@
 //! `#[path]`, as they do the fake llama-server.
 
 use egirl::chat::{ChatMessage, ToolCall};
-use egirl::protocol::{Event, EventKind, Origin, Target};
+use egirl::protocol::{
+    AnswerDelta, Event, EventKind, FinalAnswer, LocalRole, Origin, Route, Routing, TokenUsage,
+    ToolCallEvent, ToolResultEvent, TurnEnded, TurnStarted,
+};
 use egirl::sessions::Record;
 use serde_json::json;
 
@@ -107,43 +110,42 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
     let mut out = Vec::new();
     for turn in turns {
         let ev = |kind| Event {
+            submission: None,
             session: turn.session.clone(),
             origin: turn.origin.clone(),
             kind,
         };
-        out.push(ev(EventKind::TurnStarted {
+        out.push(ev(EventKind::TurnStarted(TurnStarted {
             text: turn.user.clone(),
-        }));
-        out.push(ev(EventKind::Routing {
-            target: Target::Local,
-            provider: "llamacpp".into(),
+        })));
+        out.push(ev(EventKind::Routing(Routing {
+            route: Route::Local(LocalRole::Main),
             model: "qwen3-8b".into(),
             reason: "local by default".into(),
             confidence: 1.0,
-            role: "local".into(),
-        }));
+        })));
         if let Some((id, path, file)) = &turn.tool {
-            out.push(ev(EventKind::ToolCall {
+            out.push(ev(EventKind::ToolCall(ToolCallEvent {
                 id: id.clone(),
                 name: "read_file".into(),
                 arguments: json!({ "path": path }),
                 sandbox: None,
-            }));
-            out.push(ev(EventKind::ToolResult {
+            })));
+            out.push(ev(EventKind::ToolResult(ToolResultEvent {
                 id: id.clone(),
                 name: "read_file".into(),
                 success: true,
                 output: file.clone(),
                 duration_ms: 1,
                 diff: None,
-            }));
+            })));
         }
         for token in tokens(&turn.answer) {
-            out.push(ev(EventKind::Delta {
+            out.push(ev(EventKind::Delta(AnswerDelta {
                 text: token.to_string(),
-            }));
+            })));
         }
-        out.push(ev(EventKind::Usage {
+        out.push(ev(EventKind::Usage(TokenUsage {
             provider: "llamacpp".into(),
             model: "qwen3-8b".into(),
             input_tokens: 4000,
@@ -153,11 +155,11 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
             tokens_per_sec: Some(48.0),
             latency_ms: None,
             endpoint: None,
-        }));
-        out.push(ev(EventKind::Final {
+        })));
+        out.push(ev(EventKind::Final(FinalAnswer {
             text: turn.answer.clone(),
-        }));
-        out.push(ev(EventKind::TurnEnded { interrupted: false }));
+        })));
+        out.push(ev(EventKind::TurnEnded(TurnEnded { interrupted: false })));
     }
     out
 }

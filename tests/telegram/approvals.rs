@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use egirl::channels::telegram;
 use egirl::config::ConfigDuration;
-use egirl::protocol::{Event, EventKind, Op, Origin, ReviewDecision};
+use egirl::protocol::{
+    ApprovalDecision, ApprovalRequest, Event, EventKind, Op, Origin, ReviewDecision,
+    ToolResultEvent,
+};
 
 use super::{DM, Rig, Setup, start};
 use crate::support::fake_llama::Reply;
@@ -23,7 +26,7 @@ async fn prompt(rig: &mut Rig) -> (String, Sent) {
             .await
             .expect("an approval request within 20 s")
             .unwrap();
-        if let EventKind::ApprovalRequest { id, .. } = &event.kind {
+        if let EventKind::ApprovalRequest(ApprovalRequest { id, .. }) = &event.kind {
             break id.clone();
         }
     };
@@ -35,9 +38,9 @@ fn tool_result(events: &[Event]) -> (bool, String) {
     events
         .iter()
         .find_map(|e| match &e.kind {
-            EventKind::ToolResult {
+            EventKind::ToolResult(ToolResultEvent {
                 success, output, ..
-            } => Some((*success, output.clone())),
+            }) => Some((*success, output.clone())),
             _ => None,
         })
         .expect("a tool result")
@@ -45,7 +48,15 @@ fn tool_result(events: &[Event]) -> (bool, String) {
 
 fn decided_by(events: &[Event]) -> Option<(String, String)> {
     events.iter().find_map(|e| match &e.kind {
-        EventKind::ApprovalDecision { decision, by, .. } => Some((decision.clone(), by.clone())),
+        EventKind::ApprovalDecision(ApprovalDecision { decision, by, .. }) => {
+            // The wire word (`approved`/`denied`), as `--json` writes it.
+            let word = if decision.is_approved() {
+                "approved"
+            } else {
+                "denied"
+            };
+            Some((word.to_string(), by.clone()))
+        }
         _ => None,
     })
 }
@@ -158,7 +169,7 @@ async fn the_tui_answering_first_wins_and_a_later_press_changes_nothing() {
         assert!(
             !matches!(
                 event.kind,
-                EventKind::ApprovalDecision { .. } | EventKind::ToolResult { .. }
+                EventKind::ApprovalDecision(_) | EventKind::ToolResult(_)
             ),
             "{event:?}"
         );

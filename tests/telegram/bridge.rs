@@ -2,7 +2,7 @@
 //! escaping and long answers.
 
 use egirl::channels::telegram::{self, html, split::TELEGRAM_LIMIT};
-use egirl::protocol::{EventKind, Op, Origin};
+use egirl::protocol::{EventKind, Op, Origin, TurnStarted};
 
 use super::{DM, GROUP, Setup, settle, start};
 use crate::support::fake_llama::Reply;
@@ -34,7 +34,7 @@ async fn a_dm_from_the_owner_is_answered_as_a_threaded_html_reply() {
             .all(|e| e.origin == Origin::Telegram(DM.to_string()))
     );
     assert!(events.iter().any(|e| matches!(&e.kind,
-        EventKind::TurnStarted { text } if text == "hi there")));
+        EventKind::TurnStarted(TurnStarted { text }) if text == "hi there")));
 }
 
 #[tokio::test]

@@ -11,9 +11,10 @@ mod serve;
 use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
+use egirl::bus::EventReceiver;
 use egirl::channels::telegram::{self, Telegram, TelegramOptions};
 use egirl::config::{Config, TelegramConfig};
-use egirl::protocol::{BotStatus, Event, EventKind, EventReceiver};
+use egirl::protocol::{BotStatus, Event, EventKind};
 use egirl::providers::remote::RemoteProviders;
 use secrecy::SecretString;
 
@@ -113,7 +114,7 @@ impl Rig {
             if event.session != session {
                 continue;
             }
-            let ended = matches!(event.kind, EventKind::TurnEnded { .. });
+            let ended = matches!(event.kind, EventKind::TurnEnded(_));
             out.push(event);
             if ended {
                 return out;

@@ -101,7 +101,7 @@ async fn the_bridge_says_when_a_chat_waits_for_an_answer() {
             .await
             .expect("a turn")
             .unwrap();
-        if matches!(event.kind, EventKind::TurnStarted { .. }) {
+        if matches!(event.kind, EventKind::TurnStarted(_)) {
             break;
         }
     }

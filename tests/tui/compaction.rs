@@ -3,7 +3,7 @@
 //! sent as an op, and a resumed transcript showing the divider again.
 
 use crossterm::event::{KeyCode, KeyModifiers};
-use egirl::protocol::{Command, EventKind, Op};
+use egirl::protocol::{Command, Compacted, EventKind, FinalAnswer, Op, TurnEnded, TurnStarted};
 use insta::assert_snapshot;
 
 use super::*;
@@ -19,20 +19,20 @@ fn compacted() -> App {
     apply_all(
         &mut app,
         [
-            ev(EventKind::TurnStarted {
+            ev(EventKind::TurnStarted(TurnStarted {
                 text: "and the hotel?".into(),
-            }),
-            ev(EventKind::Compaction {
+            })),
+            ev(EventKind::Compaction(Compacted {
                 before_tokens: 6100,
                 after_tokens: 912,
                 summarized_messages: 42,
                 model: "qwen3-8b".into(),
                 summary: SUMMARY.into(),
-            }),
-            ev(EventKind::Final {
+            })),
+            ev(EventKind::Final(FinalAnswer {
                 text: "Looking near Alfama.".into(),
-            }),
-            ev(EventKind::TurnEnded { interrupted: false }),
+            })),
+            ev(EventKind::TurnEnded(TurnEnded { interrupted: false })),
         ],
     );
     app

@@ -3,7 +3,9 @@
 //! tools pane.
 
 use crossterm::event::{KeyCode, KeyModifiers};
-use egirl::protocol::EventKind;
+use egirl::protocol::{
+    EventKind, FinalAnswer, ToolCallEvent, ToolResultEvent, TurnEnded, TurnStarted,
+};
 use egirl::tools::diff::between;
 use insta::assert_snapshot;
 
@@ -20,27 +22,27 @@ fn edited() -> App {
     apply_all(
         &mut app,
         [
-            ev(EventKind::TurnStarted {
+            ev(EventKind::TurnStarted(TurnStarted {
                 text: "oat milk, beans, and add apples".into(),
-            }),
-            ev(EventKind::ToolCall {
+            })),
+            ev(EventKind::ToolCall(ToolCallEvent {
                 id: "c1".into(),
                 name: "write_file".into(),
                 arguments: serde_json::json!({"path": "groceries.md", "content": AFTER}),
                 sandbox: None,
-            }),
-            ev(EventKind::ToolResult {
+            })),
+            ev(EventKind::ToolResult(ToolResultEvent {
                 id: "c1".into(),
                 name: "write_file".into(),
                 success: true,
                 output: "overwrote groceries.md (10 lines, 86 bytes)".into(),
                 duration_ms: 2,
                 diff: Some(diff),
-            }),
-            ev(EventKind::Final {
+            })),
+            ev(EventKind::Final(FinalAnswer {
                 text: "Updated the list.".into(),
-            }),
-            ev(EventKind::TurnEnded { interrupted: false }),
+            })),
+            ev(EventKind::TurnEnded(TurnEnded { interrupted: false })),
         ],
     );
     app
@@ -112,20 +114,20 @@ fn a_binary_file_says_so_instead_of_a_diff() {
     apply_all(
         &mut app,
         [
-            ev(EventKind::ToolCall {
+            ev(EventKind::ToolCall(ToolCallEvent {
                 id: "c1".into(),
                 name: "write_file".into(),
                 arguments: serde_json::json!({"path": "logo.png", "content": "text\n"}),
                 sandbox: None,
-            }),
-            ev(EventKind::ToolResult {
+            })),
+            ev(EventKind::ToolResult(ToolResultEvent {
                 id: "c1".into(),
                 name: "write_file".into(),
                 success: true,
                 output: "overwrote logo.png (1 line, 5 bytes)".into(),
                 duration_ms: 1,
                 diff: Some(diff),
-            }),
+            })),
         ],
     );
     let s = screen(&app, 100, 20);

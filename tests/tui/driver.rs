@@ -6,9 +6,10 @@ use std::io;
 use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use egirl::bus::EventBus;
 use egirl::channels::tui::Effect;
 use egirl::channels::tui::driver::{AppEvent, Host, drive};
-use egirl::protocol::{EventBus, EventKind, Op};
+use egirl::protocol::{AnswerDelta, ApprovalRequest, EventKind, Op, Submission, TurnStarted};
 use futures_util::stream::{self, Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -23,8 +24,8 @@ struct Recorder {
 }
 
 impl Host<TestBackend> for Recorder {
-    fn submit(&mut self, op: Op) -> bool {
-        self.ops.push(op);
+    fn submit(&mut self, submission: Submission) -> bool {
+        self.ops.push(submission.op);
         true
     }
 
@@ -78,12 +79,14 @@ async fn a_delta_storm_is_coalesced_and_capped_with_no_backlog() {
     let core = core_tx.subscribe();
     // 5,000 deltas a second for two seconds.
     let producer = tokio::spawn(async move {
-        core_tx.send(ev(EventKind::TurnStarted { text: "go".into() }));
+        core_tx.send(ev(EventKind::TurnStarted(TurnStarted {
+            text: "go".into(),
+        })));
         for ms in 0..2000 {
             for i in 0..5 {
-                core_tx.send(ev(EventKind::Delta {
+                core_tx.send(ev(EventKind::Delta(AnswerDelta {
                     text: format!("{} ", ms * 5 + i),
-                }));
+                })));
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
@@ -148,7 +151,7 @@ async fn an_approval_rings_the_bell() {
     let mut app = app();
     let core_tx = EventBus::new();
     let core = core_tx.subscribe();
-    core_tx.send(ev(EventKind::ApprovalRequest {
+    core_tx.send(ev(EventKind::ApprovalRequest(ApprovalRequest {
         id: "ap".into(),
         tool: "exec".into(),
         command: "make".into(),
@@ -156,7 +159,7 @@ async fn an_approval_rings_the_bell() {
         rule: Some("make".into()),
         sandbox: None,
         escalation: None,
-    }));
+    })));
     let mut host = Recorder::default();
     drive(
         &mut terminal(),

@@ -4,7 +4,10 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::{Effect, Focus, Overlay, Pane};
-use egirl::protocol::{Command, EventKind, Op, Origin, ReviewDecision, Target};
+use egirl::protocol::{
+    AnswerDelta, ApprovalDecision, ApprovalRequest, Command, EventKind, Op, Origin, ReviewDecision,
+    Target, ToolCallEvent, ToolResultEvent, TurnEnded, TurnStarted,
+};
 
 use super::*;
 
@@ -17,7 +20,7 @@ fn ctrl(c: char) -> KeyEvent {
 }
 
 fn approval(id: &str, command: &str) -> EventKind {
-    EventKind::ApprovalRequest {
+    EventKind::ApprovalRequest(ApprovalRequest {
         id: id.into(),
         tool: "exec".into(),
         command: command.into(),
@@ -25,7 +28,7 @@ fn approval(id: &str, command: &str) -> EventKind {
         rule: egirl::tools::approval::approval_prefix(command),
         sandbox: None,
         escalation: None,
-    }
+    })
 }
 
 #[test]
@@ -149,7 +152,10 @@ fn the_modal_takes_every_key_and_queues_requests() {
     let first = ops(press(&mut app, key(KeyCode::Char('y'))));
     assert!(matches!(&first[..], [Op::ApprovalDecision { id, .. }] if id == "ap-1"));
     // The next request shows; it came from Discord.
-    assert_eq!(app.approvals.current().map(|r| r.id.as_str()), Some("ap-2"));
+    assert_eq!(
+        app.approvals.current().map(|r| r.request.id.as_str()),
+        Some("ap-2")
+    );
     let second = ops(press(&mut app, key(KeyCode::Char('n'))));
     assert!(
         matches!(&second[..], [Op::ApprovalDecision { id, decision: ReviewDecision::Denied, .. }] if id == "ap-2")
@@ -160,12 +166,11 @@ fn the_modal_takes_every_key_and_queues_requests() {
 fn an_approval_decided_elsewhere_closes_quietly() {
     let mut app = app();
     app.apply(ev(approval("ap-1", "make")));
-    let effects = app.apply(ev(EventKind::ApprovalDecision {
+    let effects = app.apply(ev(EventKind::ApprovalDecision(ApprovalDecision {
         id: "ap-1".into(),
-        decision: "approved".into(),
-        scope: Some("once".into()),
+        decision: ReviewDecision::ApprovedOnce,
         by: "discord:general".into(),
-    }));
+    })));
     assert!(effects.is_empty());
     assert!(app.approvals.is_empty());
     // Keys work normally again.
@@ -176,7 +181,9 @@ fn an_approval_decided_elsewhere_closes_quietly() {
 #[test]
 fn ctrl_c_interrupts_a_running_turn_and_twice_quits() {
     let mut app = app();
-    app.apply(ev(EventKind::TurnStarted { text: "hi".into() }));
+    app.apply(ev(EventKind::TurnStarted(TurnStarted {
+        text: "hi".into(),
+    })));
     let t0 = Instant::now();
     let first = app.handle_event(TermEvent::Key(ctrl('c')), t0);
     assert!(matches!(&ops(first)[..], [Op::Interrupt { session }] if session == SESSION));
@@ -375,15 +382,15 @@ fn a_long_transcript_keeps_few_rendered_entries_and_scrolls_through_all() {
 fn streaming_mirrors_every_session_with_its_origin() {
     let mut app = app();
     let discord = Origin::Discord("general".into());
-    app.apply(ev(EventKind::TurnStarted {
+    app.apply(ev(EventKind::TurnStarted(TurnStarted {
         text: "local q".into(),
-    }));
+    })));
     app.apply(ev_from(
         "discord-1",
         discord.clone(),
-        EventKind::TurnStarted {
+        EventKind::TurnStarted(TurnStarted {
             text: "discord q".into(),
-        },
+        }),
     ));
     // Deltas of two sessions interleave; each lands in its own message.
     for (s, o, t) in [
@@ -392,7 +399,11 @@ fn streaming_mirrors_every_session_with_its_origin() {
         (SESSION, Origin::Tui, "answer"),
         ("discord-1", discord.clone(), "cord answer"),
     ] {
-        app.apply(ev_from(s, o, EventKind::Delta { text: t.into() }));
+        app.apply(ev_from(
+            s,
+            o,
+            EventKind::Delta(AnswerDelta { text: t.into() }),
+        ));
     }
     let texts: Vec<&str> = app
         .transcript
@@ -409,7 +420,7 @@ fn streaming_mirrors_every_session_with_its_origin() {
     // The Discord turn does not make the TUI session look busy... but
     // the TUI's own turn does.
     assert!(app.busy());
-    app.apply(ev(EventKind::TurnEnded { interrupted: true }));
+    app.apply(ev(EventKind::TurnEnded(TurnEnded { interrupted: true })));
     assert!(!app.busy());
     assert_eq!(
         app.transcript.entries.last().map(|e| e.text.as_str()),
@@ -423,20 +434,20 @@ fn ctrl_o_expands_tool_calls() {
     apply_all(
         &mut app,
         [
-            ev(EventKind::ToolCall {
+            ev(EventKind::ToolCall(ToolCallEvent {
                 id: "c1".into(),
                 name: "read_file".into(),
                 arguments: serde_json::json!({"path": "notes.md"}),
                 sandbox: None,
-            }),
-            ev(EventKind::ToolResult {
+            })),
+            ev(EventKind::ToolResult(ToolResultEvent {
                 id: "c1".into(),
                 name: "read_file".into(),
                 success: true,
                 output: "line one\nline two\nline three\nline four".into(),
                 duration_ms: 3,
                 diff: None,
-            }),
+            })),
         ],
     );
     let collapsed = screen(&app, 100, 30);

@@ -4,7 +4,7 @@
 //! tools pane as `mcp server/tool`.
 
 use crossterm::event::KeyCode;
-use egirl::protocol::{EventKind, McpServerInfo};
+use egirl::protocol::{ApprovalRequest, EventKind, McpServerInfo, ToolCallEvent, ToolResultEvent};
 use insta::assert_snapshot;
 use serde_json::json;
 
@@ -62,7 +62,7 @@ fn the_status_line_counts_ready_servers_and_mcp_lists_them() {
 fn approval_modal_for_an_mcp_tool() {
     let mut app = app();
     let arguments = json!({"path": "/home/me/notes/todo.md", "content": "- buy milk\n- call mom"});
-    app.apply(ev(EventKind::ApprovalRequest {
+    app.apply(ev(EventKind::ApprovalRequest(ApprovalRequest {
         id: "ap-1".into(),
         tool: "mcp__fs__write_file".into(),
         command: serde_json::to_string_pretty(&arguments).unwrap(),
@@ -70,7 +70,7 @@ fn approval_modal_for_an_mcp_tool() {
         rule: Some("mcp__fs__write_file".into()),
         sandbox: None,
         escalation: None,
-    }));
+    })));
     assert_snapshot!(screen(&app, 100, 30));
 }
 
@@ -80,34 +80,34 @@ fn mcp_calls_in_the_tools_pane_name_server_and_tool() {
     apply_all(
         &mut app,
         [
-            ev(EventKind::ToolCall {
+            ev(EventKind::ToolCall(ToolCallEvent {
                 id: "c1".into(),
                 name: "mcp__everything__echo".into(),
                 arguments: json!({"message": "hi"}),
                 sandbox: None,
-            }),
-            ev(EventKind::ToolResult {
+            })),
+            ev(EventKind::ToolResult(ToolResultEvent {
                 id: "c1".into(),
                 name: "mcp__everything__echo".into(),
                 success: true,
                 output: "Echo: hi".into(),
                 duration_ms: 12,
                 diff: None,
-            }),
-            ev(EventKind::ToolCall {
+            })),
+            ev(EventKind::ToolCall(ToolCallEvent {
                 id: "c2".into(),
                 name: "mcp".into(),
                 arguments: json!({"name": "fs__read_text_file", "arguments": {"path": "a.md"}}),
                 sandbox: None,
-            }),
-            ev(EventKind::ToolResult {
+            })),
+            ev(EventKind::ToolResult(ToolResultEvent {
                 id: "c2".into(),
                 name: "mcp".into(),
                 success: false,
                 output: "MCP server `fs` failed the call: Transport closed".into(),
                 duration_ms: 3,
                 diff: None,
-            }),
+            })),
         ],
     );
     press(&mut app, key(KeyCode::F(3)));

@@ -24,7 +24,10 @@ use std::time::Instant;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::{App, AppOptions, Effect, Theme, draw};
-use egirl::protocol::{Event, EventKind, Op, Origin};
+use egirl::protocol::{
+    AnswerDelta, Event, EventKind, FinalAnswer, LocalRole, Op, Origin, Route, Routing, TokenUsage,
+    TurnEnded, TurnStarted,
+};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -46,6 +49,7 @@ pub fn app() -> App {
 /// An event of the TUI's own session.
 pub fn ev(kind: EventKind) -> Event {
     Event {
+        submission: None,
         session: SESSION.into(),
         origin: Origin::Tui,
         kind,
@@ -54,6 +58,7 @@ pub fn ev(kind: EventKind) -> Event {
 
 pub fn ev_from(session: &str, origin: Origin, kind: EventKind) -> Event {
     Event {
+        submission: None,
         session: session.into(),
         origin,
         kind,
@@ -83,7 +88,7 @@ pub fn ops(effects: Vec<Effect>) -> Vec<Op> {
     effects
         .into_iter()
         .filter_map(|e| match e {
-            Effect::Submit(op) => Some(op),
+            Effect::Submit(submission) => Some(submission.op),
             _ => None,
         })
         .collect()
@@ -164,23 +169,21 @@ pub fn styles(buf: &Buffer, rows: std::ops::Range<u16>) -> String {
 /// decision, the answer streamed in chunks, usage, the end.
 pub fn turn(user: &str, answer: &str) -> Vec<Event> {
     let mut events = vec![
-        ev(EventKind::TurnStarted { text: user.into() }),
-        ev(EventKind::Routing {
-            target: egirl::protocol::Target::Local,
-            provider: "llamacpp".into(),
+        ev(EventKind::TurnStarted(TurnStarted { text: user.into() })),
+        ev(EventKind::Routing(Routing {
+            route: Route::Local(LocalRole::Main),
             model: "qwen3-8b".into(),
             reason: "local by default".into(),
             confidence: 1.0,
-            role: String::new(),
-        }),
+        })),
     ];
     let chars: Vec<char> = answer.chars().collect();
     for chunk in chars.chunks(7) {
-        events.push(ev(EventKind::Delta {
+        events.push(ev(EventKind::Delta(AnswerDelta {
             text: chunk.iter().collect(),
-        }));
+        })));
     }
-    events.push(ev(EventKind::Usage {
+    events.push(ev(EventKind::Usage(TokenUsage {
         provider: "llamacpp".into(),
         model: "qwen3-8b".into(),
         input_tokens: 1200,
@@ -190,10 +193,10 @@ pub fn turn(user: &str, answer: &str) -> Vec<Event> {
         tokens_per_sec: Some(42.5),
         latency_ms: None,
         endpoint: None,
-    }));
-    events.push(ev(EventKind::Final {
+    })));
+    events.push(ev(EventKind::Final(FinalAnswer {
         text: answer.into(),
-    }));
-    events.push(ev(EventKind::TurnEnded { interrupted: false }));
+    })));
+    events.push(ev(EventKind::TurnEnded(TurnEnded { interrupted: false })));
     events
 }

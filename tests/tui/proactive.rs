@@ -6,7 +6,7 @@ use chrono::{Duration, Utc};
 use crossterm::event::KeyCode;
 use egirl::config::Delivery;
 use egirl::cron::{CronStore, Job, Schedule};
-use egirl::protocol::{EventKind, Origin};
+use egirl::protocol::{EventKind, FinalAnswer, Origin, TurnEnded, TurnStarted};
 use insta::assert_snapshot;
 
 use super::*;
@@ -14,11 +14,11 @@ use super::*;
 fn unattended_turn(session: &str, origin: Origin, asked: &str, answer: &str) -> Vec<Event> {
     let e = |kind| ev_from(session, origin.clone(), kind);
     vec![
-        e(EventKind::TurnStarted { text: asked.into() }),
-        e(EventKind::Final {
+        e(EventKind::TurnStarted(TurnStarted { text: asked.into() })),
+        e(EventKind::Final(FinalAnswer {
             text: answer.into(),
-        }),
-        e(EventKind::TurnEnded { interrupted: false }),
+        })),
+        e(EventKind::TurnEnded(TurnEnded { interrupted: false })),
     ]
 }
 

@@ -10,7 +10,7 @@ use chrono::{Duration as Minutes, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::Focus;
 use egirl::chat::ChatMessage;
-use egirl::protocol::{Command, EventKind, Op, Origin};
+use egirl::protocol::{Command, Event, EventKind, Forked, Op, Origin, Rewound, SubmissionId};
 use egirl::sessions::{Mark, Record, Transcript};
 use insta::assert_snapshot;
 
@@ -103,7 +103,7 @@ fn rewound_reloads_the_conversation_and_gives_the_message_back() {
     t.append_mark(Mark::Rewound { keep: 2, turn: 2 }).unwrap();
     apply_all(
         &mut app,
-        [ev(EventKind::Rewound {
+        [ev(EventKind::Rewound(Rewound {
             turn: 2,
             text: ASKED[1].into(),
             dropped_messages: 4,
@@ -111,7 +111,7 @@ fn rewound_reloads_the_conversation_and_gives_the_message_back() {
             removed: vec!["tests/theme.rs".into()],
             not_restored: Vec::new(),
             untracked: Some("1 command ran since; commands' changes are not undone".into()),
-        })],
+        }))],
     );
     assert_eq!(app.input.text(), ASKED[1]);
     let screen = screen(&app, 100, 30);
@@ -133,9 +133,9 @@ fn fork_sends_the_command_and_forked_moves_the_input_to_the_copy() {
     egirl::sessions::fork(dir.path(), SESSION, "fork-1").unwrap();
     apply_all(
         &mut app,
-        [ev(EventKind::Forked {
+        [ev(EventKind::Forked(Forked {
             new_session: "fork-1".into(),
-        })],
+        }))],
     );
     assert_eq!(app.session, "fork-1");
     let screen = screen(&app, 100, 30);
@@ -214,4 +214,32 @@ fn n_scrolls_a_long_conversation_to_an_earlier_match() {
     press(&mut app, key(KeyCode::Char('n')));
     let shown = screen(&app, 100, 30);
     assert!(shown.contains("where is the needle?"), "{shown}");
+}
+
+#[test]
+fn forked_moves_only_for_the_fork_this_tui_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = resumed(dir.path());
+    type_text(&mut app, "/fork");
+    let effects = press(&mut app, key(KeyCode::Enter));
+    let ours = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Submit(s) => Some(s.id.clone()),
+            _ => None,
+        })
+        .expect("the fork submitted");
+    egirl::sessions::fork(dir.path(), SESSION, "fork-1").unwrap();
+    egirl::sessions::fork(dir.path(), SESSION, "fork-2").unwrap();
+    let forked = |id: &str, new_session: &str| Event {
+        submission: Some(SubmissionId(id.into())),
+        ..ev(EventKind::Forked(Forked {
+            new_session: new_session.into(),
+        }))
+    };
+    // Another surface's fork of the shown session: noted, not followed.
+    app.apply(forked("someone-else", "fork-2"));
+    assert_eq!(app.session, SESSION);
+    app.apply(forked(&ours.0, "fork-1"));
+    assert_eq!(app.session, "fork-1");
 }

@@ -3,7 +3,9 @@
 //! differently, and the tools pane shows each exec's sandbox.
 
 use crossterm::event::KeyCode;
-use egirl::protocol::{EventKind, Op, ReviewDecision};
+use egirl::protocol::{
+    ApprovalRequest, EventKind, Op, ReviewDecision, ToolCallEvent, ToolResultEvent,
+};
 use insta::assert_snapshot;
 
 use super::*;
@@ -11,7 +13,7 @@ use super::*;
 const JAIL: &str = "workspace-write, no network";
 
 fn request(id: &str, command: &str, escalation: Option<&str>) -> EventKind {
-    EventKind::ApprovalRequest {
+    EventKind::ApprovalRequest(ApprovalRequest {
         id: id.into(),
         tool: "exec".into(),
         command: command.into(),
@@ -23,7 +25,7 @@ fn request(id: &str, command: &str, escalation: Option<&str>) -> EventKind {
             .flatten(),
         sandbox: Some(JAIL.into()),
         escalation: escalation.map(str::to_string),
-    }
+    })
 }
 
 #[test]
@@ -71,13 +73,13 @@ fn the_tools_pane_shows_the_sandbox_of_each_exec() {
     apply_all(
         &mut app,
         [
-            ev(EventKind::ToolCall {
+            ev(EventKind::ToolCall(ToolCallEvent {
                 id: "c1".into(),
                 name: "exec".into(),
                 arguments: serde_json::json!({"command": "touch /etc/x"}),
                 sandbox: Some(JAIL.into()),
-            }),
-            ev(EventKind::ToolResult {
+            })),
+            ev(EventKind::ToolResult(ToolResultEvent {
                 id: "c1".into(),
                 name: "exec".into(),
                 success: false,
@@ -86,13 +88,13 @@ fn the_tools_pane_shows_the_sandbox_of_each_exec() {
                 ),
                 duration_ms: 4,
                 diff: None,
-            }),
-            ev(EventKind::ToolCall {
+            })),
+            ev(EventKind::ToolCall(ToolCallEvent {
                 id: "c2".into(),
                 name: "exec".into(),
                 arguments: serde_json::json!({"command": "ls"}),
                 sandbox: Some("off (no sandbox)".into()),
-            }),
+            })),
         ],
     );
     press(&mut app, key(KeyCode::F(3)));

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::Overlay;
 use egirl::chat::{ChatMessage, ToolCall};
-use egirl::protocol::{EventKind, Op, Origin};
+use egirl::protocol::{EventKind, FinalAnswer, Op, Origin, TurnEnded, TurnStarted};
 use egirl::sessions::{Record, Transcript};
 
 use super::*;
@@ -28,28 +28,28 @@ fn other_sessions(app: &mut App) {
             ev_from(
                 "discord-general",
                 discord(),
-                EventKind::TurnStarted {
+                EventKind::TurnStarted(TurnStarted {
                     text: "is the build green?".into(),
-                },
+                }),
             ),
             ev_from(
                 "discord-general",
                 discord(),
-                EventKind::Final {
+                EventKind::Final(FinalAnswer {
                     text: "Yes: 141 tests passed.".into(),
-                },
+                }),
             ),
             ev_from(
                 "discord-general",
                 discord(),
-                EventKind::TurnEnded { interrupted: false },
+                EventKind::TurnEnded(TurnEnded { interrupted: false }),
             ),
             ev_from(
                 "cron-daily",
                 Origin::Cron("daily".into()),
-                EventKind::Final {
+                EventKind::Final(FinalAnswer {
                     text: "Daily summary written.".into(),
-                },
+                }),
             ),
         ],
     );
@@ -116,9 +116,9 @@ fn the_picker_points_the_input_at_a_discord_conversation() {
     app.apply(ev_from(
         "discord-general",
         discord(),
-        EventKind::TurnStarted {
+        EventKind::TurnStarted(TurnStarted {
             text: "on it, deploying now".into(),
-        },
+        }),
     ));
     let interrupt = ops(press(&mut app, ctrl('c')));
     assert!(
@@ -182,9 +182,9 @@ fn ctrl_t_shows_one_session_at_a_time_then_all() {
     app.apply(ev_from(
         hidden,
         Origin::Cron("daily".into()),
-        EventKind::Final {
+        EventKind::Final(FinalAnswer {
             text: "later".into(),
-        },
+        }),
     ));
     assert!(!app.conversation_scroll.unseen);
     assert_eq!(app.sessions[hidden].unread, before + 1);

@@ -1,7 +1,11 @@
 //! Screens as text (and, where color is the point, as style runs).
 
 use crossterm::event::KeyCode;
-use egirl::protocol::{EventKind, MemoryHit, Origin, Target};
+use egirl::protocol::{
+    ApprovalDecision, ApprovalRequest, Escalation, EventKind, FinalAnswer, LocalRole, MemoryHit,
+    MemoryHits, Origin, ReviewDecision, Route, Routing, TokenUsage, ToolCallEvent, ToolProgress,
+    ToolResultEvent, TurnEnded, TurnStarted,
+};
 use insta::assert_snapshot;
 
 use super::*;
@@ -46,34 +50,36 @@ fn conversation_with_markdown_and_code() {
 fn busy_app() -> App {
     let mut app = conversation();
     let discord = Origin::Discord("general".into());
-    let tool = |id: &str, name: &str, args: serde_json::Value| EventKind::ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments: args,
-        sandbox: None,
+    let tool = |id: &str, name: &str, args: serde_json::Value| {
+        EventKind::ToolCall(ToolCallEvent {
+            id: id.into(),
+            name: name.into(),
+            arguments: args,
+            sandbox: None,
+        })
     };
-    let result = |id: &str, name: &str, ok: bool, out: &str, ms: u64| EventKind::ToolResult {
-        id: id.into(),
-        name: name.into(),
-        success: ok,
-        output: out.into(),
-        duration_ms: ms,
-        diff: None,
+    let result = |id: &str, name: &str, ok: bool, out: &str, ms: u64| {
+        EventKind::ToolResult(ToolResultEvent {
+            id: id.into(),
+            name: name.into(),
+            success: ok,
+            output: out.into(),
+            duration_ms: ms,
+            diff: None,
+        })
     };
     apply_all(
         &mut app,
         [
-            ev(EventKind::TurnStarted {
+            ev(EventKind::TurnStarted(TurnStarted {
                 text: "tidy the build dir".into(),
-            }),
-            ev(EventKind::Routing {
-                target: Target::Local,
-                provider: "llamacpp".into(),
+            })),
+            ev(EventKind::Routing(Routing {
+                route: Route::Local(LocalRole::Main),
                 model: "qwen3-8b".into(),
                 reason: "short task, tools available locally".into(),
                 confidence: 0.82,
-                role: "local".into(),
-            }),
+            })),
             ev(tool(
                 "c1",
                 "read_file",
@@ -97,7 +103,7 @@ fn busy_app() -> App {
                 "exec",
                 serde_json::json!({"command": "rm -rf target"}),
             )),
-            ev(EventKind::ApprovalRequest {
+            ev(EventKind::ApprovalRequest(ApprovalRequest {
                 id: "ap-1".into(),
                 tool: "exec".into(),
                 command: "rm -rf target".into(),
@@ -105,26 +111,25 @@ fn busy_app() -> App {
                 rule: Some("rm -rf target".into()),
                 sandbox: None,
                 escalation: None,
-            }),
-            ev(EventKind::ApprovalDecision {
+            })),
+            ev(EventKind::ApprovalDecision(ApprovalDecision {
                 id: "ap-1".into(),
-                decision: "denied".into(),
-                scope: None,
+                decision: ReviewDecision::Denied,
                 by: "tui".into(),
-            }),
+            })),
             ev(result("c3", "exec", false, "denied by user", 0)),
             ev(tool(
                 "c4",
                 "exec",
                 serde_json::json!({"command": "cargo clean"}),
             )),
-            ev(EventKind::Escalation {
+            ev(EventKind::Escalation(Escalation {
                 from: "local".into(),
                 to: "anthropic".into(),
                 reason: "the local answer scored 0.31".into(),
                 trigger: "low confidence".into(),
-            }),
-            ev(EventKind::MemoryHits {
+            })),
+            ev(EventKind::MemoryHits(MemoryHits {
                 query: "build dir".into(),
                 hits: vec![
                     MemoryHit {
@@ -144,8 +149,8 @@ fn busy_app() -> App {
                         ..Default::default()
                     },
                 ],
-            }),
-            ev(EventKind::Usage {
+            })),
+            ev(EventKind::Usage(TokenUsage {
                 provider: "anthropic".into(),
                 model: "claude-sonnet".into(),
                 input_tokens: 5300,
@@ -155,18 +160,16 @@ fn busy_app() -> App {
                 tokens_per_sec: None,
                 latency_ms: None,
                 endpoint: None,
-            }),
+            })),
             ev_from(
                 "discord-7",
                 discord.clone(),
-                EventKind::Routing {
-                    target: Target::Local,
-                    provider: "llamacpp".into(),
+                EventKind::Routing(Routing {
+                    route: Route::Local(LocalRole::Main),
                     model: "qwen3-8b".into(),
                     reason: "forced local with /local".into(),
                     confidence: 1.0,
-                    role: "local".into(),
-                },
+                }),
             ),
         ],
     );
@@ -188,7 +191,7 @@ fn tools_pane_zoomed() {
 #[test]
 fn approval_modal_single() {
     let mut app = conversation();
-    app.apply(ev(EventKind::ApprovalRequest {
+    app.apply(ev(EventKind::ApprovalRequest(ApprovalRequest {
         id: "ap-1".into(),
         tool: "exec".into(),
         command: "find . -name '*.orig' -mtime +7 -print0 | xargs -0 rm -f && git status --short && echo done cleaning the repository".into(),
@@ -196,7 +199,7 @@ fn approval_modal_single() {
         rule: None,
         sandbox: None,
         escalation: None,
-    }));
+    })));
     assert_snapshot!(screen(&app, 100, 30));
 }
 
@@ -206,7 +209,7 @@ fn approval_modal_single() {
 fn approval_modal_shows_the_exact_rule_for_a_widening_command() {
     let mut app = conversation();
     let command = "find . -name '*.md' -exec touch X {} +";
-    app.apply(ev(EventKind::ApprovalRequest {
+    app.apply(ev(EventKind::ApprovalRequest(ApprovalRequest {
         id: "ap-1".into(),
         tool: "exec".into(),
         command: command.into(),
@@ -214,7 +217,7 @@ fn approval_modal_shows_the_exact_rule_for_a_widening_command() {
         rule: egirl::tools::approval::approval_prefix(command),
         sandbox: None,
         escalation: None,
-    }));
+    })));
     assert_snapshot!(screen(&app, 100, 30));
 }
 
@@ -222,7 +225,7 @@ fn approval_modal_shows_the_exact_rule_for_a_widening_command() {
 #[test]
 fn approval_modal_for_a_new_web_host() {
     let mut app = conversation();
-    app.apply(ev(EventKind::ApprovalRequest {
+    app.apply(ev(EventKind::ApprovalRequest(ApprovalRequest {
         id: "ap-1".into(),
         tool: "web_fetch".into(),
         command: "https://docs.example.org/guide/install.html".into(),
@@ -230,7 +233,7 @@ fn approval_modal_for_a_new_web_host() {
         rule: Some("docs.example.org".into()),
         sandbox: None,
         escalation: None,
-    }));
+    })));
     assert_snapshot!(screen(&app, 100, 30));
 }
 
@@ -240,27 +243,27 @@ fn approval_modal_for_a_new_web_host() {
 #[test]
 fn a_delegation_shows_its_progress_and_claude_codes_request() {
     let mut app = conversation();
-    app.apply(ev(EventKind::ToolCall {
+    app.apply(ev(EventKind::ToolCall(ToolCallEvent {
         id: "d1".into(),
         name: "delegate_claude_code".into(),
         arguments: serde_json::json!({"task": "Add a --verbose flag to the CLI", "dir": "."}),
         sandbox: None,
-    }));
+    })));
     for text in [
         "I'll look at the argument parser first.",
         "→ Read /home/me/ws/src/cli.rs",
         "→ Edit /home/me/ws/src/cli.rs",
         "? Edit /home/me/ws/src/cli.rs (asking you)",
     ] {
-        app.apply(ev(EventKind::ToolProgress {
+        app.apply(ev(EventKind::ToolProgress(ToolProgress {
             id: "d1".into(),
             text: text.into(),
-        }));
+        })));
     }
     assert_snapshot!("delegation_progress_in_conversation", screen(&app, 100, 30));
     press(&mut app, key(KeyCode::F(3)));
     assert_snapshot!("delegation_progress", screen(&app, 100, 30));
-    app.apply(ev(EventKind::ApprovalRequest {
+    app.apply(ev(EventKind::ApprovalRequest(ApprovalRequest {
         id: "ap-9".into(),
         tool: "claude_code".into(),
         command: r#"Edit {"file_path":"/home/me/ws/src/cli.rs","old_string":"quiet: bool,","new_string":"quiet: bool,\n    verbose: bool,"}"#.into(),
@@ -268,14 +271,14 @@ fn a_delegation_shows_its_progress_and_claude_codes_request() {
         rule: None,
         sandbox: None,
         escalation: None,
-    }));
+    })));
     assert_snapshot!("delegation_permission_request", screen(&app, 100, 30));
 }
 
 #[test]
 fn approval_modal_queued() {
     let mut app = conversation();
-    app.apply(ev(EventKind::ApprovalRequest {
+    app.apply(ev(EventKind::ApprovalRequest(ApprovalRequest {
         id: "ap-1".into(),
         tool: "exec".into(),
         command: "cargo test".into(),
@@ -283,12 +286,12 @@ fn approval_modal_queued() {
         rule: Some("cargo test".into()),
         sandbox: None,
         escalation: None,
-    }));
+    })));
     for (i, channel) in ["general", "ops"].iter().enumerate() {
         app.apply(ev_from(
             &format!("discord-{i}"),
             Origin::Discord(channel.to_string()),
-            EventKind::ApprovalRequest {
+            EventKind::ApprovalRequest(ApprovalRequest {
                 id: format!("ap-d{i}"),
                 tool: "exec".into(),
                 command: "systemctl restart llama".into(),
@@ -296,7 +299,7 @@ fn approval_modal_queued() {
                 rule: Some("systemctl restart".into()),
                 sandbox: None,
                 escalation: None,
-            },
+            }),
         ));
     }
     assert_snapshot!("approval_queued_first", screen(&app, 100, 30));
@@ -358,7 +361,7 @@ fn theme_switch() {
 #[test]
 fn any_terminal_size_renders_without_panicking() {
     let mut busy = busy_app();
-    busy.apply(ev(EventKind::ApprovalRequest {
+    busy.apply(ev(EventKind::ApprovalRequest(ApprovalRequest {
         id: "ap-9".into(),
         tool: "exec".into(),
         command: "echo a long command that has to wrap somewhere".into(),
@@ -366,7 +369,7 @@ fn any_terminal_size_renders_without_panicking() {
         rule: Some("echo a".into()),
         sandbox: None,
         escalation: None,
-    }));
+    })));
     let mut help = app();
     press(&mut help, key(KeyCode::Char('?')));
     let mut zoomed = busy_app();
@@ -413,35 +416,33 @@ fn a_discord_turn_is_mirrored_with_its_badge() {
     apply_all(
         &mut app,
         [
-            from(EventKind::TurnStarted {
+            from(EventKind::TurnStarted(TurnStarted {
                 text: "what's in my todo file?".into(),
-            }),
-            from(EventKind::Routing {
-                target: Target::Local,
-                provider: "llamacpp".into(),
+            })),
+            from(EventKind::Routing(Routing {
+                route: Route::Local(LocalRole::Main),
                 model: "qwen3-8b".into(),
                 reason: "simple file task".into(),
                 confidence: 0.9,
-                role: "local".into(),
-            }),
-            from(EventKind::ToolCall {
+            })),
+            from(EventKind::ToolCall(ToolCallEvent {
                 id: "t1".into(),
                 name: "read_file".into(),
                 arguments: serde_json::json!({"path": "todo.md"}),
                 sandbox: None,
-            }),
-            from(EventKind::ToolResult {
+            })),
+            from(EventKind::ToolResult(ToolResultEvent {
                 id: "t1".into(),
                 name: "read_file".into(),
                 success: true,
                 output: "- call the bank\n- water the plants".into(),
                 duration_ms: 3,
                 diff: None,
-            }),
-            from(EventKind::Final {
+            })),
+            from(EventKind::Final(FinalAnswer {
                 text: "Two things: call the bank and water the plants.".into(),
-            }),
-            from(EventKind::TurnEnded { interrupted: false }),
+            })),
+            from(EventKind::TurnEnded(TurnEnded { interrupted: false })),
         ],
     );
     let s = screen(&app, 120, 24);
@@ -468,7 +469,7 @@ fn memory_search_from_the_input_box() {
     );
     apply_all(
         &mut app,
-        [ev(EventKind::MemoryHits {
+        [ev(EventKind::MemoryHits(MemoryHits {
             query: "where is the spare key".into(),
             hits: vec![
                 MemoryHit {
@@ -489,7 +490,7 @@ fn memory_search_from_the_input_box() {
                     ..Default::default()
                 },
             ],
-        })],
+        }))],
     );
     press(&mut app, key(KeyCode::F(4)));
     assert_snapshot!(screen(&app, 90, 20));
@@ -506,7 +507,7 @@ fn memory_pane_shows_the_line_that_matched() {
     let mut app = app();
     apply_all(
         &mut app,
-        [ev(EventKind::MemoryHits {
+        [ev(EventKind::MemoryHits(MemoryHits {
             query: "favorite text editor".into(),
             hits: vec![
                 MemoryHit {
@@ -530,7 +531,7 @@ fn memory_pane_shows_the_line_that_matched() {
                     best_line: 3,
                 },
             ],
-        })],
+        }))],
     );
     press(&mut app, key(KeyCode::F(4)));
     assert_snapshot!(screen(&app, 90, 14));

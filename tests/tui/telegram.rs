@@ -4,7 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use egirl::channels::tui::Overlay;
-use egirl::protocol::{BotStatus, EventKind, Op, Origin};
+use egirl::protocol::{BotStatus, EventKind, FinalAnswer, Op, Origin, TurnEnded, TurnStarted};
 
 use super::*;
 
@@ -20,13 +20,13 @@ fn telegram_turn(app: &mut App) {
     apply_all(
         app,
         [
-            from(EventKind::TurnStarted {
+            from(EventKind::TurnStarted(TurnStarted {
                 text: "remind me what's on the list".into(),
-            }),
-            from(EventKind::Final {
+            })),
+            from(EventKind::Final(FinalAnswer {
                 text: "Two things: call the bank and water the plants.".into(),
-            }),
-            from(EventKind::TurnEnded { interrupted: false }),
+            })),
+            from(EventKind::TurnEnded(TurnEnded { interrupted: false })),
         ],
     );
 }

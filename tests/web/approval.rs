@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use egirl::protocol::{EventKind, Op, Origin, ReviewDecision};
+use egirl::protocol::{ApprovalRequest, EventKind, Op, Origin, ReviewDecision};
 
 use super::{call, site};
 use crate::agent::{start, tool_results};
@@ -20,13 +20,13 @@ async fn answer(
     decision: ReviewDecision,
 ) -> (String, Option<String>) {
     loop {
-        if let EventKind::ApprovalRequest {
+        if let EventKind::ApprovalRequest(ApprovalRequest {
             id,
             tool,
             command,
             rule,
             ..
-        } = h.next().await.kind
+        }) = h.next().await.kind
         {
             assert_eq!(tool, "web_fetch");
             h.agent.submit(Op::ApprovalDecision {
@@ -42,7 +42,7 @@ async fn answer(
 fn asked(events: &[EventKind]) -> bool {
     events
         .iter()
-        .any(|e| matches!(e, EventKind::ApprovalRequest { .. }))
+        .any(|e| matches!(e, EventKind::ApprovalRequest(_)))
 }
 
 #[tokio::test]

@@ -24,7 +24,7 @@ use super::steps::{byte_bound, count_prompt, prompt_messages};
 use super::summary::{SUMMARY_MESSAGES, summary_messages};
 use super::{context, unattended, window};
 use crate::chat::{ChatMessage, ToolSpec};
-use crate::protocol::{EventKind, Origin};
+use crate::protocol::{Compacted, ErrorEvent, EventKind, Notice, Origin};
 use crate::providers::ChatRequest;
 use crate::providers::endpoints::LocalRole;
 use crate::sessions::{Compaction, Record};
@@ -82,12 +82,12 @@ pub(super) async fn before_request(
             // Never worse than before compaction: the oldest turns are
             // left out of the requests instead (the transcript keeps them).
             session.window_start = cut;
-            turn.emit(EventKind::Notice {
+            turn.emit(EventKind::Notice(Notice {
                 message: format!(
                     "compaction failed ({e:#}); left the {} oldest messages out of the window instead",
                     cut
                 ),
-            });
+            }));
             current
         }
     }
@@ -130,9 +130,9 @@ pub(super) async fn now(
     };
     match result {
         Ok(done) => emit_done(&turn, done),
-        Err(e) => turn.emit(EventKind::Error {
+        Err(e) => turn.emit(EventKind::Error(ErrorEvent {
             message: format!("compaction failed: {e:#}"),
-        }),
+        })),
     }
 }
 
@@ -214,13 +214,13 @@ async fn compact(
 }
 
 fn emit_done(turn: &Turn<'_>, done: Done) {
-    turn.emit(EventKind::Compaction {
+    turn.emit(EventKind::Compaction(Compacted {
         before_tokens: done.before_tokens,
         after_tokens: done.after_tokens,
         summarized_messages: done.summarized,
         model: done.model,
         summary: done.summary,
-    });
+    }));
 }
 
 /// The system prompt and tools a turn from `origin` gets.

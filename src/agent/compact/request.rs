@@ -15,7 +15,7 @@ use super::super::tool_calls::run_tools;
 use super::super::usage::emit_usage;
 use super::super::window;
 use crate::chat::{ChatMessage, ToolSpec};
-use crate::protocol::EventKind;
+use crate::protocol::{EventKind, Notice};
 use crate::providers::endpoints::LocalRole;
 use crate::providers::{ChatRequest, ChatResponse, StreamChunk};
 
@@ -56,9 +56,9 @@ pub(super) async fn flush(
         Ok(r) => r,
         Err(_) if cancel.is_cancelled() => return,
         Err(e) => {
-            turn.emit(EventKind::Notice {
+            turn.emit(EventKind::Notice(Notice {
                 message: format!("memory flush failed ({e:#}); compacting without it"),
-            });
+            }));
             return;
         }
     };

@@ -11,7 +11,11 @@ use serenity::all::{
 use tokio_util::sync::CancellationToken;
 
 use super::{Bridge, approvals, channel_of, chunk, lock};
-use crate::protocol::{Event, EventKind, EventReceiver, Op, Origin, ReviewDecision};
+use crate::bus::EventReceiver;
+use crate::protocol::{
+    ApprovalDecision, ApprovalRequest, ErrorEvent, Event, EventKind, FinalAnswer, Op, Origin,
+    ReviewDecision,
+};
 
 pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
     loop {
@@ -39,32 +43,32 @@ async fn handle(bridge: &Bridge, event: Event) {
     };
     match &event.kind {
         // A heartbeat usually ends in silence (HEARTBEAT_OK): no typing for it.
-        EventKind::TurnStarted { .. } => {
+        EventKind::TurnStarted(_) => {
             begin_turn(bridge, &event);
             // A heartbeat usually ends in silence (HEARTBEAT_OK): no typing.
             if event.origin != Origin::Heartbeat {
                 bridge.start_typing(&event.session, channel);
             }
         }
-        EventKind::Final { text } => {
+        EventKind::Final(FinalAnswer { text }) => {
             let reply_to = answering(bridge, &event);
             send(bridge, channel, reply_to, text).await;
         }
-        EventKind::Error { message } => {
+        EventKind::Error(ErrorEvent { message }) => {
             let reply_to = answering(bridge, &event);
             send(bridge, channel, reply_to, &format!("⚠️ {message}")).await;
         }
-        EventKind::TurnEnded { .. } => {
+        EventKind::TurnEnded(_) => {
             if let Some(turn) = lock(&bridge.turns).get_mut(&event.session) {
                 // An interrupted turn answers nothing: its message is done with.
                 turn.answering = None;
                 turn.typing = None;
             }
         }
-        EventKind::ApprovalRequest { id, command, .. } => {
+        EventKind::ApprovalRequest(ApprovalRequest { id, command, .. }) => {
             approval_requested(bridge, channel, id, command).await;
         }
-        EventKind::ApprovalDecision { id, .. } => {
+        EventKind::ApprovalDecision(ApprovalDecision { id, .. }) => {
             bridge.approvals.remove(id);
         }
         _ => {}

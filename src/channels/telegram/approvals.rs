@@ -122,12 +122,12 @@ pub fn prompt_html(command: &str, sandbox: Option<&str>) -> String {
 }
 
 /// The prompt once decided (HTML): the command, the outcome and who.
-pub fn decided_html(command: &str, decision: &str, scope: Option<&str>, by: &str) -> String {
-    let outcome = match (decision, scope) {
-        ("approved", Some("session")) => "✅ approved for this session".to_string(),
-        ("approved", Some("always")) => "✅ approved always".to_string(),
-        ("approved", _) => "✅ approved once".to_string(),
-        _ => "❌ denied".to_string(),
+pub fn decided_html(command: &str, decision: ReviewDecision, by: &str) -> String {
+    let outcome = match decision {
+        ReviewDecision::ApprovedForSession => "✅ approved for this session",
+        ReviewDecision::ApprovedAlways => "✅ approved always",
+        ReviewDecision::ApprovedOnce | ReviewDecision::ApprovedOutsideSandbox => "✅ approved once",
+        ReviewDecision::Denied => "❌ denied",
     };
     let who = match by {
         "timeout" => "no answer in time".to_string(),
@@ -180,11 +180,13 @@ mod tests {
     #[test]
     fn prompts_escape_the_command() {
         assert!(prompt_html("echo <b> & x", None).contains("echo &lt;b&gt; &amp; x"));
-        let done = decided_html("ls", "approved", Some("session"), "tui");
+        let done = decided_html("ls", ReviewDecision::ApprovedForSession, "tui");
         assert!(
             done.ends_with("✅ approved for this session (by tui)"),
             "{done}"
         );
-        assert!(decided_html("ls", "denied", None, "timeout").ends_with("(no answer in time)"));
+        assert!(
+            decided_html("ls", ReviewDecision::Denied, "timeout").ends_with("(no answer in time)")
+        );
     }
 }

@@ -12,7 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{self, Failure};
 use super::{Bridge, approvals, chat_of, filter, html, lock, split};
-use crate::protocol::{Event, EventKind, EventReceiver, Op, Origin, ReviewDecision};
+use crate::bus::EventReceiver;
+use crate::protocol::{
+    ApprovalDecision, ApprovalRequest, ErrorEvent, Event, EventKind, FinalAnswer, Op, Origin,
+    ReviewDecision,
+};
 
 pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
     loop {
@@ -39,7 +43,7 @@ async fn handle(bridge: &Bridge, event: Event) {
         return;
     };
     if !filter::may_send(&bridge.config, chat) {
-        if matches!(event.kind, EventKind::TurnStarted { .. }) {
+        if matches!(event.kind, EventKind::TurnStarted(_)) {
             tracing::debug!(
                 chat,
                 "telegram: not sending to a chat the config does not allow"
@@ -48,29 +52,29 @@ async fn handle(bridge: &Bridge, event: Event) {
         return;
     }
     match &event.kind {
-        EventKind::TurnStarted { .. } => {
+        EventKind::TurnStarted(_) => {
             begin_turn(bridge, &event);
             // A heartbeat usually ends in silence (HEARTBEAT_OK): no typing.
             if event.origin != Origin::Heartbeat {
                 bridge.start_typing(&event.session, chat);
             }
         }
-        EventKind::Final { text } => {
+        EventKind::Final(FinalAnswer { text }) => {
             let reply_to = answering(bridge, &event);
             send(bridge, chat, reply_to, text).await;
         }
-        EventKind::Error { message } => {
+        EventKind::Error(ErrorEvent { message }) => {
             let reply_to = answering(bridge, &event);
             send(bridge, chat, reply_to, &format!("⚠️ {message}")).await;
         }
-        EventKind::TurnEnded { .. } => {
+        EventKind::TurnEnded(_) => {
             if let Some(turn) = lock(&bridge.turns).get_mut(&event.session) {
                 // An interrupted turn answers nothing: its message is done with.
                 turn.answering = None;
                 turn.typing = None;
             }
         }
-        EventKind::ApprovalRequest {
+        EventKind::ApprovalRequest(ApprovalRequest {
             id,
             command,
             rule,
@@ -78,22 +82,18 @@ async fn handle(bridge: &Bridge, event: Event) {
             // Running outside the sandbox is asked at the TUI only.
             escalation: None,
             ..
-        } => {
+        }) => {
             let prompt = approvals::prompt_html(command, sandbox.as_deref());
             let keyboard = approvals::keyboard(id, rule.as_deref());
             approval_requested(bridge, chat, id, command, prompt, keyboard).await;
         }
-        EventKind::ApprovalDecision {
-            id,
-            decision,
-            scope,
-            by,
-        } => {
+        EventKind::ApprovalDecision(ApprovalDecision {
+            id, decision, by, ..
+        }) => {
             if let Some(waiting) = bridge.approvals.remove(id)
                 && let Some(prompt) = waiting.prompt
             {
-                let text =
-                    approvals::decided_html(&waiting.command, decision, scope.as_deref(), by);
+                let text = approvals::decided_html(&waiting.command, *decision, by);
                 edit(bridge, chat, prompt, text).await;
             }
         }

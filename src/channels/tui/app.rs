@@ -2,13 +2,13 @@
 //! terminal here: tests drive it directly and `draw` renders a snapshot.
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::approval::{Approvals, Request};
+use super::approval::{Approvals, PendingApproval};
 use super::feeds::{
-    self, MemorySearch, RoutingLog, RoutingRecord, Stats, ToolLog, ToolRecord, ToolState,
+    self, MemorySearch, RoutingLog, RoutingRecord, Stats, ToolEntry, ToolLog, ToolState,
 };
 use super::input::InputBox;
 use super::layout::{LayoutParams, Pane, Rects};
@@ -18,7 +18,12 @@ pub use super::sessions::SessionInfo;
 use super::sessions::SessionPicker;
 use super::theme::Theme;
 use super::transcript::{Kind, Level, RenderCtx, Transcript, compaction_label};
-use crate::protocol::{BotStatus, Event, EventKind, Op, Origin, SessionId, Target};
+use crate::protocol::{
+    AnswerDelta, ApprovalDecision, BotStatus, Compacted, ContextTrimmed, ErrorEvent, Event,
+    EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued, ReasoningDelta, SessionId,
+    Submission, SubmissionId, Target, TokenUsage, ToolProgress, ToolResultEvent, TurnEnded,
+    TurnStarted,
+};
 
 /// A second Ctrl+C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -26,13 +31,21 @@ pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 /// What the runtime must do after a key or an event.
 #[derive(Clone, Debug)]
 pub enum Effect {
-    Submit(Op),
+    /// Hand this to the core.
+    Submit(Submission),
     Quit,
     /// Ring the terminal bell (an approval is waiting).
     Bell,
     SetMouseCapture(bool),
     /// Copy text to the clipboard (OSC 52).
     Copy(String),
+}
+
+impl Effect {
+    /// An op whose answers the TUI does not wait for, under a fresh id.
+    pub fn submit(op: Op) -> Effect {
+        Effect::Submit(Submission::new(op))
+    }
 }
 
 /// Where keys go.
@@ -134,6 +147,9 @@ pub struct App {
     pub rewind: Option<super::rewind::RewindPicker>,
     /// The active search (`/find`, Ctrl+F).
     pub search: Option<super::search::Search>,
+    /// Submissions of this TUI whose answers it acts on (`/fork` moves to
+    /// the copy, `/rewind` gives the message back): answers carry the id.
+    pub(super) asked: HashSet<SubmissionId>,
 }
 
 impl App {
@@ -192,6 +208,7 @@ impl App {
             skills: None,
             rewind: None,
             search: None,
+            asked: HashSet::new(),
         }
     }
 
@@ -267,10 +284,15 @@ impl App {
     /// Folds one core event into the state.
     pub fn apply(&mut self, event: Event) -> Vec<Effect> {
         let Event {
+            submission,
             session,
             origin,
             kind,
         } = event;
+        // A request that failed gets no other answer: forget it.
+        if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {
+            self.asked.remove(id);
+        }
         let shown = self.shows(&session);
         let elsewhere = session != self.session;
         let info = self
@@ -281,8 +303,8 @@ impl App {
         // A message the user has not seen: the input points elsewhere, or
         // the conversation shows another session.
         // The heartbeat's standing prompt is not news; its answer (if any) is.
-        let news = matches!(kind, EventKind::Final { .. })
-            || (matches!(kind, EventKind::TurnStarted { .. }) && origin != Origin::Heartbeat);
+        let news = matches!(kind, EventKind::Final(_))
+            || (matches!(kind, EventKind::TurnStarted(_)) && origin != Origin::Heartbeat);
         if (elsewhere || !shown) && news {
             info.unread += 1;
         }
@@ -290,47 +312,28 @@ impl App {
         let mut effects = Vec::new();
         let mut conversation_changed = shown;
         match kind {
-            EventKind::TurnStarted { text } => {
+            EventKind::TurnStarted(TurnStarted { text }) => {
                 info.running = true;
                 if origin != Origin::Heartbeat {
                     self.transcript.user(&session, &origin, &text);
                 }
             }
-            EventKind::Queued { text, .. } => {
+            EventKind::Queued(Queued { text, .. }) => {
                 self.transcript
                     .push(&session, &origin, Kind::User { queued: true }, text);
             }
-            EventKind::Routing {
-                target,
-                provider,
-                model,
-                reason,
-                confidence,
-                role,
-            } => {
-                info.target = Some(target);
+            EventKind::Routing(routing) => {
+                info.target = Some(routing.route.target());
                 if session == self.session {
-                    self.status.provider = provider.clone();
-                    self.status.model = model.clone();
+                    self.status.provider = routing.route.provider().to_string();
+                    self.status.model = routing.model.clone();
                 }
                 self.side_added(Pane::Routing);
-                self.routing.push(RoutingRecord::Decision {
-                    session,
-                    target,
-                    provider,
-                    model,
-                    reason,
-                    confidence,
-                    role,
-                });
+                self.routing
+                    .push(RoutingRecord::Decision { session, routing });
                 conversation_changed = false;
             }
-            EventKind::Escalation {
-                from,
-                to,
-                reason,
-                trigger,
-            } => {
+            EventKind::Escalation(escalation) => {
                 info.target = Some(Target::Remote);
                 self.side_added(Pane::Routing);
                 // The local attempt ends here; the remote answer follows
@@ -340,89 +343,71 @@ impl App {
                     &session,
                     &origin,
                     Kind::Notice(Level::Warning),
-                    format!("escalated to {to}: {reason}"),
+                    format!("escalated to {}: {}", escalation.to, escalation.reason),
                 );
                 self.routing.push(RoutingRecord::Escalation {
                     session,
-                    from,
-                    to,
-                    reason,
-                    trigger,
+                    escalation,
                 });
             }
-            EventKind::Delta { text } => self.transcript.delta(&session, &origin, &text),
-            EventKind::Reasoning { text } => self.transcript.reasoning(&session, &origin, &text),
-            EventKind::ToolCall {
-                id,
-                name,
-                arguments,
-                sandbox,
-            } => {
+            EventKind::Delta(AnswerDelta { text }) => {
+                self.transcript.delta(&session, &origin, &text)
+            }
+            EventKind::Reasoning(ReasoningDelta { text }) => {
+                self.transcript.reasoning(&session, &origin, &text)
+            }
+            EventKind::ToolCall(call) => {
                 self.transcript.close(&session);
-                let seq = self.tools.push(ToolRecord {
-                    id,
+                let seq = self.tools.push(ToolEntry {
+                    call,
                     session: session.clone(),
                     origin: origin.clone(),
-                    name,
-                    arguments,
                     state: ToolState::Running,
                     duration_ms: None,
                     output: String::new(),
                     approval: None,
-                    sandbox,
                     diff: None,
                 });
                 self.side_added(Pane::Tools);
                 self.transcript
                     .push(&session, &origin, Kind::Tool(seq), String::new());
             }
-            EventKind::ApprovalRequest {
-                id,
-                tool,
-                command,
-                cwd,
-                rule,
-                sandbox,
-                escalation,
-            } => {
-                self.tools.awaiting(&session, &tool, &command, &id);
+            EventKind::ApprovalRequest(request) => {
+                self.tools
+                    .awaiting(&session, &request.tool, &request.command, &request.id);
                 let before = self.approvals.len();
-                self.approvals.push(Request {
-                    id,
+                self.approvals.push(PendingApproval {
                     session,
                     origin,
-                    tool,
-                    command,
-                    cwd,
-                    rule,
-                    sandbox,
-                    escalation,
+                    request,
                 });
                 // Ring for every new request: a queued one is news too.
                 if self.approvals.len() > before {
                     effects.push(Effect::Bell);
                 }
             }
-            EventKind::ApprovalDecision { id, decision, .. } => {
+            EventKind::ApprovalDecision(ApprovalDecision { id, decision, .. }) => {
                 self.approvals.remove(&id);
-                self.tools.decided(&id, decision == "approved");
+                self.tools.decided(&id, decision.is_approved());
             }
-            EventKind::ToolResult {
+            EventKind::ToolResult(ToolResultEvent {
                 id,
                 success,
                 output,
                 duration_ms,
                 diff,
                 ..
-            } => {
+            }) => {
                 self.tools
                     .finished(&session, &id, success, &output, duration_ms);
                 if let Some(diff) = diff {
                     self.tools.diffed(&session, &id, diff);
                 }
             }
-            EventKind::ToolProgress { id, text } => self.tools.progressed(&session, &id, &text),
-            EventKind::MemoryHits { query, hits } => {
+            EventKind::ToolProgress(ToolProgress { id, text }) => {
+                self.tools.progressed(&session, &id, &text)
+            }
+            EventKind::MemoryHits(MemoryHits { query, hits }) => {
                 self.memory = Some(MemorySearch {
                     session,
                     query,
@@ -431,7 +416,7 @@ impl App {
                 self.side_scroll[2] = Scroll::at_top();
                 conversation_changed = false;
             }
-            EventKind::Usage {
+            EventKind::Usage(TokenUsage {
                 provider,
                 model,
                 input_tokens,
@@ -441,7 +426,7 @@ impl App {
                 tokens_per_sec,
                 endpoint,
                 ..
-            } => {
+            }) => {
                 if let Some(endpoint) = &endpoint {
                     self.stats
                         .add_endpoint(endpoint, input_tokens, output_tokens, cached_tokens);
@@ -465,11 +450,11 @@ impl App {
                 });
                 conversation_changed = false;
             }
-            EventKind::ContextTrimmed {
+            EventKind::ContextTrimmed(ContextTrimmed {
                 dropped_messages,
                 prompt_tokens,
                 context_length,
-            } => {
+            }) => {
                 if session == self.session {
                     self.status.context_length = context_length;
                     self.status.context_used = prompt_tokens;
@@ -480,17 +465,17 @@ impl App {
                 self.transcript
                     .push(&session, &origin, Kind::Notice(Level::Info), text);
             }
-            EventKind::Notice { message } => {
+            EventKind::Notice(Notice { message }) => {
                 self.transcript
                     .push(&session, &origin, Kind::Notice(Level::Warning), message);
             }
-            EventKind::Compaction {
+            EventKind::Compaction(Compacted {
                 before_tokens,
                 after_tokens,
                 summarized_messages,
                 summary,
                 ..
-            } => {
+            }) => {
                 if session == self.session {
                     self.status.context_used = after_tokens;
                 }
@@ -498,8 +483,10 @@ impl App {
                 self.transcript
                     .push(&session, &origin, Kind::Compaction(label), summary);
             }
-            EventKind::Final { text } => self.transcript.finish(&session, &origin, &text),
-            EventKind::Error { message } => {
+            EventKind::Final(FinalAnswer { text }) => {
+                self.transcript.finish(&session, &origin, &text)
+            }
+            EventKind::Error(ErrorEvent { message }) => {
                 if target != Some(Target::Remote) {
                     self.status.local = LocalState::Failing;
                 }
@@ -507,10 +494,16 @@ impl App {
                 self.transcript
                     .push(&session, &origin, Kind::Notice(Level::Error), message);
             }
-            kind @ (EventKind::Forked { .. } | EventKind::Rewound { .. }) => {
-                self.timeline_event(&session, kind);
+            kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
+                // Ours when it answers our submission; an event without
+                // an id (an older core) is ours when it is the shown session.
+                let ours = match &submission {
+                    Some(id) => self.asked.remove(id),
+                    None => session == self.session,
+                };
+                self.timeline_event(&session, kind, ours);
             }
-            EventKind::TurnEnded { interrupted } => {
+            EventKind::TurnEnded(TurnEnded { interrupted }) => {
                 info.running = false;
                 self.transcript.close(&session);
                 if interrupted {

@@ -5,41 +5,37 @@
 
 use std::collections::VecDeque;
 
-use crate::protocol::{Op, Origin, ReviewDecision, SessionId};
+use crate::protocol::{ApprovalRequest, Op, Origin, ReviewDecision, SessionId};
 
+/// A request waiting for the modal: the core's request as it came, and
+/// the session it is for.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Request {
-    pub id: String,
+pub struct PendingApproval {
     pub session: SessionId,
     pub origin: Origin,
-    pub tool: String,
-    pub command: String,
-    pub cwd: String,
-    /// What `a`/`p` would remember, as the core derived it.
-    pub rule: Option<String>,
-    /// The sandbox the command runs in, as the core says it.
-    pub sandbox: Option<String>,
-    /// Set when this asks to re-run a failed command outside the sandbox:
-    /// the reason (the lines that look like the sandbox refused).
-    pub escalation: Option<String>,
+    pub request: ApprovalRequest,
 }
 
 #[derive(Debug, Default)]
 pub struct Approvals {
-    queue: VecDeque<Request>,
+    queue: VecDeque<PendingApproval>,
 }
 
 impl Approvals {
     /// Queues a request; true when it opens the modal (nothing was showing).
-    pub fn push(&mut self, request: Request) -> bool {
-        if self.queue.iter().any(|r| r.id == request.id) {
+    pub fn push(&mut self, pending: PendingApproval) -> bool {
+        if self
+            .queue
+            .iter()
+            .any(|p| p.request.id == pending.request.id)
+        {
             return false;
         }
-        self.queue.push_back(request);
+        self.queue.push_back(pending);
         self.queue.len() == 1
     }
 
-    pub fn current(&self) -> Option<&Request> {
+    pub fn current(&self) -> Option<&PendingApproval> {
         self.queue.front()
     }
 
@@ -53,15 +49,15 @@ impl Approvals {
 
     /// Drops a request decided anywhere.
     pub fn remove(&mut self, id: &str) {
-        self.queue.retain(|r| r.id != id);
+        self.queue.retain(|p| p.request.id != id);
     }
 
     /// The decision for the shown request, by key: `y` once, `a` the
     /// prefix for the session, `p` the prefix permanently, `n`/Esc deny.
     pub fn answer(&mut self, decision: ReviewDecision) -> Option<Op> {
-        let request = self.queue.pop_front()?;
+        let pending = self.queue.pop_front()?;
         Some(Op::ApprovalDecision {
-            id: request.id,
+            id: pending.request.id,
             decision,
             by: Origin::Tui,
         })

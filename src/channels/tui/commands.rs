@@ -282,7 +282,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
         return (command.run)(app, arg);
     }
     match skills::invocation(app, name, arg) {
-        Some(text) => vec![Effect::Submit(Op::UserMessage {
+        Some(text) => vec![Effect::submit(Op::UserMessage {
             session: app.session.clone(),
             origin: crate::protocol::Origin::Tui,
             text,

@@ -16,7 +16,8 @@ use tokio::sync::mpsc;
 use super::app::{App, Effect};
 use super::draw::draw;
 use super::scheduler::{FRAME_INTERVAL, FrameScheduler};
-use crate::protocol::{EventReceiver, Op};
+use crate::bus::EventReceiver;
+use crate::protocol::Submission;
 
 /// Core events applied per wake-up before a frame is considered: a burst
 /// of deltas becomes one redraw, and keys still get their turn.
@@ -44,8 +45,8 @@ pub enum AppEvent {
 
 /// What the loop needs from the outside world.
 pub trait Host<B: Backend> {
-    /// Hands an op to the core; false when the core is gone.
-    fn submit(&mut self, op: Op) -> bool;
+    /// Hands a submission to the core; false when the core is gone.
+    fn submit(&mut self, submission: Submission) -> bool;
     /// Bell, mouse capture, clipboard: terminal side effects.
     fn effect(&mut self, term: &mut Terminal<B>, effect: Effect) -> anyhow::Result<()>;
 }
@@ -156,8 +157,8 @@ where
         }
         for effect in effects {
             match effect {
-                Effect::Submit(op) => {
-                    if !host.submit(op) {
+                Effect::Submit(submission) => {
+                    if !host.submit(submission) {
                         return Err(anyhow!("the agent core stopped"));
                     }
                 }

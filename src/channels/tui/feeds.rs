@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use crate::protocol::{FileDiff, MemoryHit, Origin, SessionId, Target};
+use crate::protocol::{
+    Escalation, FileDiff, MemoryHit, Origin, Routing, SessionId, Target, ToolCallEvent,
+};
 
 /// Side panes keep this many records: they show what is happening now,
 /// the transcript on disk keeps the rest.
@@ -12,24 +14,16 @@ pub const KEEP: usize = 500;
 /// Progress lines a running call keeps (a delegation reports many).
 pub const PROGRESS_LINES: usize = 40;
 
+/// A routing pane entry: the event as the core sent it, and its session.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RoutingRecord {
     Decision {
         session: SessionId,
-        target: Target,
-        provider: String,
-        model: String,
-        reason: String,
-        confidence: f64,
-        /// `local`, `local-fast` or `remote` (empty from older events).
-        role: String,
+        routing: Routing,
     },
     Escalation {
         session: SessionId,
-        from: String,
-        to: String,
-        reason: String,
-        trigger: String,
+        escalation: Escalation,
     },
 }
 
@@ -68,35 +62,33 @@ impl ToolState {
     }
 }
 
+/// A tool call as the tools pane and the conversation show it: the
+/// core's call as it came, and what became of it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ToolRecord {
-    pub id: String,
+pub struct ToolEntry {
+    pub call: ToolCallEvent,
     pub session: SessionId,
     pub origin: Origin,
-    pub name: String,
-    pub arguments: serde_json::Value,
     pub state: ToolState,
     pub duration_ms: Option<u64>,
     pub output: String,
     /// The approval request raised for this call, if any.
     pub approval: Option<String>,
-    /// For `exec`: the sandbox it runs in.
-    pub sandbox: Option<String>,
     /// For `write_file`/`edit_file`: what the call changed.
     pub diff: Option<FileDiff>,
 }
 
-impl ToolRecord {
+impl ToolEntry {
     /// The arguments as one short line: the command for `exec`, the path
     /// for file tools, else compact JSON.
     pub fn summary(&self) -> String {
-        let obj = self.arguments.as_object();
+        let obj = self.call.arguments.as_object();
         for key in ["command", "path", "pattern", "query"] {
             if let Some(v) = obj.and_then(|o| o.get(key)).and_then(|v| v.as_str()) {
                 return v.to_string();
             }
         }
-        match &self.arguments {
+        match &self.call.arguments {
             serde_json::Value::Object(o) if o.is_empty() => String::new(),
             v => v.to_string(),
         }
@@ -138,7 +130,7 @@ impl RoutingLog {
 /// number (the conversation refers to them), which survives trimming.
 #[derive(Debug, Default)]
 pub struct ToolLog {
-    records: VecDeque<ToolRecord>,
+    records: VecDeque<ToolEntry>,
     /// Sequence number of `records[0]`.
     first: usize,
     /// Bumped on every change: the pane caches its lines under it.
@@ -150,7 +142,7 @@ impl ToolLog {
         self.version
     }
 
-    pub fn push(&mut self, record: ToolRecord) -> usize {
+    pub fn push(&mut self, record: ToolEntry) -> usize {
         self.version += 1;
         self.records.push_back(record);
         if self.records.len() > KEEP {
@@ -160,12 +152,12 @@ impl ToolLog {
         self.first + self.records.len() - 1
     }
 
-    pub fn get(&self, seq: usize) -> Option<&ToolRecord> {
+    pub fn get(&self, seq: usize) -> Option<&ToolEntry> {
         seq.checked_sub(self.first)
             .and_then(|i| self.records.get(i))
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &ToolRecord> {
+    pub fn iter(&self) -> impl Iterator<Item = &ToolEntry> {
         self.records.iter()
     }
 
@@ -178,7 +170,7 @@ impl ToolLog {
     }
 
     /// Every change goes through here or `push`, so both bump the version.
-    fn find_mut(&mut self, pred: impl Fn(&ToolRecord) -> bool) -> Option<&mut ToolRecord> {
+    fn find_mut(&mut self, pred: impl Fn(&ToolEntry) -> bool) -> Option<&mut ToolEntry> {
         self.version += 1;
         self.records.iter_mut().rev().find(|r| pred(r))
     }
@@ -189,11 +181,11 @@ impl ToolLog {
     pub fn awaiting(&mut self, session: &str, tool: &str, command: &str, approval: &str) {
         if let Some(r) = self.find_mut(|r| {
             r.session == session
-                && r.name == tool
+                && r.call.name == tool
                 && r.state == ToolState::Running
                 && r.approval.is_none()
                 // exec's command, web_fetch's url, a delegation's task.
-                && r.arguments.as_object().is_some_and(|args| {
+                && r.call.arguments.as_object().is_some_and(|args| {
                     args.values().any(|v| v.as_str() == Some(command))
                 })
         }) {
@@ -213,7 +205,7 @@ impl ToolLog {
     }
 
     pub fn finished(&mut self, session: &str, id: &str, success: bool, output: &str, ms: u64) {
-        if let Some(r) = self.find_mut(|r| r.session == session && r.id == id) {
+        if let Some(r) = self.find_mut(|r| r.session == session && r.call.id == id) {
             // A denied call still reports a (failed) result: keep "denied".
             if r.state != ToolState::Denied {
                 r.state = if success {
@@ -231,7 +223,7 @@ impl ToolLog {
     /// A running call's progress, one line each, shown as its output until
     /// the result replaces it (the last `PROGRESS_LINES` are kept).
     pub fn progressed(&mut self, session: &str, id: &str, text: &str) {
-        if let Some(r) = self.find_mut(|r| r.session == session && r.id == id) {
+        if let Some(r) = self.find_mut(|r| r.session == session && r.call.id == id) {
             if !r.output.is_empty() {
                 r.output.push('\n');
             }
@@ -245,7 +237,7 @@ impl ToolLog {
     }
 
     pub fn diffed(&mut self, session: &str, id: &str, diff: FileDiff) {
-        if let Some(r) = self.find_mut(|r| r.session == session && r.id == id) {
+        if let Some(r) = self.find_mut(|r| r.session == session && r.call.id == id) {
             r.diff = Some(diff);
         }
     }
@@ -255,7 +247,7 @@ impl ToolLog {
     /// A call read back from a transcript: its output, and no duration
     /// (the transcript does not keep one).
     pub fn restored(&mut self, session: &str, id: &str, output: &str, denied: bool) {
-        if let Some(r) = self.find_mut(|r| r.session == session && r.id == id) {
+        if let Some(r) = self.find_mut(|r| r.session == session && r.call.id == id) {
             if denied {
                 r.state = ToolState::Denied;
             }
@@ -385,18 +377,20 @@ pub fn push_capped<T>(v: &mut VecDeque<T>, item: T) {
 mod tests {
     use super::*;
 
-    fn call(id: &str, command: &str) -> ToolRecord {
-        ToolRecord {
-            id: id.into(),
+    fn call(id: &str, command: &str) -> ToolEntry {
+        ToolEntry {
+            call: ToolCallEvent {
+                id: id.into(),
+                name: "exec".into(),
+                arguments: serde_json::json!({ "command": command }),
+                sandbox: None,
+            },
             session: "s".into(),
             origin: Origin::Tui,
-            name: "exec".into(),
-            arguments: serde_json::json!({ "command": command }),
             state: ToolState::Running,
             duration_ms: None,
             output: String::new(),
             approval: None,
-            sandbox: None,
             diff: None,
         }
     }
@@ -427,7 +421,7 @@ mod tests {
             log.push(call(&i.to_string(), "x"));
         }
         assert!(log.get(first).is_none());
-        assert_eq!(log.get(KEEP).map(|r| r.id.as_str()), Some("500"));
+        assert_eq!(log.get(KEEP).map(|r| r.call.id.as_str()), Some("500"));
         assert_eq!(log.len(), KEEP);
     }
 

@@ -109,7 +109,7 @@ impl App {
         }
         self.last_ctrl_c = Some(now);
         if self.busy() {
-            return vec![Effect::Submit(Op::Interrupt {
+            return vec![Effect::submit(Op::Interrupt {
                 session: self.session.clone(),
             })];
         }
@@ -123,7 +123,7 @@ impl App {
         let escalation = self
             .approvals
             .current()
-            .is_some_and(|r| r.escalation.is_some());
+            .is_some_and(|p| p.request.escalation.is_some());
         let decision = match key.code {
             KeyCode::Char('o') | KeyCode::Char('O') if escalation => {
                 ReviewDecision::ApprovedOutsideSandbox
@@ -138,7 +138,7 @@ impl App {
         };
         self.approvals
             .answer(decision)
-            .map(Effect::Submit)
+            .map(Effect::submit)
             .into_iter()
             .collect()
     }
@@ -301,7 +301,7 @@ impl App {
         if text.trim_start().starts_with('/') {
             return commands::run(self, text.trim());
         }
-        vec![Effect::Submit(Op::UserMessage {
+        vec![Effect::submit(Op::UserMessage {
             session: self.session.clone(),
             origin: crate::protocol::Origin::Tui,
             text,

@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::{App, Effect};
 use super::transcript::Level;
-use crate::protocol::{Command, EventKind, Op, Role};
+use crate::protocol::{Command, EventKind, Forked, Op, Rewound, Role, Submission};
 
 /// Said under the picker and after a rewind: only the file tools are undone.
 pub const UNTRACKED_NOTE: &str =
@@ -135,7 +135,7 @@ impl App {
             }
             Some(Picked::Turn(turn)) => {
                 self.rewind = None;
-                vec![Effect::Submit(Op::Command {
+                vec![self.request(Op::Command {
                     session: self.session.clone(),
                     command: Command::Rewind { turn },
                 })]
@@ -145,23 +145,30 @@ impl App {
 
     /// `/fork`: the core copies the session and answers `forked`.
     pub fn fork(&mut self) -> Vec<Effect> {
-        vec![Effect::Submit(Op::Command {
+        vec![self.request(Op::Command {
             session: self.session.clone(),
             command: Command::Fork,
         })]
     }
 
-    /// The core's answers to `/fork` and `/rewind`.
-    pub(super) fn timeline_event(&mut self, session: &str, kind: EventKind) {
+    /// Submits an op whose answer this TUI acts on, remembering its id.
+    pub(super) fn request(&mut self, op: Op) -> Effect {
+        let submission = Submission::new(op);
+        self.asked.insert(submission.id.clone());
+        Effect::Submit(submission)
+    }
+
+    /// The core's answers to `/fork` and `/rewind`; `ours` when this TUI
+    /// asked (then a fork moves here, a rewind gives the message back).
+    pub(super) fn timeline_event(&mut self, session: &str, kind: EventKind, ours: bool) {
         match kind {
-            EventKind::Forked { new_session } => {
-                let here = session == self.session;
+            EventKind::Forked(Forked { new_session }) => {
                 self.notice(Level::Info, format!("forked {session} into {new_session}"));
-                if here {
+                if ours {
                     self.pick_session(&new_session);
                 }
             }
-            EventKind::Rewound {
+            EventKind::Rewound(Rewound {
                 turn,
                 text,
                 dropped_messages,
@@ -169,9 +176,9 @@ impl App {
                 removed,
                 not_restored,
                 untracked,
-            } => {
+            }) => {
                 self.reload_session(session);
-                if session == self.session && self.input.is_empty() {
+                if ours && self.input.is_empty() {
                     self.input.insert(&text);
                 }
                 let mut lines = vec![format!(

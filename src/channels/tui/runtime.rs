@@ -26,7 +26,7 @@ use super::driver::{AppEvent, Host, drive};
 use super::theme::Theme;
 use super::transcript::Level;
 use crate::agent::AgentHandle;
-use crate::protocol::{BotStatus, Op, SessionId};
+use crate::protocol::{BotStatus, SessionId, Submission};
 
 /// What start-up knows that the TUI shows.
 pub struct TuiOptions {
@@ -160,8 +160,8 @@ struct Crossterm<'a> {
 }
 
 impl Host<CrosstermBackend<io::Stdout>> for Crossterm<'_> {
-    fn submit(&mut self, op: Op) -> bool {
-        self.agent.submit(op)
+    fn submit(&mut self, submission: Submission) -> bool {
+        self.agent.submit_with(submission)
     }
 
     fn effect(&mut self, term: &mut Term, effect: Effect) -> anyhow::Result<()> {

@@ -110,8 +110,8 @@ impl App {
             .filter(|(_, e)| self.shows(&e.session))
             .filter(|(_, e)| match e.kind {
                 Kind::Tool(seq) => self.tools.get(seq).is_some_and(|r| {
-                    contains(&r.name, query)
-                        || contains(&r.arguments.to_string(), query)
+                    contains(&r.call.name, query)
+                        || contains(&r.call.arguments.to_string(), query)
                         || contains(&r.output, query)
                 }),
                 _ => contains(&e.text, query),

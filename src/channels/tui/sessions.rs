@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::app::{App, Overlay};
-use super::feeds::{ToolRecord, ToolState};
+use super::feeds::{ToolEntry, ToolState};
 use super::transcript::{Kind, Level};
+use crate::protocol::ToolCallEvent;
 use crate::protocol::{Origin, Role, SessionId, Target};
 use crate::sessions::Record;
 
@@ -198,17 +199,19 @@ impl App {
                         self.transcript.answer(session, &record.origin, &m.content);
                     }
                     for call in &m.tool_calls {
-                        let seq = self.tools.push(ToolRecord {
-                            id: call.id.clone(),
+                        let seq = self.tools.push(ToolEntry {
+                            call: ToolCallEvent {
+                                id: call.id.clone(),
+                                name: call.name.clone(),
+                                arguments: call.arguments.clone(),
+                                sandbox: None,
+                            },
                             session: session.to_string(),
                             origin: record.origin.clone(),
-                            name: call.name.clone(),
-                            arguments: call.arguments.clone(),
                             state: ToolState::Restored,
                             duration_ms: None,
                             output: String::new(),
                             approval: None,
-                            sandbox: None,
                             diff: None,
                         });
                         self.transcript.push(

@@ -4,6 +4,7 @@
 
 use super::pending::Answer;
 use super::{Approver, Grant, Granted, Kept, Refusal};
+use crate::protocol::{ApprovalDecision, ApprovalRequest, Notice};
 use crate::protocol::{EventKind, ReviewDecision};
 use crate::tools::ToolContext;
 
@@ -20,14 +21,16 @@ impl Approver {
         escalation: Option<&str>,
         ctx: &ToolContext,
     ) -> Result<Answer, Refusal> {
-        let request = |id: String| EventKind::ApprovalRequest {
-            id,
-            tool: tool.into(),
-            command: command.into(),
-            cwd: ctx.workspace.display().to_string(),
-            rule,
-            sandbox,
-            escalation: escalation.map(str::to_string),
+        let request = |id: String| {
+            EventKind::ApprovalRequest(ApprovalRequest {
+                id,
+                tool: tool.into(),
+                command: command.into(),
+                cwd: ctx.workspace.display().to_string(),
+                rule,
+                sandbox,
+                escalation: escalation.map(str::to_string),
+            })
         };
         self.ask_with(ctx, request, escalation.is_some()).await
     }
@@ -87,15 +90,15 @@ impl Approver {
         };
         self.emit(
             ctx,
-            EventKind::ApprovalDecision {
+            EventKind::ApprovalDecision(ApprovalDecision {
                 id: id.clone(),
-                decision: if approved { "approved" } else { "denied" }.into(),
-                scope: approved
-                    .then(|| scope_name(decision))
-                    .flatten()
-                    .map(str::to_string),
+                decision: if approved {
+                    decision
+                } else {
+                    ReviewDecision::Denied
+                },
                 by: by.to_string(),
-            },
+            }),
         );
         Ok((decision, by))
     }
@@ -134,7 +137,7 @@ impl Approver {
                 Ok(()) => return Kept::Always(grant),
                 Err(e) => {
                     tracing::warn!("{e}");
-                    self.emit(ctx, EventKind::Notice { message: e });
+                    self.emit(ctx, EventKind::Notice(Notice { message: e }));
                 }
             }
         }
@@ -157,23 +160,12 @@ impl Drop for Parked<'_> {
         if self.approver.pending.forget(self.id) {
             self.approver.emit(
                 self.ctx,
-                EventKind::ApprovalDecision {
+                EventKind::ApprovalDecision(ApprovalDecision {
                     id: self.id.to_string(),
-                    decision: "denied".into(),
-                    scope: None,
+                    decision: ReviewDecision::Denied,
                     by: self.by.into(),
-                },
+                }),
             );
         }
-    }
-}
-
-pub(super) fn scope_name(decision: ReviewDecision) -> Option<&'static str> {
-    match decision {
-        ReviewDecision::Denied => None,
-        ReviewDecision::ApprovedOnce => Some("once"),
-        ReviewDecision::ApprovedForSession => Some("session"),
-        ReviewDecision::ApprovedAlways => Some("always"),
-        ReviewDecision::ApprovedOutsideSandbox => Some("outside_sandbox"),
     }
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::store::GrantKind;
 use super::{Approver, Grant, Granted, Refusal};
 use crate::mcp::McpTool;
-use crate::protocol::EventKind;
+use crate::protocol::{ApprovalRequest, EventKind};
 use crate::tools::ToolContext;
 
 impl Approver {
@@ -34,14 +34,16 @@ impl Approver {
             )));
         }
         let command = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
-        let request = |id: String| EventKind::ApprovalRequest {
-            id,
-            tool: rule.to_string(),
-            command,
-            cwd: format!("server `{}`, tool `{}`", tool.server, tool.name),
-            rule: Some(rule.to_string()),
-            sandbox: None,
-            escalation: None,
+        let request = |id: String| {
+            EventKind::ApprovalRequest(ApprovalRequest {
+                id,
+                tool: rule.to_string(),
+                command,
+                cwd: format!("server `{}`, tool `{}`", tool.server, tool.name),
+                rule: Some(rule.to_string()),
+                sandbox: None,
+                escalation: None,
+            })
         };
         let answer = self.ask_with(ctx, request, false).await?;
         self.settle(answer, Some(Grant::McpTool(rule.to_string())), ctx)
@@ -54,8 +56,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::bus::{EventBus, EventReceiver};
     use crate::config::{ExecApproval, ExecConfig};
-    use crate::protocol::{Event, EventBus, EventReceiver, Origin, ReviewDecision};
+    use crate::protocol::{Event, Origin, ReviewDecision};
     use crate::tools::approval::{PendingApprovals, test_context};
 
     fn tool(name: &str) -> McpTool {
@@ -112,13 +115,13 @@ mod tests {
         });
         let Some(Event {
             kind:
-                EventKind::ApprovalRequest {
+                EventKind::ApprovalRequest(ApprovalRequest {
                     id,
                     tool,
                     command,
                     rule,
                     ..
-                },
+                }),
             ..
         }) = events.recv().await
         else {

@@ -30,8 +30,9 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::bus::EventBus;
 use crate::config::ExecConfig;
-use crate::protocol::{EventBus, EventKind};
+use crate::protocol::EventKind;
 use crate::tools::ToolContext;
 
 mod ask;

@@ -3,10 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::ask::scope_name;
 use super::*;
+use crate::bus::EventReceiver;
 use crate::config::ExecApproval;
-use crate::protocol::{Event, EventReceiver, Origin, ReviewDecision};
+use crate::protocol::Event;
+use crate::protocol::{ApprovalDecision, ApprovalRequest};
+use crate::protocol::{Origin, ReviewDecision};
 
 fn argv_ok(rule: &str, command: &str) -> bool {
     auto_approvable(command).is_some_and(|argv| rule_matches(rule, &argv))
@@ -205,7 +207,7 @@ async fn answer(
     let command = command.to_string();
     let check = tokio::spawn(async move { ctx.approver.check_exec(&command, &ctx).await });
     let Some(Event {
-        kind: EventKind::ApprovalRequest { id, tool, .. },
+        kind: EventKind::ApprovalRequest(ApprovalRequest { id, tool, .. }),
         ..
     }) = h.events.recv().await
     else {
@@ -215,17 +217,11 @@ async fn answer(
     assert!(h.pending.resolve(&id, decision, Origin::Tui));
     let verdict = check.await.unwrap();
     let decided = h.events.recv().await.map(|e| e.kind);
-    let expected = EventKind::ApprovalDecision {
+    let expected = EventKind::ApprovalDecision(ApprovalDecision {
         id,
-        decision: if decision.is_approved() {
-            "approved"
-        } else {
-            "denied"
-        }
-        .into(),
-        scope: scope_name(decision).map(str::to_string),
+        decision,
         by: "tui".into(),
-    };
+    });
     assert_eq!(decided, Some(expected));
     verdict
 }
@@ -310,7 +306,7 @@ async fn the_request_names_the_rule_and_a_widening_command_is_remembered_exactly
             .await
     });
     let Some(Event {
-        kind: EventKind::ApprovalRequest { id, rule, .. },
+        kind: EventKind::ApprovalRequest(ApprovalRequest { id, rule, .. }),
         ..
     }) = h.events.recv().await
     else {
@@ -332,7 +328,7 @@ async fn the_request_names_the_rule_and_a_widening_command_is_remembered_exactly
     let _decision = h.events.recv().await;
     let request = h.events.recv().await.map(|e| e.kind);
     assert!(
-        matches!(request, Some(EventKind::ApprovalRequest { ref rule, .. }) if rule.as_deref() == Some("find .")),
+        matches!(request, Some(EventKind::ApprovalRequest(ApprovalRequest { ref rule, .. })) if rule.as_deref() == Some("find .")),
         "{request:?}"
     );
     asked.abort();
@@ -371,12 +367,12 @@ async fn unattended_requests_time_out_as_denied() {
     let verdict = h.ctx.approver.check_exec("make", &h.ctx).await;
     assert!(verdict.is_err_and(|e| e.to_string().contains("no one approved within 50ms")));
     let request = h.events.recv().await.unwrap();
-    let EventKind::ApprovalRequest { id, .. } = request.kind else {
+    let EventKind::ApprovalRequest(ApprovalRequest { id, .. }) = request.kind else {
         panic!("{request:?}")
     };
     let decision = h.events.recv().await.unwrap().kind;
     assert!(
-        matches!(decision, EventKind::ApprovalDecision { ref by, .. } if by == "timeout"),
+        matches!(decision, EventKind::ApprovalDecision(ApprovalDecision { ref by, .. }) if by == "timeout"),
         "{decision:?}"
     );
     assert!(
@@ -391,12 +387,12 @@ async fn cancel_denies_as_interrupted() {
     let ctx = h.ctx.clone();
     let check = tokio::spawn(async move { ctx.approver.check_exec("make", &ctx).await });
     let request = h.events.recv().await.unwrap();
-    assert!(matches!(request.kind, EventKind::ApprovalRequest { .. }));
+    assert!(matches!(request.kind, EventKind::ApprovalRequest(_)));
     h.ctx.cancel.cancel();
     assert_eq!(check.await.unwrap(), Err(Refusal::Interrupted));
     let decision = h.events.recv().await.unwrap().kind;
     assert!(
-        matches!(decision, EventKind::ApprovalDecision { ref by, .. } if by == "interrupt"),
+        matches!(decision, EventKind::ApprovalDecision(ApprovalDecision { ref by, .. }) if by == "interrupt"),
         "{decision:?}"
     );
 }

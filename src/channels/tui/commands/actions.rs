@@ -9,7 +9,7 @@ use crate::protocol::{Command, Op, Target};
 
 pub(super) fn force_target(app: &mut App, target: Target) -> Vec<Effect> {
     app.notice(Level::Info, format!("next turn: {target}"));
-    vec![Effect::Submit(Op::Command {
+    vec![Effect::submit(Op::Command {
         session: app.session.clone(),
         command: Command::ForceTarget(target),
     })]
@@ -23,7 +23,7 @@ pub(super) fn clear(app: &mut App) -> Vec<Effect> {
         Level::Info,
         "history cleared (the transcript stays on disk)",
     );
-    vec![Effect::Submit(Op::Command {
+    vec![Effect::submit(Op::Command {
         session,
         command: Command::Clear,
     })]
@@ -48,7 +48,7 @@ pub(super) fn new_session(app: &mut App) -> Vec<Effect> {
 /// the whole conversation (the local attempt included); without a remote
 /// provider the routing event says why it stays.
 pub(super) fn escalate(app: &mut App) -> Vec<Effect> {
-    vec![Effect::Submit(Op::UserMessage {
+    vec![Effect::submit(Op::UserMessage {
         session: app.session.clone(),
         origin: crate::protocol::Origin::Tui,
         text: ESCALATE_TEXT.into(),
@@ -61,7 +61,7 @@ pub(super) fn memory_search(app: &mut App, query: &str) -> Vec<Effect> {
         app.notice(Level::Warning, "usage: /memory QUERY");
         return Vec::new();
     }
-    vec![Effect::Submit(Op::Command {
+    vec![Effect::submit(Op::Command {
         session: app.session.clone(),
         command: Command::MemorySearch {
             query: query.to_string(),
@@ -81,7 +81,7 @@ pub(super) fn compact(app: &mut App, keep: &str) -> Vec<Effect> {
         return Vec::new();
     }
     app.notice(Level::Info, "compacting…");
-    vec![Effect::Submit(Op::Command {
+    vec![Effect::submit(Op::Command {
         session,
         command: Command::Compact {
             focus: (!keep.is_empty()).then(|| keep.to_string()),

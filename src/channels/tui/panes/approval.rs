@@ -16,9 +16,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.is_empty() {
         return;
     }
-    let Some(request) = app.approvals.current() else {
+    let Some(pending) = app.approvals.current() else {
         return;
     };
+    let request = &pending.request;
     let t = &app.theme;
     let width = area.width.saturating_sub(4).clamp(20, 84);
     let inner_w = usize::from(width.saturating_sub(4));
@@ -56,7 +57,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         (if mcp { "mcp" } else { "cwd" }, request.cwd.clone()),
         (
             "from",
-            format!("{} · session {}", badge(&request.origin), request.session),
+            format!("{} · session {}", badge(&pending.origin), pending.session),
         ),
     ];
     let mut tail: Vec<Line<'static>> = vec![Line::default()];

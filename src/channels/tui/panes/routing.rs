@@ -12,7 +12,7 @@ use crate::channels::tui::feeds::RoutingRecord;
 use crate::channels::tui::layout::Pane;
 use crate::channels::tui::transcript::badge;
 use crate::channels::tui::wrap;
-use crate::protocol::Target;
+use crate::protocol::{Escalation, Target};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     super::side(app, Pane::Routing, false, area, buf);
@@ -23,47 +23,41 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for record in app.routing.iter() {
         match record {
-            RoutingRecord::Decision {
-                session,
-                target,
-                provider,
-                model,
-                reason,
-                confidence,
-                role,
-            } => {
-                let color = match target {
+            RoutingRecord::Decision { session, routing } => {
+                let color = match routing.route.target() {
                     Target::Local => t.routing_local,
                     Target::Remote => t.routing_remote,
                 };
                 // The model it went to: `local-fast` beside `local`.
-                let name = if role.is_empty() {
-                    target.to_string()
-                } else {
-                    role.clone()
-                };
+                let name = routing.route.name();
                 let mut head = vec![
                     Span::styled(
                         format!("● {name}"),
                         Style::default().fg(color).add_modifier(Modifier::BOLD),
                     ),
                     Span::raw(" "),
-                    Span::styled(format!("{provider}/{model}"), Style::default().fg(t.text)),
-                    Span::styled(format!(" · {confidence:.2}"), t.muted()),
+                    Span::styled(
+                        format!("{}/{}", routing.route.provider(), routing.model),
+                        Style::default().fg(t.text),
+                    ),
+                    Span::styled(format!(" · {:.2}", routing.confidence), t.muted()),
                 ];
                 if let Some(origin) = other_origin(app, session) {
                     head.push(Span::styled(format!(" · {origin}"), t.muted()));
                 }
                 out.push(Line::from(head));
-                out.extend(indented(reason, width, t.muted()));
+                out.extend(indented(&routing.reason, width, t.muted()));
             }
             RoutingRecord::Escalation {
                 session,
-                from,
-                to,
-                reason,
-                trigger,
+                escalation,
             } => {
+                let Escalation {
+                    from,
+                    to,
+                    reason,
+                    trigger,
+                } = escalation;
                 let mut head = vec![
                     Span::styled(
                         format!("↑ {from} → {to}"),

@@ -32,7 +32,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         let mut head = vec![
             Span::styled(format!("{} ", r.state.symbol()), Style::default().fg(color)),
             Span::styled(
-                crate::channels::tui::mcp::call_name(&r.name, &r.arguments),
+                crate::channels::tui::mcp::call_name(&r.call.name, &r.call.arguments),
                 Style::default().fg(t.tool).add_modifier(Modifier::BOLD),
             ),
             Span::styled(format!(" {}", r.state.label()), Style::default().fg(color)),
@@ -63,7 +63,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 Span::styled(wrap::one_line(&summary, inner), Style::default().fg(t.text)),
             ]));
         }
-        if let Some(sandbox) = &r.sandbox {
+        if let Some(sandbox) = &r.call.sandbox {
             out.push(Line::from(vec![
                 Span::raw("  "),
                 Span::styled(

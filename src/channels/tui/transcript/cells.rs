@@ -69,12 +69,12 @@ pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Lin
         .as_ref()
         .map_or(0, |(a, r)| 3 + wrap::width(a) + 1 + wrap::width(r));
     let width = usize::from(width);
-    let fixed = 4 + wrap::width(&r.name) + 1 + 3 + wrap::width(&status) + counts_w;
+    let fixed = 4 + wrap::width(&r.call.name) + 1 + 3 + wrap::width(&status) + counts_w;
     let summary = wrap::one_line(&r.summary(), width.saturating_sub(fixed).max(8));
     let mut out = vec![Line::from(vec![
         Span::styled("  ⚙ ", Style::default().fg(t.tool)),
         Span::styled(
-            r.name.clone(),
+            r.call.name.clone(),
             Style::default().fg(t.tool).add_modifier(Modifier::BOLD),
         ),
         Span::raw(" "),
@@ -107,7 +107,7 @@ pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Lin
     if ctx.expanded {
         let bar = [Span::styled("    │ ", t.muted())];
         let inner = width.saturating_sub(6).max(8);
-        let args = serde_json::to_string_pretty(&r.arguments).unwrap_or_default();
+        let args = serde_json::to_string_pretty(&r.call.arguments).unwrap_or_default();
         let output = r.output.trim_end();
         let mut body: Vec<(Style, &str)> = args.lines().map(|l| (t.muted(), l)).collect();
         const SHOWN: usize = 20;

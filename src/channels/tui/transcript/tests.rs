@@ -119,20 +119,23 @@ fn a_tool_call_splits_the_answer_and_clear_keeps_other_sessions() {
 /// reasoning), never the finished answers around them.
 #[test]
 fn expanding_re_renders_only_the_entries_that_expand() {
-    use crate::channels::tui::feeds::{ToolRecord, ToolState};
+    use crate::channels::tui::feeds::{ToolEntry, ToolState};
+    use crate::protocol::ToolCallEvent;
     let theme = Theme::default();
     let mut tools = ToolLog::default();
-    let seq = tools.push(ToolRecord {
-        id: "c1".into(),
+    let seq = tools.push(ToolEntry {
+        call: ToolCallEvent {
+            id: "c1".into(),
+            name: "write_file".into(),
+            arguments: serde_json::json!({"path": "n.md"}),
+            sandbox: None,
+        },
         session: "s".into(),
         origin: Origin::Tui,
-        name: "write_file".into(),
-        arguments: serde_json::json!({"path": "n.md"}),
         state: ToolState::Ok,
         duration_ms: Some(2),
         output: "created n.md (10 lines, 40 bytes)".into(),
         approval: None,
-        sandbox: None,
         diff: None,
     });
     // A new file of 10 lines, as the core's diff of it reads.

@@ -21,7 +21,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdout};
 
 use crate::chat::ToolSpec;
-use crate::protocol::EventKind;
+use crate::protocol::{EventKind, TokenUsage};
 use crate::tools::{ToolContext, ToolOutput, arg_str, paths};
 use stream::{Line, Outcome};
 
@@ -220,7 +220,7 @@ fn emit_usage(ctx: &ToolContext, model: String, outcome: &Outcome, started: Inst
     ctx.bus.emit(
         &ctx.session,
         &ctx.origin,
-        EventKind::Usage {
+        EventKind::Usage(TokenUsage {
             provider: PROVIDER.into(),
             model: if model.is_empty() {
                 "claude".into()
@@ -234,7 +234,7 @@ fn emit_usage(ctx: &ToolContext, model: String, outcome: &Outcome, started: Inst
             tokens_per_sec: None,
             latency_ms: Some(started.elapsed().as_millis() as u64),
             endpoint: None,
-        },
+        }),
     );
 }
 

@@ -150,9 +150,9 @@ fn describe_says_mode_and_network() {
 }
 
 /// A TUI context whose approval requests we can see and answer.
-fn attended(dir: &Path) -> (ToolContext, crate::protocol::EventReceiver) {
+fn attended(dir: &Path) -> (ToolContext, crate::bus::EventReceiver) {
     use crate::tools::approval::{Approver, PendingApprovals};
-    let bus = crate::protocol::EventBus::new();
+    let bus = crate::bus::EventBus::new();
     let events = bus.subscribe();
     let mut ctx = test_context(dir, ExecApproval::Full);
     ctx.approver = std::sync::Arc::new(Approver::new(
@@ -167,19 +167,19 @@ fn attended(dir: &Path) -> (ToolContext, crate::protocol::EventReceiver) {
 
 /// Answers the next approval request, which must be an escalation.
 async fn answer_escalation(
-    events: &mut crate::protocol::EventReceiver,
+    events: &mut crate::bus::EventReceiver,
     ctx: &ToolContext,
     decision: crate::protocol::ReviewDecision,
 ) {
-    use crate::protocol::EventKind;
+    use crate::protocol::{ApprovalRequest, EventKind};
     loop {
         let event = events.recv().await.unwrap();
-        if let EventKind::ApprovalRequest {
+        if let EventKind::ApprovalRequest(ApprovalRequest {
             id,
             escalation,
             sandbox,
             ..
-        } = event.kind
+        }) = event.kind
         {
             let reason = escalation.expect("an escalation");
             assert!(reason.contains("outside.txt"), "{reason}");

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 use tokio::sync::mpsc::error::TryRecvError;
 
-use super::{Event, EventKind};
+use crate::protocol::{AnswerDelta, Event, EventKind, ReasoningDelta};
 
 /// A merged delta grows to about this size, then a new one starts (so one
 /// event stays small enough to draw and to write as one line).
@@ -92,10 +92,11 @@ fn merge(last: &mut Event, next: &Event) -> bool {
         return false;
     }
     match (&mut last.kind, &next.kind) {
-        (EventKind::Delta { text }, EventKind::Delta { text: more })
-        | (EventKind::Reasoning { text }, EventKind::Reasoning { text: more })
-            if text.len() < MAX_MERGED_BYTES =>
-        {
+        (EventKind::Delta(AnswerDelta { text }), EventKind::Delta(AnswerDelta { text: more }))
+        | (
+            EventKind::Reasoning(ReasoningDelta { text }),
+            EventKind::Reasoning(ReasoningDelta { text: more }),
+        ) if text.len() < MAX_MERGED_BYTES => {
             text.push_str(more);
             true
         }
@@ -139,10 +140,11 @@ impl Drop for EventReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Origin;
+    use crate::protocol::{FinalAnswer, Origin, TurnEnded};
 
     fn ev(session: &str, kind: EventKind) -> Event {
         Event {
+            submission: None,
             session: session.into(),
             origin: Origin::Cli,
             kind,
@@ -150,7 +152,7 @@ mod tests {
     }
 
     fn delta(session: &str, text: &str) -> Event {
-        ev(session, EventKind::Delta { text: text.into() })
+        ev(session, EventKind::Delta(AnswerDelta { text: text.into() }))
     }
 
     #[tokio::test]
@@ -160,7 +162,10 @@ mod tests {
         tx.send(delta("a", "two "));
         tx.send(delta("b", "other"));
         tx.send(delta("a", "three"));
-        tx.send(ev("a", EventKind::TurnEnded { interrupted: false }));
+        tx.send(ev(
+            "a",
+            EventKind::TurnEnded(TurnEnded { interrupted: false }),
+        ));
         tx.send(delta("a", "four"));
         let got: Vec<Event> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
         assert_eq!(
@@ -169,7 +174,7 @@ mod tests {
                 delta("a", "one two "),
                 delta("b", "other"),
                 delta("a", "three"),
-                ev("a", EventKind::TurnEnded { interrupted: false }),
+                ev("a", EventKind::TurnEnded(TurnEnded { interrupted: false })),
                 delta("a", "four"),
             ]
         );
@@ -183,17 +188,17 @@ mod tests {
         }
         tx.send(ev(
             "a",
-            EventKind::Final {
+            EventKind::Final(FinalAnswer {
                 text: "done".into(),
-            },
+            }),
         ));
         let queued = tx.0.lock().events.len();
         assert_eq!(queued, 1_000_000 / MAX_MERGED_BYTES + 2);
         let mut text = 0;
         while let Ok(event) = rx.try_recv() {
             match event.kind {
-                EventKind::Delta { text: t } => text += t.len(),
-                EventKind::Final { .. } => break,
+                EventKind::Delta(AnswerDelta { text: t }) => text += t.len(),
+                EventKind::Final(_) => break,
                 other => panic!("{other:?}"),
             }
         }

@@ -1,0 +1,299 @@
+//! The events' payloads: each kind of [`EventKind`] carries one named
+//! struct, which surfaces store as it is (a tool call's entry in the TUI
+//! holds the `ToolCallEvent` it showed).
+
+use serde::{Deserialize, Serialize};
+
+use super::{FileDiff, MemoryHit, ReviewDecision, Route, RoutedModel};
+
+/// What happened, serialized as one JSON object per line in `--json` mode
+/// with `"type"` first (then `session` and `origin`, then the payload's
+/// fields: see [`Event`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    TurnStarted(TurnStarted),
+    /// A message arrived while the session was busy; it runs after the current turn.
+    Queued(Queued),
+    Routing(Routing),
+    Delta(AnswerDelta),
+    Reasoning(ReasoningDelta),
+    ToolCall(ToolCallEvent),
+    ApprovalRequest(ApprovalRequest),
+    ApprovalDecision(ApprovalDecision),
+    ToolResult(ToolResultEvent),
+    Escalation(Escalation),
+    MemoryHits(MemoryHits),
+    Usage(TokenUsage),
+    /// Older turns were left out of the request so that it fits the window.
+    ContextTrimmed(ContextTrimmed),
+    Notice(Notice),
+    Final(FinalAnswer),
+    Error(ErrorEvent),
+    /// The turn is over (after `final`, `error` or an interrupt); the session is idle.
+    TurnEnded(TurnEnded),
+    /// A running tool call's progress, shown under the call (a delegated
+    /// agent's text and tool uses); never sent to the model.
+    ToolProgress(ToolProgress),
+    /// The session was copied into `new_session` (`/fork`).
+    Forked(Forked),
+    /// The session went back to before its user message `turn`: the
+    /// messages from there on are out of the live session (the transcript
+    /// keeps them, marked), and the files are as they were then.
+    Rewound(Rewound),
+    /// Older turns were replaced by a summary (the transcript keeps them).
+    Compaction(Compacted),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TurnStarted {
+    pub text: String,
+}
+
+/// A message arrived while the session was busy; it runs after the current turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Queued {
+    pub text: String,
+    pub position: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Where a turn goes, and why. On the wire the route is the `target`,
+/// `provider` and `role` fields of version 0.
+pub struct Routing {
+    #[serde(flatten)]
+    pub route: Route,
+    pub model: String,
+    pub reason: String,
+    pub confidence: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnswerDelta {
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReasoningDelta {
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallEvent {
+    pub id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
+    /// For `exec`: the sandbox it runs in ("workspace-write, no network").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    pub id: String,
+    pub tool: String,
+    pub command: String,
+    pub cwd: String,
+    /// The rule "approve for the session"/"always" would remember
+    /// (exec only); absent when the command can never become a rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The sandbox the command will run in ("off (no sandbox)" when off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
+    /// Set on a request to re-run a command that failed in the sandbox
+    /// outside it: why (the failing lines). Only `approved_outside_sandbox`
+    /// approves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A request was answered (or given up on). On the wire the decision is
+/// `"decision": "approved"|"denied"` plus a `scope` when approved (`once`,
+/// `session`, `always`, `outside_sandbox`), as in version 0.
+#[serde(into = "DecisionFields", try_from = "DecisionFields")]
+pub struct ApprovalDecision {
+    pub id: String,
+    /// What took effect: a request whose answer did not fit it (an
+    /// escalation approved only once) is `Denied` here.
+    pub decision: ReviewDecision,
+    /// Who decided: an origin (`tui`, `discord:<channel>`...), or
+    /// `timeout` / `interrupt` when nobody did.
+    pub by: String,
+}
+
+/// [`ApprovalDecision`]'s wire form.
+#[derive(Clone, Serialize, Deserialize)]
+struct DecisionFields {
+    id: String,
+    decision: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scope: Option<String>,
+    by: String,
+}
+
+impl From<ApprovalDecision> for DecisionFields {
+    fn from(d: ApprovalDecision) -> Self {
+        let scope = match d.decision {
+            ReviewDecision::Denied => None,
+            ReviewDecision::ApprovedOnce => Some("once"),
+            ReviewDecision::ApprovedForSession => Some("session"),
+            ReviewDecision::ApprovedAlways => Some("always"),
+            ReviewDecision::ApprovedOutsideSandbox => Some("outside_sandbox"),
+        };
+        DecisionFields {
+            id: d.id,
+            decision: if scope.is_some() {
+                "approved"
+            } else {
+                "denied"
+            }
+            .into(),
+            scope: scope.map(str::to_string),
+            by: d.by,
+        }
+    }
+}
+
+impl TryFrom<DecisionFields> for ApprovalDecision {
+    type Error = String;
+    fn try_from(f: DecisionFields) -> Result<Self, String> {
+        let decision = match (f.decision.as_str(), f.scope.as_deref()) {
+            ("denied", _) => ReviewDecision::Denied,
+            ("approved", None | Some("once")) => ReviewDecision::ApprovedOnce,
+            ("approved", Some("session")) => ReviewDecision::ApprovedForSession,
+            ("approved", Some("always")) => ReviewDecision::ApprovedAlways,
+            ("approved", Some("outside_sandbox")) => ReviewDecision::ApprovedOutsideSandbox,
+            (decision, scope) => {
+                return Err(format!(
+                    "unknown approval decision `{decision}` (scope {scope:?})"
+                ));
+            }
+        };
+        Ok(ApprovalDecision {
+            id: f.id,
+            decision,
+            by: f.by,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultEvent {
+    pub id: String,
+    pub name: String,
+    pub success: bool,
+    pub output: String,
+    pub duration_ms: u64,
+    /// For `write_file`/`edit_file`: what the call changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<FileDiff>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Escalation {
+    /// `provider/model` on the wire.
+    pub from: RoutedModel,
+    pub to: RoutedModel,
+    pub reason: String,
+    pub trigger: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryHits {
+    pub query: String,
+    pub hits: Vec<MemoryHit>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub provider: String,
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_sec: Option<f64>,
+    /// Prompt processing plus generation, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
+    /// The local endpoint that served the request (several under one role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+}
+
+/// Older turns were left out of the request so that it fits the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContextTrimmed {
+    pub dropped_messages: usize,
+    pub prompt_tokens: u64,
+    pub context_length: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Notice {
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FinalAnswer {
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorEvent {
+    pub message: String,
+}
+
+/// The turn is over (after `final`, `error` or an interrupt); the session is idle.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TurnEnded {
+    pub interrupted: bool,
+}
+
+/// A running tool call's progress, shown under the call (a delegated
+/// agent's text and tool uses); never sent to the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolProgress {
+    pub id: String,
+    pub text: String,
+}
+
+/// The session was copied into `new_session` (`/fork`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Forked {
+    pub new_session: String,
+}
+
+/// The session went back to before its user message `turn`: the
+/// messages from there on are out of the live session (the transcript
+/// keeps them, marked), and the files are as they were then.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rewound {
+    pub turn: usize,
+    /// The user message gone back before (to edit and send again).
+    pub text: String,
+    pub dropped_messages: usize,
+    /// Files put back, and files created since that were removed.
+    pub restored: Vec<String>,
+    pub removed: Vec<String>,
+    /// Files left as they are, each with why.
+    pub not_restored: Vec<String>,
+    /// Set when commands ran since: their changes are not undone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untracked: Option<String>,
+}
+
+/// Older turns were replaced by a summary (the transcript keeps them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Compacted {
+    pub before_tokens: u64,
+    pub after_tokens: u64,
+    pub summarized_messages: usize,
+    /// Who wrote the summary: "local" or the remote provider's model.
+    pub model: String,
+    /// The summary the model now sees in place of those messages.
+    pub summary: String,
+}
