@@ -52,7 +52,7 @@ pub use queue::EventReceiver;
 pub struct EventBus {
     subscribers: Arc<Mutex<Vec<queue::Subscriber>>>,
     /// Applied to every event before it goes out (the core's last guard
-    /// against secret values: see `agent::redact`).
+    /// against secret values: see `redact::event_guard`).
     guard: Option<EventGuard>,
 }
 

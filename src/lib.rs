@@ -18,20 +18,21 @@
 //! | 2 | `bus` | fans every event out to each surface's own queue |
 //! | 2 | `chat` | messages, tool calls, tool specs and token usage |
 //! | 3 | `config` | `egirl.toml`, the MCP servers' entries included |
-//! | 4 | `logging` | the redacted log file |
-//! | 5 | `workspace` | the personality and memory files |
-//! | 6 | `cron` | cron jobs as data: the store, a job, its schedule |
-//! | 7 | `mcp` | the MCP client: servers' lifecycle and tools |
-//! | 8 | `providers` | the local server and the remote APIs |
-//! | 9 | `usage` | what each request used and cost: the usage log, prices |
-//! | 10 | `sessions` | session transcripts on disk |
-//! | 11 | `memory` | memory files and their search index |
-//! | 12 | `routing` | which model answers a turn |
-//! | 13 | `skills` | SKILL.md folders |
-//! | 14 | `tools` | the tools the model may call, and their approvals |
-//! | 15 | `agent` | the core: sessions' turns, events out |
-//! | 16 | `channels` | the surfaces: TUI, headless, bots, webhook, heartbeat, cron |
-//! | 17 | `cli` | the command line and start-up; outcomes to exit codes |
+//! | 4 | `workspace` | the personality and memory files |
+//! | 5 | `cron` | cron jobs as data: the store, a job, its schedule |
+//! | 6 | `mcp` | the MCP client: servers' lifecycle and tools |
+//! | 7 | `providers` | the local server and the remote APIs |
+//! | 8 | `redact` | secret values out of everything shown, stored or sent: the redactor, and where the core applies it |
+//! | 9 | `logging` | the redacted log file |
+//! | 10 | `usage` | what each request used and cost: the usage log, prices |
+//! | 11 | `sessions` | session transcripts on disk |
+//! | 12 | `memory` | memory files and their search index |
+//! | 13 | `routing` | which model answers a turn |
+//! | 14 | `skills` | SKILL.md folders |
+//! | 15 | `tools` | the tools the model may call, and their approvals |
+//! | 16 | `agent` | the core: sessions' turns, events out |
+//! | 17 | `channels` | the surfaces: TUI, headless, bots, webhook, heartbeat, cron |
+//! | 18 | `cli` | the command line and start-up; outcomes to exit codes |
 
 pub mod agent;
 pub mod bus;
@@ -47,6 +48,7 @@ pub mod memory;
 pub mod print;
 pub mod protocol;
 pub mod providers;
+pub mod redact;
 pub mod routing;
 pub mod sessions;
 pub mod skills;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
-use crate::config::Redactor;
+use crate::redact::Redactor;
 
 #[derive(Clone)]
 struct Redacting<W> {

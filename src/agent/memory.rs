@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use crate::bus::EventBus;
-use crate::config::{Config, Redactor};
+use crate::config::Config;
 use crate::memory::Memory;
 use crate::protocol::{EventKind, Notice, Origin, SessionId, SubmissionId};
 use crate::providers::remote::RemoteProviders;
+use crate::redact::Redactor;
 
 use super::shared::Shared;
 

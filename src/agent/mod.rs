@@ -17,7 +17,6 @@ mod compact;
 mod context;
 mod local;
 mod memory;
-mod redact;
 pub mod rewind;
 mod route;
 mod session;
@@ -56,10 +55,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::EventBus;
-use crate::config::{Config, Redactor};
+use crate::config::Config;
 use crate::protocol::{Command, EventKind, Op, SessionId};
 use crate::protocol::{Queued, Submission};
 use crate::providers::remote::RemoteProviders;
+use crate::redact::Redactor;
 use crate::skills;
 use crate::tools::approval::PendingApprovals;
 use crate::tools::sandbox::ProtectedPaths;
@@ -161,7 +161,7 @@ pub fn spawn_with(
 
 /// `spawn_with`, protecting what start-up read (the config file and the
 /// `.env` files, see `tools::sandbox::protected`) and redacting the
-/// secret values start-up found (see `config::redact`).
+/// secret values start-up found (see `redact`).
 pub fn spawn_guarded(
     config: Config,
     workspace: PathBuf,

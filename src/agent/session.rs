@@ -9,10 +9,11 @@ use anyhow::Result;
 use chrono::Utc;
 
 use super::shared::Shared;
-use super::{redact, slots, summary};
+use super::{slots, summary};
 use crate::chat::ChatMessage;
-use crate::config::Redactor;
 use crate::protocol::{Command, EventKind, Origin, Target};
+use crate::redact;
+use crate::redact::Redactor;
 use crate::sessions::{Record, Transcript};
 
 pub(crate) struct Session {

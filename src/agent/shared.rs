@@ -11,11 +11,12 @@ use tokio::sync::OnceCell;
 
 use super::slots;
 use crate::bus::EventBus;
-use crate::config::{Config, LocalConfig, Redactor};
+use crate::config::{Config, LocalConfig};
 use crate::memory::Memory;
 use crate::memory::watch::MemoryWatcher;
 use crate::providers::endpoints::{LocalRole, Pool};
 use crate::providers::remote::RemoteProviders;
+use crate::redact::Redactor;
 use crate::routing::Router;
 use crate::skills;
 use crate::tools::approval::Approver;

@@ -9,10 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::{Session, Turn};
 use super::shared::Shared;
-use super::{local, redact, trim, window};
+use super::{local, trim, window};
 use crate::chat::ChatMessage;
-use crate::config::Redactor;
-use crate::config::redact::StreamRedactor;
 use crate::protocol::{
     AnswerDelta, ContextTrimmed, EventKind, Notice, Origin, ReasoningDelta, Routing,
 };
@@ -20,6 +18,8 @@ use crate::providers::endpoints::{Failover, LocalRole};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
+use crate::redact;
+use crate::redact::{Redactor, StreamRedactor};
 
 /// Per-message template overhead when counting message by message
 /// (`<|im_start|>role\n` ... `<|im_end|>\n`); the exact total comes from the server.

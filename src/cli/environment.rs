@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use super::{Cli, Exit};
 use crate::agent::{self, AgentHandle};
-use crate::config::{self, Config, Redactor, Secrets};
+use crate::config::{self, Config, Secrets};
 use crate::print;
 use crate::providers::remote::RemoteProviders;
+use crate::redact::Redactor;
 
 /// Everything start-up resolved: config, secrets, the workspace.
 pub struct Environment {

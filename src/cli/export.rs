@@ -22,10 +22,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::chat::ChatMessage;
-use crate::config::Redactor;
 use crate::print;
 use crate::protocol::Role;
 use crate::providers::tool_call_text;
+use crate::redact::Redactor;
 use crate::sessions::{self, Record};
 
 #[derive(Debug, clap::Args)]

@@ -8,7 +8,6 @@ mod load;
 mod local;
 pub mod mcp;
 mod proactive;
-pub mod redact;
 mod remote;
 pub mod secrets;
 mod web;
@@ -27,7 +26,6 @@ pub use local::{
 };
 pub use mcp::{McpApproval, McpConfig, McpServerConfig, McpToolFilter};
 pub use proactive::{CronConfig, Delivery, HeartbeatConfig, WebhookConfig};
-pub use redact::Redactor;
 pub use remote::{AnthropicConfig, AzureConfig, OpenAiConfig, RemoteConfig};
 pub use secrets::Secrets;
 pub use web::{BRAVE_KEY_VAR, SearchProvider, WebConfig, WebFetchPolicy, WebSearchConfig};

@@ -16,7 +16,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::chunk::{Chunk, chunk_markdown};
 use super::store;
-use crate::config::Redactor;
+use crate::redact::Redactor;
 
 /// `MEMORY.md` and every `.md` under `memory/`, as (relative path with
 /// `/`, absolute path), sorted.

@@ -118,7 +118,7 @@ pub struct Memory {
     /// replaced index is a new file, and theirs are closed.
     readers: Mutex<Vec<(rusqlite::Connection, u64)>>,
     /// Secret values in a memory file are indexed (and embedded) redacted.
-    redactor: Arc<crate::config::Redactor>,
+    redactor: Arc<crate::redact::Redactor>,
 }
 
 impl Memory {
@@ -152,7 +152,7 @@ impl Memory {
 
     /// Index and embed memory files with secret values redacted (a
     /// command may have written one into a note).
-    pub fn with_redactor(mut self, redactor: Arc<crate::config::Redactor>) -> Self {
+    pub fn with_redactor(mut self, redactor: Arc<crate::redact::Redactor>) -> Self {
         self.redactor = redactor;
         self
     }

@@ -157,7 +157,7 @@ async fn local_chat(
         )
         .await?;
     let mut response = served.response;
-    super::super::redact::response(&shared.redactor, &mut response);
+    crate::redact::response(&shared.redactor, &mut response);
     let configured = shared.role_model(role);
     emit_usage(
         turn,

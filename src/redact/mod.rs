@@ -9,15 +9,23 @@
 //! replies, what it stores and sends), the event bus and the log files
 //! once more.
 //!
+//! Where the core applies it is `apply`: a model's reply before it is
+//! stored, shown or acted on, a message before it reaches the transcript
+//! and the history, and every event on its way out (the bus guard).
+//!
 //! All values are found in one pass (Aho-Corasick, leftmost-longest). With
 //! no secrets, redacting is a length check.
+
+mod apply;
+
+pub use apply::{event, event_guard, message, response};
 
 use std::borrow::Cow;
 use std::path::PathBuf;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use super::secrets::{SECRET_VARS, dotenv_entries, is_secret_name};
+use crate::config::secrets::{SECRET_VARS, dotenv_entries, is_secret_name};
 
 /// Values shorter than this are not redacted: `DEBUG_KEY=1` or
 /// `PORT_TOKEN=on` would turn every `1` or `on` of ordinary text into a

@@ -1,13 +1,13 @@
-//! Where the core applies the `Redactor` (config/redact.rs): a model's
+//! Where the core applies the `Redactor`: a model's
 //! reply before it is stored, shown or acted on, a message before it
 //! reaches the transcript and the history (hence every later request), and
 //! every event on its way out, as the last guard.
 
 use std::sync::Arc;
 
+use super::Redactor;
 use crate::bus::EventGuard;
 use crate::chat::ChatMessage;
-use crate::config::Redactor;
 use crate::protocol::{
     AnswerDelta, ErrorEvent, EventKind, FinalAnswer, Notice, Queued, ReasoningDelta, ToolCallEvent,
     ToolResultEvent, TurnStarted,
@@ -15,11 +15,11 @@ use crate::protocol::{
 use crate::providers::ChatResponse;
 
 /// The bus guard: every text field of an event, redacted.
-pub(crate) fn event_guard(redactor: Arc<Redactor>) -> EventGuard {
+pub fn event_guard(redactor: Arc<Redactor>) -> EventGuard {
     Arc::new(move |kind: &mut EventKind| event(&redactor, kind))
 }
 
-pub(crate) fn event(r: &Redactor, kind: &mut EventKind) {
+pub fn event(r: &Redactor, kind: &mut EventKind) {
     if r.is_empty() {
         return;
     }
@@ -69,7 +69,7 @@ pub(crate) fn event(r: &Redactor, kind: &mut EventKind) {
 }
 
 /// A message's text and its tool calls' arguments.
-pub(crate) fn message(r: &Redactor, message: &mut ChatMessage) {
+pub fn message(r: &Redactor, message: &mut ChatMessage) {
     if r.is_empty() {
         return;
     }
@@ -82,7 +82,7 @@ pub(crate) fn message(r: &Redactor, message: &mut ChatMessage) {
 /// A model's reply as the turn uses it: the text, the message kept in
 /// history, and the calls the tools will run (so a tool never writes a
 /// value the model somehow knew: `memory_save` into MEMORY.md, say).
-pub(crate) fn response(r: &Redactor, response: &mut ChatResponse) {
+pub fn response(r: &Redactor, response: &mut ChatResponse) {
     if r.is_empty() {
         return;
     }
