@@ -314,6 +314,21 @@ fn imports_point_down_the_layers_of_lib_rs() {
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
+/// docs/architecture.md shows the same table, so the page a newcomer reads
+/// first cannot drift from the one the test holds.
+#[test]
+fn the_architecture_page_shows_the_rank_table_of_lib_rs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib_rs = std::fs::read_to_string(root.join("src/lib.rs")).expect("read src/lib.rs");
+    let page = std::fs::read_to_string(root.join("docs/architecture.md"))
+        .expect("read docs/architecture.md");
+    assert_eq!(
+        rank_table(&page),
+        rank_table(&lib_rs),
+        "docs/architecture.md's layer table differs from src/lib.rs's"
+    );
+}
+
 mod checker {
     use super::*;
 

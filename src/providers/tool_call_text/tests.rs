@@ -34,7 +34,7 @@ fn call(index: usize, name: &str, arguments: Value) -> ToolCall {
 }
 
 #[test]
-fn tools_block_matches_the_spec_text() {
+fn tools_block_is_written_as_qwen3s_template_writes_it() {
     let block = tools_system_block(&[spec("read_file"), spec("exec")]);
     let expected = without_final_newline(TOOLS_BLOCK);
     assert_eq!(block, expected);
@@ -53,7 +53,7 @@ fn spaced_json_keeps_unicode_and_escapes() {
 }
 
 #[test]
-fn renders_calls_and_responses_as_the_spec() {
+fn calls_and_responses_are_written_as_qwen3s_template_writes_them() {
     let c = call(0, "read_file", json!({"path": "/etc/hosts"}));
     assert_eq!(
         render_tool_call(&c),
