@@ -42,7 +42,7 @@ pub(super) fn summary_messages(summary: &str) -> Vec<ChatMessage> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use chrono::Utc;
 
     use super::*;
@@ -50,7 +50,8 @@ mod tests {
     use crate::protocol::Origin;
     use crate::sessions::Compaction;
 
-    fn turn_with_tool(n: usize) -> Vec<ChatMessage> {
+    /// A user question, a tool call and its result, and the answer.
+    pub(in crate::agent) fn turn_with_tool(n: usize) -> Vec<ChatMessage> {
         let call = ToolCall {
             id: format!("call_{n}"),
             name: "glob".into(),

@@ -258,24 +258,7 @@ async fn prompt_tokens(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chat::ToolCall;
-
-    fn turn_with_tool(n: usize) -> Vec<ChatMessage> {
-        let call = ToolCall {
-            id: format!("call_{n}"),
-            name: "glob".into(),
-            arguments: serde_json::json!({"pattern": "*"}),
-            arguments_error: None,
-        };
-        let mut asked = ChatMessage::assistant("");
-        asked.tool_calls = vec![call.clone()];
-        vec![
-            ChatMessage::user(format!("question {n}")),
-            asked,
-            ChatMessage::tool_result(&call, "a.md"),
-            ChatMessage::assistant(format!("answer {n}")),
-        ]
-    }
+    use crate::agent::summary::tests::turn_with_tool;
 
     #[test]
     fn the_cut_is_at_a_user_message_keeping_recent_turns() {
