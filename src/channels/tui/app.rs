@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::approval::{Approvals, PendingApproval};
+use super::conversation::{Conversation, Kind, Level, RenderCtx, compaction_label};
 use super::feeds::{
     self, MemorySearch, RoutingLog, RoutingRecord, Stats, ToolEntry, ToolLog, ToolState,
 };
@@ -17,7 +18,6 @@ use super::scroll::Scroll;
 pub use super::sessions::SessionInfo;
 use super::sessions::SessionPicker;
 use super::theme::Theme;
-use super::transcript::{Kind, Level, RenderCtx, Transcript, compaction_label};
 use crate::protocol::{
     AnswerDelta, ApprovalDecision, BotStatus, Compacted, ContextTrimmed, ErrorEvent, Event,
     EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued, ReasoningDelta, SessionId,
@@ -105,7 +105,7 @@ pub struct App {
     pub session: SessionId,
     pub theme: Theme,
     pub theme_dirs: Vec<PathBuf>,
-    pub transcript: Transcript,
+    pub conversation: Conversation,
     pub routing: RoutingLog,
     pub tools: ToolLog,
     pub memory: Option<MemorySearch>,
@@ -161,7 +161,7 @@ impl App {
             session: options.session,
             theme: options.theme,
             theme_dirs: options.theme_dirs,
-            transcript: Transcript::default(),
+            conversation: Conversation::default(),
             routing: Default::default(),
             tools: ToolLog::default(),
             memory: None,
@@ -258,7 +258,7 @@ impl App {
     /// A note in the conversation from the TUI itself (command feedback).
     pub fn notice(&mut self, level: Level, text: impl Into<String>) {
         let session = self.session.clone();
-        self.transcript
+        self.conversation
             .push(&session, &Origin::Tui, Kind::Notice(level), text.into());
         self.conversation_scroll.content_added();
     }
@@ -315,11 +315,11 @@ impl App {
             EventKind::TurnStarted(TurnStarted { text }) => {
                 info.running = true;
                 if origin != Origin::Heartbeat {
-                    self.transcript.user(&session, &origin, &text);
+                    self.conversation.user(&session, &origin, &text);
                 }
             }
             EventKind::Queued(Queued { text, .. }) => {
-                self.transcript
+                self.conversation
                     .push(&session, &origin, Kind::User { queued: true }, text);
             }
             EventKind::Routing(routing) => {
@@ -338,8 +338,8 @@ impl App {
                 self.side_added(Pane::Routing);
                 // The local attempt ends here; the remote answer follows
                 // as a message of its own.
-                self.transcript.close(&session);
-                self.transcript.push(
+                self.conversation.close(&session);
+                self.conversation.push(
                     &session,
                     &origin,
                     Kind::Notice(Level::Warning),
@@ -351,13 +351,13 @@ impl App {
                 });
             }
             EventKind::Delta(AnswerDelta { text }) => {
-                self.transcript.delta(&session, &origin, &text)
+                self.conversation.delta(&session, &origin, &text)
             }
             EventKind::Reasoning(ReasoningDelta { text }) => {
-                self.transcript.reasoning(&session, &origin, &text)
+                self.conversation.reasoning(&session, &origin, &text)
             }
             EventKind::ToolCall(call) => {
-                self.transcript.close(&session);
+                self.conversation.close(&session);
                 let seq = self.tools.push(ToolEntry {
                     call,
                     session: session.clone(),
@@ -369,7 +369,7 @@ impl App {
                     diff: None,
                 });
                 self.side_added(Pane::Tools);
-                self.transcript
+                self.conversation
                     .push(&session, &origin, Kind::Tool(seq), String::new());
             }
             EventKind::ApprovalRequest(request) => {
@@ -462,11 +462,11 @@ impl App {
                 let text = format!(
                     "left out {dropped_messages} older messages to fit the context window ({prompt_tokens}/{context_length} tokens)"
                 );
-                self.transcript
+                self.conversation
                     .push(&session, &origin, Kind::Notice(Level::Info), text);
             }
             EventKind::Notice(Notice { message }) => {
-                self.transcript
+                self.conversation
                     .push(&session, &origin, Kind::Notice(Level::Warning), message);
             }
             EventKind::Compaction(Compacted {
@@ -480,18 +480,18 @@ impl App {
                     self.status.context_used = after_tokens;
                 }
                 let label = compaction_label(summarized_messages, before_tokens, after_tokens);
-                self.transcript
+                self.conversation
                     .push(&session, &origin, Kind::Compaction(label), summary);
             }
             EventKind::Final(FinalAnswer { text }) => {
-                self.transcript.finish(&session, &origin, &text)
+                self.conversation.finish(&session, &origin, &text)
             }
             EventKind::Error(ErrorEvent { message }) => {
                 if target != Some(Target::Remote) {
                     self.status.local = LocalState::Failing;
                 }
-                self.transcript.close(&session);
-                self.transcript
+                self.conversation.close(&session);
+                self.conversation
                     .push(&session, &origin, Kind::Notice(Level::Error), message);
             }
             kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
@@ -505,9 +505,9 @@ impl App {
             }
             EventKind::TurnEnded(TurnEnded { interrupted }) => {
                 info.running = false;
-                self.transcript.close(&session);
+                self.conversation.close(&session);
                 if interrupted {
-                    self.transcript.push(
+                    self.conversation.push(
                         &session,
                         &origin,
                         Kind::Notice(Level::Info),

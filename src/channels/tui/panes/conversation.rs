@@ -14,9 +14,9 @@ use ratatui::widgets::Widget;
 
 use super::frame;
 use crate::channels::tui::app::App;
+use crate::channels::tui::conversation::{Rendered, badge};
 use crate::channels::tui::layout::Pane;
 use crate::channels::tui::search::highlight_row;
-use crate::channels::tui::transcript::{Rendered, badge};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.area() == 0 {
@@ -72,13 +72,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if inner.area() == 0 {
         return;
     }
-    if app.transcript.is_empty() {
+    if app.conversation.is_empty() {
         welcome(app, inner, buf);
         return;
     }
 
     let ctx = app.render_ctx();
-    let entries = &app.transcript.entries;
+    let entries = &app.conversation.entries;
     let shown = shown(app);
     let width = inner.width;
     let height = usize::from(inner.height);
@@ -149,16 +149,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let drawn = blocks.first().map_or(0, |b| b.0)..blocks.last().map_or(0, |b| b.0 + 1);
     drop(blocks);
-    app.transcript.keep_lines_near(drawn);
+    app.conversation.keep_lines_near(drawn);
 }
 
 /// The shown entries (all sessions', or the filtered one's) with the gap
 /// above each: one blank row between entries, none between consecutive
 /// one-liners (tool calls, notices) or above the first.
 pub(crate) fn shown(app: &App) -> Vec<(usize, usize)> {
-    let mut out = Vec::with_capacity(app.transcript.entries.len());
+    let mut out = Vec::with_capacity(app.conversation.entries.len());
     let mut prev_compact: Option<bool> = None;
-    for (i, entry) in app.transcript.entries.iter().enumerate() {
+    for (i, entry) in app.conversation.entries.iter().enumerate() {
         if !app.shows(&entry.session) {
             continue;
         }
@@ -173,7 +173,7 @@ pub(crate) fn shown(app: &App) -> Vec<(usize, usize)> {
 /// this width are rendered once, keeping only their height.
 pub fn total_rows(app: &App, width: u16) -> usize {
     let ctx = app.render_ctx();
-    let entries = &app.transcript.entries;
+    let entries = &app.conversation.entries;
     shown(app)
         .iter()
         .map(|&(i, gap)| gap + entries[i].height(width, &ctx))

@@ -7,8 +7,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::channels::tui::app::{App, LocalState};
+use crate::channels::tui::conversation::badge;
 use crate::channels::tui::feeds::tokens;
-use crate::channels::tui::transcript::badge;
 use crate::channels::tui::wrap;
 use crate::protocol::{BotStatus, Origin};
 
