@@ -51,7 +51,7 @@ fn loaded(events: &[Event]) -> App {
     for e in events {
         app.apply(e.clone());
     }
-    assert_eq!(app.transcript.entries.len(), MESSAGES, "transcript size");
+    assert_eq!(app.conversation.entries.len(), MESSAGES, "transcript size");
     app
 }
 

@@ -108,7 +108,7 @@ async fn a_delta_storm_is_coalesced_and_capped_with_no_backlog() {
     // At most one frame per 16.7 ms (plus the first), and it kept drawing.
     eprintln!("delta storm: {frames} frames in 2.5 s");
     assert!((30..=152).contains(&frames), "{frames} frames");
-    let answer = &app.transcript.entries[1].text;
+    let answer = &app.conversation.entries[1].text;
     assert!(
         answer.ends_with(" 9999 "),
         "backlog left ({} bytes)",

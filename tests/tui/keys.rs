@@ -237,7 +237,7 @@ fn slash_commands_become_ops_or_notices() {
     ));
     // A command that is not implemented is not listed either.
     assert!(run(&mut app, "/model").is_empty());
-    let last = app.transcript.entries.last().map(|e| e.text.clone());
+    let last = app.conversation.entries.last().map(|e| e.text.clone());
     assert_eq!(
         last.as_deref(),
         Some("unknown command /model (/help lists them)")
@@ -344,7 +344,7 @@ fn a_long_transcript_keeps_few_rendered_entries_and_scrolls_through_all() {
     let bottom = screen(&app, 80, 24);
     assert!(bottom.contains("end of 299"), "{bottom}");
     // Pinned, only the entries at the bottom were rendered (of 600).
-    let kept = app.transcript.entries_with_lines();
+    let kept = app.conversation.entries_with_lines();
     assert!(kept <= 40, "{kept} entries hold lines");
 
     // Paging up measures the whole transcript; paging back down lands
@@ -372,7 +372,7 @@ fn a_long_transcript_keeps_few_rendered_entries_and_scrolls_through_all() {
         top.contains("question 0") && top.contains("answer 0"),
         "{top}"
     );
-    let kept = app.transcript.entries_with_lines();
+    let kept = app.conversation.entries_with_lines();
     assert!(kept <= 40, "{kept} entries hold lines");
     press(&mut app, key(KeyCode::End));
     assert_eq!(screen(&app, 80, 24), bottom);
@@ -406,7 +406,7 @@ fn streaming_mirrors_every_session_with_its_origin() {
         ));
     }
     let texts: Vec<&str> = app
-        .transcript
+        .conversation
         .entries
         .iter()
         .map(|e| e.text.as_str())
@@ -423,7 +423,7 @@ fn streaming_mirrors_every_session_with_its_origin() {
     app.apply(ev(EventKind::TurnEnded(TurnEnded { interrupted: true })));
     assert!(!app.busy());
     assert_eq!(
-        app.transcript.entries.last().map(|e| e.text.as_str()),
+        app.conversation.entries.last().map(|e| e.text.as_str()),
         Some("interrupted")
     );
 }

@@ -6,10 +6,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::approval::{Approvals, PendingApproval};
-use super::feeds::{
-    self, MemorySearch, RoutingLog, RoutingRecord, Stats, ToolEntry, ToolLog, ToolState,
-};
+use super::approval::Approvals;
+use super::conversation::{Conversation, Kind, Level, RenderCtx};
+use super::feeds::{MemorySearch, RoutingLog, Stats, ToolLog};
 use super::input::InputBox;
 use super::layout::{LayoutParams, Pane, Rects};
 use super::panes::SideCache;
@@ -17,13 +16,9 @@ use super::scroll::Scroll;
 pub use super::sessions::SessionInfo;
 use super::sessions::SessionPicker;
 use super::theme::Theme;
-use super::transcript::{Kind, Level, RenderCtx, Transcript, compaction_label};
-use crate::protocol::{
-    AnswerDelta, ApprovalDecision, BotStatus, Compacted, ContextTrimmed, ErrorEvent, Event,
-    EventKind, FinalAnswer, MemoryHits, Notice, Op, Origin, Queued, ReasoningDelta, SessionId,
-    Submission, SubmissionId, Target, TokenUsage, ToolProgress, ToolResultEvent, TurnEnded,
-    TurnStarted,
-};
+use crate::protocol::{BotStatus, Op, Origin, SessionId, Submission, SubmissionId};
+
+mod events;
 
 /// A second Ctrl+C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -105,7 +100,7 @@ pub struct App {
     pub session: SessionId,
     pub theme: Theme,
     pub theme_dirs: Vec<PathBuf>,
-    pub transcript: Transcript,
+    pub conversation: Conversation,
     pub routing: RoutingLog,
     pub tools: ToolLog,
     pub memory: Option<MemorySearch>,
@@ -161,7 +156,7 @@ impl App {
             session: options.session,
             theme: options.theme,
             theme_dirs: options.theme_dirs,
-            transcript: Transcript::default(),
+            conversation: Conversation::default(),
             routing: Default::default(),
             tools: ToolLog::default(),
             memory: None,
@@ -258,7 +253,7 @@ impl App {
     /// A note in the conversation from the TUI itself (command feedback).
     pub fn notice(&mut self, level: Level, text: impl Into<String>) {
         let session = self.session.clone();
-        self.transcript
+        self.conversation
             .push(&session, &Origin::Tui, Kind::Notice(level), text.into());
         self.conversation_scroll.content_added();
     }
@@ -279,247 +274,6 @@ impl App {
         self.input.apply_theme(&theme);
         self.theme = theme;
         self.epoch += 1;
-    }
-
-    /// Folds one core event into the state.
-    pub fn apply(&mut self, event: Event) -> Vec<Effect> {
-        let Event {
-            submission,
-            session,
-            origin,
-            kind,
-        } = event;
-        // A request that failed gets no other answer: forget it.
-        if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {
-            self.asked.remove(id);
-        }
-        let shown = self.shows(&session);
-        let elsewhere = session != self.session;
-        let info = self
-            .sessions
-            .entry(session.clone())
-            .or_insert_with(|| SessionInfo::new(origin.clone()));
-        info.last_activity = Some(std::time::SystemTime::now());
-        // A message the user has not seen: the input points elsewhere, or
-        // the conversation shows another session.
-        // The heartbeat's standing prompt is not news; its answer (if any) is.
-        let news = matches!(kind, EventKind::Final(_))
-            || (matches!(kind, EventKind::TurnStarted(_)) && origin != Origin::Heartbeat);
-        if (elsewhere || !shown) && news {
-            info.unread += 1;
-        }
-        let target = info.target;
-        let mut effects = Vec::new();
-        let mut conversation_changed = shown;
-        match kind {
-            EventKind::TurnStarted(TurnStarted { text }) => {
-                info.running = true;
-                if origin != Origin::Heartbeat {
-                    self.transcript.user(&session, &origin, &text);
-                }
-            }
-            EventKind::Queued(Queued { text, .. }) => {
-                self.transcript
-                    .push(&session, &origin, Kind::User { queued: true }, text);
-            }
-            EventKind::Routing(routing) => {
-                info.target = Some(routing.route.target());
-                if session == self.session {
-                    self.status.provider = routing.route.provider().to_string();
-                    self.status.model = routing.model.clone();
-                }
-                self.side_added(Pane::Routing);
-                self.routing
-                    .push(RoutingRecord::Decision { session, routing });
-                conversation_changed = false;
-            }
-            EventKind::Escalation(escalation) => {
-                info.target = Some(Target::Remote);
-                self.side_added(Pane::Routing);
-                // The local attempt ends here; the remote answer follows
-                // as a message of its own.
-                self.transcript.close(&session);
-                self.transcript.push(
-                    &session,
-                    &origin,
-                    Kind::Notice(Level::Warning),
-                    format!("escalated to {}: {}", escalation.to, escalation.reason),
-                );
-                self.routing.push(RoutingRecord::Escalation {
-                    session,
-                    escalation,
-                });
-            }
-            EventKind::Delta(AnswerDelta { text }) => {
-                self.transcript.delta(&session, &origin, &text)
-            }
-            EventKind::Reasoning(ReasoningDelta { text }) => {
-                self.transcript.reasoning(&session, &origin, &text)
-            }
-            EventKind::ToolCall(call) => {
-                self.transcript.close(&session);
-                let seq = self.tools.push(ToolEntry {
-                    call,
-                    session: session.clone(),
-                    origin: origin.clone(),
-                    state: ToolState::Running,
-                    duration_ms: None,
-                    output: String::new(),
-                    approval: None,
-                    diff: None,
-                });
-                self.side_added(Pane::Tools);
-                self.transcript
-                    .push(&session, &origin, Kind::Tool(seq), String::new());
-            }
-            EventKind::ApprovalRequest(request) => {
-                self.tools
-                    .awaiting(&session, &request.tool, &request.command, &request.id);
-                let before = self.approvals.len();
-                self.approvals.push(PendingApproval {
-                    session,
-                    origin,
-                    request,
-                });
-                // Ring for every new request: a queued one is news too.
-                if self.approvals.len() > before {
-                    effects.push(Effect::Bell);
-                }
-            }
-            EventKind::ApprovalDecision(ApprovalDecision { id, decision, .. }) => {
-                self.approvals.remove(&id);
-                self.tools.decided(&id, decision.is_approved());
-            }
-            EventKind::ToolResult(ToolResultEvent {
-                id,
-                success,
-                output,
-                duration_ms,
-                diff,
-                ..
-            }) => {
-                self.tools
-                    .finished(&session, &id, success, &output, duration_ms);
-                if let Some(diff) = diff {
-                    self.tools.diffed(&session, &id, diff);
-                }
-            }
-            EventKind::ToolProgress(ToolProgress { id, text }) => {
-                self.tools.progressed(&session, &id, &text)
-            }
-            EventKind::MemoryHits(MemoryHits { query, hits }) => {
-                self.memory = Some(MemorySearch {
-                    session,
-                    query,
-                    hits,
-                });
-                self.side_scroll[2] = Scroll::at_top();
-                conversation_changed = false;
-            }
-            EventKind::Usage(TokenUsage {
-                provider,
-                model,
-                input_tokens,
-                output_tokens,
-                cached_tokens,
-                cost_usd,
-                tokens_per_sec,
-                endpoint,
-                ..
-            }) => {
-                if let Some(endpoint) = &endpoint {
-                    self.stats
-                        .add_endpoint(endpoint, input_tokens, output_tokens, cached_tokens);
-                }
-                if target != Some(Target::Remote) {
-                    self.status.local = LocalState::Up;
-                }
-                if session == self.session {
-                    self.status.context_used = input_tokens + output_tokens;
-                }
-                self.stats.add(feeds::Usage {
-                    session: &session,
-                    target,
-                    provider: &provider,
-                    model: &model,
-                    input_tokens,
-                    output_tokens,
-                    cached_tokens,
-                    cost_usd,
-                    tokens_per_sec,
-                });
-                conversation_changed = false;
-            }
-            EventKind::ContextTrimmed(ContextTrimmed {
-                dropped_messages,
-                prompt_tokens,
-                context_length,
-            }) => {
-                if session == self.session {
-                    self.status.context_length = context_length;
-                    self.status.context_used = prompt_tokens;
-                }
-                let text = format!(
-                    "left out {dropped_messages} older messages to fit the context window ({prompt_tokens}/{context_length} tokens)"
-                );
-                self.transcript
-                    .push(&session, &origin, Kind::Notice(Level::Info), text);
-            }
-            EventKind::Notice(Notice { message }) => {
-                self.transcript
-                    .push(&session, &origin, Kind::Notice(Level::Warning), message);
-            }
-            EventKind::Compaction(Compacted {
-                before_tokens,
-                after_tokens,
-                summarized_messages,
-                summary,
-                ..
-            }) => {
-                if session == self.session {
-                    self.status.context_used = after_tokens;
-                }
-                let label = compaction_label(summarized_messages, before_tokens, after_tokens);
-                self.transcript
-                    .push(&session, &origin, Kind::Compaction(label), summary);
-            }
-            EventKind::Final(FinalAnswer { text }) => {
-                self.transcript.finish(&session, &origin, &text)
-            }
-            EventKind::Error(ErrorEvent { message }) => {
-                if target != Some(Target::Remote) {
-                    self.status.local = LocalState::Failing;
-                }
-                self.transcript.close(&session);
-                self.transcript
-                    .push(&session, &origin, Kind::Notice(Level::Error), message);
-            }
-            kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
-                // Ours when it answers our submission; an event without
-                // an id (an older core) is ours when it is the shown session.
-                let ours = match &submission {
-                    Some(id) => self.asked.remove(id),
-                    None => session == self.session,
-                };
-                self.timeline_event(&session, kind, ours);
-            }
-            EventKind::TurnEnded(TurnEnded { interrupted }) => {
-                info.running = false;
-                self.transcript.close(&session);
-                if interrupted {
-                    self.transcript.push(
-                        &session,
-                        &origin,
-                        Kind::Notice(Level::Info),
-                        "interrupted".into(),
-                    );
-                }
-            }
-        }
-        if conversation_changed {
-            self.conversation_scroll.content_added();
-        }
-        effects
     }
 
     fn side_added(&mut self, pane: Pane) {

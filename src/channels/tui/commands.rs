@@ -4,8 +4,8 @@
 //! dispatcher read.
 
 use super::app::{App, Effect, Overlay};
+use super::conversation::Level;
 use super::skills;
-use super::transcript::Level;
 use crate::protocol::{Op, Target};
 
 mod actions;

@@ -4,6 +4,7 @@
 //! channel, and draws only when the frame scheduler's deadline passes.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use anyhow::{Context, anyhow};
@@ -17,7 +18,7 @@ use super::app::{App, Effect};
 use super::draw::draw;
 use super::scheduler::{FRAME_INTERVAL, FrameScheduler};
 use crate::bus::EventReceiver;
-use crate::protocol::Submission;
+use crate::protocol::{Event, Submission};
 
 /// Core events applied per wake-up before a frame is considered: a burst
 /// of deltas becomes one redraw, and keys still get their turn.
@@ -88,66 +89,27 @@ where
                 let Some(ev) = ev else {
                     return Err(anyhow!("the agent core stopped"));
                 };
-                effects = app.apply(ev);
-                for _ in 0..EVENT_BATCH {
-                    match core.try_recv() {
-                        Ok(ev) => effects.extend(app.apply(ev)),
-                        Err(_) => break,
-                    }
-                }
+                effects = apply_batch(app, ev, &mut core);
                 frames.request();
                 // select! picks among ready branches at random, so under a
                 // steady stream the frame branch could lose its turn again
                 // and again: draw here once the deadline has passed.
                 let now = clock();
                 if frames.deadline(now).is_some_and(|at| at <= now) {
-                    term.draw(|f| draw(app, f)).context("drawing")?;
-                    frames.drawn(clock());
+                    draw_frame(term, app, &mut frames)?;
                     drawn += 1;
                 }
             }
             msg = internal.recv() => match msg {
                 Some(AppEvent::Quit) | None => return Ok(drawn),
-                // A probe that changes nothing draws nothing.
-                Some(AppEvent::LocalHealth(up)) => {
-                    if app.set_local_health(up) {
+                Some(msg) => {
+                    if apply_internal(app, msg) {
                         frames.request();
                     }
-                }
-                Some(AppEvent::Replicas(up, total)) => {
-                    if app.status.replicas != Some((up, total)) {
-                        app.status.replicas = Some((up, total));
-                        frames.request();
-                    }
-                }
-                Some(AppEvent::Discord(status)) => {
-                    if app.status.discord != status {
-                        app.status.discord = status;
-                        frames.request();
-                    }
-                }
-                Some(AppEvent::Telegram(status)) => {
-                    if app.status.telegram != status {
-                        app.status.telegram = status;
-                        frames.request();
-                    }
-                }
-                Some(AppEvent::Mcp(servers)) => {
-                    if app.status.mcp != servers {
-                        app.status.mcp = servers;
-                        frames.request();
-                    }
-                }
-                Some(AppEvent::HighlighterReady) => {
-                    // Every cached render may hold plain code: redo them
-                    // (only the visible ones are rendered).
-                    app.epoch += 1;
-                    frames.request();
                 }
             },
             _ = sleep_until(frame_at.unwrap_or(now)), if frame_at.is_some() => {
-                term.draw(|f| draw(app, f)).context("drawing")?;
-                frames.drawn(clock());
+                draw_frame(term, app, &mut frames)?;
                 drawn += 1;
             }
             _ = sleep_until(tick_at.unwrap_or(now)), if tick_at.is_some() => {
@@ -155,21 +117,95 @@ where
                 frames.request();
             }
         }
-        for effect in effects {
-            match effect {
-                Effect::Submit(submission) => {
-                    if !host.submit(submission) {
-                        return Err(anyhow!("the agent core stopped"));
-                    }
+        if run_effects(term, host, effects, &mut frames)?.is_break() {
+            return Ok(drawn);
+        }
+    }
+}
+
+/// Applies a core event and those already waiting behind it, up to
+/// `EVENT_BATCH`.
+fn apply_batch(app: &mut App, first: Event, core: &mut EventReceiver) -> Vec<Effect> {
+    let mut effects = app.apply(first);
+    for _ in 0..EVENT_BATCH {
+        match core.try_recv() {
+            Ok(ev) => effects.extend(app.apply(ev)),
+            Err(_) => break,
+        }
+    }
+    effects
+}
+
+/// Folds a helper task's message into the state; true when the screen
+/// changes (a probe that changes nothing draws nothing).
+fn apply_internal(app: &mut App, msg: AppEvent) -> bool {
+    match msg {
+        // The loop leaves before it gets here.
+        AppEvent::Quit => false,
+        AppEvent::LocalHealth(up) => app.set_local_health(up),
+        AppEvent::Replicas(up, total) => replace(&mut app.status.replicas, Some((up, total))),
+        AppEvent::Discord(status) => replace(&mut app.status.discord, status),
+        AppEvent::Telegram(status) => replace(&mut app.status.telegram, status),
+        AppEvent::Mcp(servers) => replace(&mut app.status.mcp, servers),
+        AppEvent::HighlighterReady => {
+            // Every cached render may hold plain code: redo them (only the
+            // visible ones are rendered).
+            app.epoch += 1;
+            true
+        }
+    }
+}
+
+/// Stores `new` when it differs from what `slot` holds; true when it did.
+fn replace<T: PartialEq>(slot: &mut T, new: T) -> bool {
+    if *slot == new {
+        return false;
+    }
+    *slot = new;
+    true
+}
+
+fn draw_frame<B>(
+    term: &mut Terminal<B>,
+    app: &App,
+    frames: &mut FrameScheduler,
+) -> anyhow::Result<()>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+{
+    term.draw(|f| draw(app, f)).context("drawing")?;
+    frames.drawn(clock());
+    Ok(())
+}
+
+/// Hands submissions to the core and terminal effects to the host, in
+/// order; `Break` at a `Quit`.
+fn run_effects<B, H>(
+    term: &mut Terminal<B>,
+    host: &mut H,
+    effects: Vec<Effect>,
+    frames: &mut FrameScheduler,
+) -> anyhow::Result<ControlFlow<()>>
+where
+    B: Backend,
+    H: Host<B>,
+{
+    for effect in effects {
+        match effect {
+            Effect::Submit(submission) => {
+                if !host.submit(submission) {
+                    return Err(anyhow!("the agent core stopped"));
                 }
-                Effect::Quit => return Ok(drawn),
-                other => {
-                    host.effect(term, other)?;
-                    frames.request();
-                }
+            }
+            Effect::Quit => return Ok(ControlFlow::Break(())),
+            other => {
+                host.effect(term, other)?;
+                frames.request();
             }
         }
     }
+    Ok(ControlFlow::Continue(()))
 }
 
 /// The time as tokio's clock tells it, so tests with paused time see the

@@ -13,9 +13,9 @@ use crossterm::event::{
 
 use super::app::{App, Effect, Focus, Overlay, QUIT_WINDOW};
 use super::commands;
+use super::conversation::Level;
 use super::layout::Pane;
 use super::panes;
-use super::transcript::Level;
 use crate::protocol::{Op, ReviewDecision};
 
 /// Lines one mouse wheel notch scrolls.
@@ -183,7 +183,7 @@ impl App {
                 Some(Vec::new())
             }
             KeyCode::Char('y') if alt => {
-                let Some(text) = self.transcript.last_assistant().map(str::to_string) else {
+                let Some(text) = self.conversation.last_assistant().map(str::to_string) else {
                     self.notice(Level::Info, "nothing to copy yet");
                     return Some(Vec::new());
                 };

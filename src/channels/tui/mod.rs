@@ -9,6 +9,7 @@
 pub mod app;
 pub mod approval;
 pub mod commands;
+pub mod conversation;
 pub mod draw;
 pub mod driver;
 pub mod feeds;
@@ -27,7 +28,6 @@ pub mod search;
 pub mod sessions;
 pub mod skills;
 pub mod theme;
-pub mod transcript;
 pub mod wrap;
 
 pub use app::{App, AppOptions, Effect, Focus, Overlay};

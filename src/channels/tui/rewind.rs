@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::{App, Effect};
-use super::transcript::Level;
+use super::conversation::Level;
 use crate::protocol::{Command, EventKind, Forked, Op, Rewound, Role, Submission};
 
 /// Said under the picker and after a rewind: only the file tools are undone.
@@ -201,7 +201,7 @@ impl App {
 
     /// Shows a session's conversation as its transcript now holds it.
     fn reload_session(&mut self, session: &str) {
-        self.transcript.clear_session(session);
+        self.conversation.clear_session(session);
         let Some(dir) = self.sessions_dir.clone() else {
             return;
         };

@@ -22,9 +22,9 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::{mpsc, watch};
 
 use super::app::{App, AppOptions, Effect};
+use super::conversation::Level;
 use super::driver::{AppEvent, Host, drive};
 use super::theme::Theme;
-use super::transcript::Level;
 use crate::agent::AgentHandle;
 use crate::protocol::{BotStatus, SessionId, Submission};
 

@@ -14,8 +14,8 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 
 use super::app::{App, Focus};
+use super::conversation::{Kind, Level};
 use super::panes::conversation;
-use super::transcript::{Kind, Level};
 
 /// An active search.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -103,7 +103,7 @@ impl App {
     /// The shown entries whose text (a tool call's name, arguments and
     /// output) holds `query`.
     fn entries_with(&self, query: &str) -> Vec<usize> {
-        self.transcript
+        self.conversation
             .entries
             .iter()
             .enumerate()
@@ -131,7 +131,7 @@ impl App {
             return;
         }
         let ctx = self.render_ctx();
-        let entries = &self.transcript.entries;
+        let entries = &self.conversation.entries;
         let mut row = 0;
         for (i, gap) in conversation::shown(self) {
             if i == entry {

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::app::{App, Overlay};
+use super::conversation::{Kind, Level};
 use super::feeds::{ToolEntry, ToolState};
-use super::transcript::{Kind, Level};
 use crate::protocol::ToolCallEvent;
 use crate::protocol::{Origin, Role, SessionId, Target};
 use crate::sessions::Record;
@@ -171,12 +171,12 @@ impl App {
         for record in records {
             let m = &record.message;
             if let Some(c) = &record.compaction {
-                let label = super::transcript::compaction_label(
+                let label = super::conversation::compaction_label(
                     c.summarized_messages,
                     c.before_tokens,
                     c.after_tokens,
                 );
-                self.transcript.push(
+                self.conversation.push(
                     session,
                     &record.origin,
                     Kind::Compaction(label),
@@ -187,7 +187,7 @@ impl App {
             match m.role {
                 Role::User => {
                     let text = record.typed.as_deref().unwrap_or(&m.content);
-                    self.transcript.push(
+                    self.conversation.push(
                         session,
                         &record.origin,
                         Kind::User { queued: false },
@@ -196,7 +196,8 @@ impl App {
                 }
                 Role::Assistant => {
                     if !m.content.trim().is_empty() {
-                        self.transcript.answer(session, &record.origin, &m.content);
+                        self.conversation
+                            .answer(session, &record.origin, &m.content);
                     }
                     for call in &m.tool_calls {
                         let seq = self.tools.push(ToolEntry {
@@ -214,7 +215,7 @@ impl App {
                             approval: None,
                             diff: None,
                         });
-                        self.transcript.push(
+                        self.conversation.push(
                             session,
                             &record.origin,
                             Kind::Tool(seq),
@@ -233,7 +234,7 @@ impl App {
             }
         }
         if !records.is_empty() {
-            self.transcript.push(
+            self.conversation.push(
                 session,
                 &Origin::Tui,
                 Kind::Notice(Level::Info),

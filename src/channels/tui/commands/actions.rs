@@ -3,8 +3,8 @@
 
 use super::ESCALATE_TEXT;
 use crate::channels::tui::app::{App, Effect};
+use crate::channels::tui::conversation::Level;
 use crate::channels::tui::theme::{self, Theme};
-use crate::channels::tui::transcript::Level;
 use crate::protocol::{Command, Op, Target};
 
 pub(super) fn force_target(app: &mut App, target: Target) -> Vec<Effect> {
@@ -17,7 +17,7 @@ pub(super) fn force_target(app: &mut App, target: Target) -> Vec<Effect> {
 
 pub(super) fn clear(app: &mut App) -> Vec<Effect> {
     let session = app.session.clone();
-    app.transcript.clear_session(&session);
+    app.conversation.clear_session(&session);
     app.conversation_scroll.end();
     app.notice(
         Level::Info,
@@ -72,9 +72,12 @@ pub(super) fn memory_search(app: &mut App, query: &str) -> Vec<Effect> {
 /// The core answers with `compaction` (the divider) or an error.
 pub(super) fn compact(app: &mut App, keep: &str) -> Vec<Effect> {
     let session = app.session.clone();
-    let spoke = app.transcript.entries.iter().any(|e| {
+    let spoke = app.conversation.entries.iter().any(|e| {
         e.session == session
-            && matches!(e.kind, crate::channels::tui::transcript::Kind::User { .. })
+            && matches!(
+                e.kind,
+                crate::channels::tui::conversation::Kind::User { .. }
+            )
     });
     if !spoke {
         app.notice(Level::Info, "nothing to compact yet");

@@ -8,9 +8,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use crate::channels::tui::app::App;
+use crate::channels::tui::approval::PendingApproval;
+use crate::channels::tui::conversation::badge;
 use crate::channels::tui::highlight;
-use crate::channels::tui::transcript::badge;
+use crate::channels::tui::theme::Theme;
 use crate::channels::tui::wrap;
+use crate::protocol::ApprovalRequest;
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.is_empty() {
@@ -24,7 +27,24 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let width = area.width.saturating_sub(4).clamp(20, 84);
     let inner_w = usize::from(width.saturating_sub(4));
 
+    let mut command = command_lines(request, t, inner_w);
+    let mut tail = detail_lines(pending, t, inner_w);
+    push_keys(&mut tail, request, t, inner_w);
+    // A command taller than the screen shows its head and how much is cut.
+    let max_h = usize::from(area.height.saturating_sub(2)).saturating_sub(2 + tail.len());
+    if command.len() > max_h {
+        let cut = command.len() - max_h.saturating_sub(1);
+        command.truncate(max_h.saturating_sub(1));
+        command.push(Line::styled(format!("  … {cut} more lines"), t.muted()));
+    }
     let mut body: Vec<Line<'static>> = Vec::new();
+    body.extend(command);
+    body.extend(tail);
+    draw_modal(app, request, &body, (area, width), buf);
+}
+
+/// The command, highlighted and hard-wrapped: every character is shown.
+fn command_lines(request: &ApprovalRequest, t: &Theme, inner_w: usize) -> Vec<Line<'static>> {
     // web_fetch asks about a URL, a delegation about a task, an MCP tool
     // with its arguments as pretty JSON: not commands.
     let mcp = request.tool.starts_with("mcp__");
@@ -46,13 +66,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .map(|l| vec![(Style::default().fg(t.text), l.to_string())])
             .collect()
     });
-    // Hard wrap: every character of the command is shown.
     let mut command: Vec<Line<'static>> = Vec::new();
     for (i, line) in code.iter().enumerate() {
         let wrapped = wrap::wrap_hard(line, inner_w.saturating_sub(2));
         let head: &[Span<'static>] = if i == 0 { &prompt } else { &cont };
         command.extend(wrap::into_lines(wrapped, head, &cont));
     }
+    command
+}
+
+/// Where it runs, who asked, the sandbox, and why the sandbox refused it.
+fn detail_lines(pending: &PendingApproval, t: &Theme, inner_w: usize) -> Vec<Line<'static>> {
+    let request = &pending.request;
+    let mcp = request.tool.starts_with("mcp__");
     let details = [
         (if mcp { "mcp" } else { "cwd" }, request.cwd.clone()),
         (
@@ -94,6 +120,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .collect();
         tail.extend(super::wrap_lines(why, inner_w));
     }
+    tail
+}
+
+/// A blank row and the keys (wrapped on a narrow screen), with a note
+/// above them when a command can never become a rule.
+fn push_keys(tail: &mut Vec<Line<'static>>, request: &ApprovalRequest, t: &Theme, inner_w: usize) {
+    let mcp = request.tool.starts_with("mcp__");
     tail.push(Line::default());
     let keys_at = tail.len();
     let key = |k: &str| {
@@ -140,23 +173,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         None => {}
     }
     keys.extend([key("n"), Span::raw("/"), key("Esc"), Span::raw(" deny")]);
-    let keys_at = tail.len();
-    tail.push(Line::from(keys));
+    tail.extend(super::wrap_lines(vec![Line::from(keys)], inner_w));
+}
 
-    // The keys wrap on a narrow screen.
-    let keys = tail.split_off(keys_at);
-    tail.extend(super::wrap_lines(keys, inner_w));
-
-    // A command taller than the screen shows its head and how much is cut.
-    let max_h = usize::from(area.height.saturating_sub(2)).saturating_sub(2 + tail.len());
-    if command.len() > max_h {
-        let cut = command.len() - max_h.saturating_sub(1);
-        command.truncate(max_h.saturating_sub(1));
-        command.push(Line::styled(format!("  … {cut} more lines"), t.muted()));
-    }
-    body.extend(command);
-    body.extend(tail);
-
+/// The bordered box, centred in `area` at `width`, titled with the
+/// question and how many more wait, holding `body`.
+fn draw_modal(
+    app: &App,
+    request: &ApprovalRequest,
+    body: &[Line<'static>],
+    (area, width): (Rect, u16),
+    buf: &mut Buffer,
+) {
+    let t = &app.theme;
     let height = (body.len() as u16 + 2).min(area.height);
     let x = area.x + area.width.saturating_sub(width) / 2;
     let y = area.y + area.height.saturating_sub(height) / 2;
@@ -184,5 +213,5 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let inner = block.inner(rect).inner(ratatui::layout::Margin::new(1, 0));
     block.render(rect, buf);
-    super::lines_in(&body, inner, buf, None);
+    super::lines_in(body, inner, buf, None);
 }

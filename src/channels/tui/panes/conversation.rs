@@ -4,24 +4,46 @@
 //! Only the visible entries' lines are touched. Pinned to the bottom, the
 //! pane renders upwards until the screen is full; scrolled up, it sums
 //! the entries' heights (kept per width even when their lines are
-//! dropped), so a long transcript costs a sum per frame.
+//! dropped), so a long conversation costs a sum per frame.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
+use ratatui::widgets::{Block, Widget};
 
 use super::frame;
 use crate::channels::tui::app::App;
+use crate::channels::tui::conversation::{Rendered, badge};
 use crate::channels::tui::layout::Pane;
 use crate::channels::tui::search::highlight_row;
-use crate::channels::tui::transcript::{Rendered, badge};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.area() == 0 {
         return;
     }
+    let block = titled_frame(app);
+    let inner = super::padded(&block, area);
+    block.render(area, buf);
+    if inner.area() == 0 {
+        return;
+    }
+    if app.conversation.is_empty() {
+        welcome(app, inner, buf);
+        return;
+    }
+    app.conversation_width.set(inner.width);
+    let visible = visible_entries(app, inner.width, usize::from(inner.height));
+    draw_entries(app, &visible, inner, buf);
+    let blocks = &visible.blocks;
+    let drawn = blocks.first().map_or(0, |b| b.0)..blocks.last().map_or(0, |b| b.0 + 1);
+    drop(visible);
+    app.conversation.keep_lines_near(drawn);
+}
+
+/// The pane's frame, with the scroll state and an active search along the
+/// bottom and the session filter at the top right.
+fn titled_frame(app: &App) -> Block<'static> {
     let t = &app.theme;
     let mut block = frame(app, Pane::Conversation, false);
     let scroll = &app.conversation_scroll;
@@ -67,30 +89,28 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .right_aligned(),
         );
     }
-    let inner = super::padded(&block, area);
-    block.render(area, buf);
-    if inner.area() == 0 {
-        return;
-    }
-    if app.transcript.is_empty() {
-        welcome(app, inner, buf);
-        return;
-    }
+    block
+}
 
+/// The entries a frame draws and where the screen starts among them.
+struct Visible {
+    /// Each drawn entry's index, the gap above it and its lines.
+    blocks: Vec<(usize, usize, Rendered)>,
+    /// The conversation row of the first block's gap.
+    row: usize,
+    /// The conversation row at the top of the screen.
+    first: usize,
+}
+
+fn visible_entries(app: &App, width: u16, height: usize) -> Visible {
     let ctx = app.render_ctx();
-    let entries = &app.transcript.entries;
+    let entries = &app.conversation.entries;
     let shown = shown(app);
-    let width = inner.width;
-    let height = usize::from(inner.height);
-    app.conversation_width.set(width);
-    // The entries drawn, with their gap and lines, and the transcript row
-    // of the first of them.
+    let scroll = &app.conversation_scroll;
     let mut blocks: Vec<(usize, usize, Rendered)> = Vec::new();
-    let mut row;
-    let first;
     if scroll.is_pinned() {
         // Bottom-pinned: render upwards until the screen is full; nothing
-        // above is touched, however long the transcript.
+        // above is touched, however long the conversation.
         let mut rows = 0;
         for &(i, gap) in shown.iter().rev() {
             let lines = entries[i].lines(width, &ctx);
@@ -102,38 +122,46 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
         blocks.reverse();
         // The rows collected stand in for the total: a key that scrolls
-        // measures the whole transcript first (`App::measure_conversation`).
-        first = scroll.first_line(rows, height);
-        row = 0;
-    } else {
-        let heights: Vec<usize> = shown
-            .iter()
-            .map(|&(i, gap)| gap + entries[i].height(width, &ctx))
-            .collect();
-        first = scroll.first_line(heights.iter().sum(), height);
-        row = 0;
-        let mut filled = 0;
-        for (&(i, gap), &h) in shown.iter().zip(&heights) {
-            if row + h <= first && filled == 0 {
-                row += h;
-                continue;
-            }
-            blocks.push((i, gap, entries[i].lines(width, &ctx)));
-            filled += h;
-            if row + filled >= first + height {
-                break;
-            }
+        // measures the whole conversation first (`App::measure_conversation`).
+        let first = scroll.first_line(rows, height);
+        return Visible {
+            blocks,
+            row: 0,
+            first,
+        };
+    }
+    let heights: Vec<usize> = shown
+        .iter()
+        .map(|&(i, gap)| gap + entries[i].height(width, &ctx))
+        .collect();
+    let first = scroll.first_line(heights.iter().sum(), height);
+    let mut row = 0;
+    let mut filled = 0;
+    for (&(i, gap), &h) in shown.iter().zip(&heights) {
+        if row + h <= first && filled == 0 {
+            row += h;
+            continue;
+        }
+        blocks.push((i, gap, entries[i].lines(width, &ctx)));
+        filled += h;
+        if row + filled >= first + height {
+            break;
         }
     }
+    Visible { blocks, row, first }
+}
 
+/// Writes the visible rows of the blocks, highlighting search hits.
+fn draw_entries(app: &App, visible: &Visible, inner: Rect, buf: &mut Buffer) {
+    let mut row = visible.row;
     let mut y = inner.y;
     let bottom = inner.y + inner.height;
     let search = app.search.as_ref();
-    for (entry, gap, lines) in &blocks {
+    for (entry, gap, lines) in &visible.blocks {
         let len = gap + lines.len();
         let current = search.and_then(|s| s.current_entry()) == Some(*entry);
         for i in 0..len {
-            if row >= first && y < bottom {
+            if row >= visible.first && y < bottom {
                 if i >= *gap
                     && let Some(line) = lines.get(i - gap)
                 {
@@ -147,18 +175,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             row += 1;
         }
     }
-    let drawn = blocks.first().map_or(0, |b| b.0)..blocks.last().map_or(0, |b| b.0 + 1);
-    drop(blocks);
-    app.transcript.keep_lines_near(drawn);
 }
 
 /// The shown entries (all sessions', or the filtered one's) with the gap
 /// above each: one blank row between entries, none between consecutive
 /// one-liners (tool calls, notices) or above the first.
 pub(crate) fn shown(app: &App) -> Vec<(usize, usize)> {
-    let mut out = Vec::with_capacity(app.transcript.entries.len());
+    let mut out = Vec::with_capacity(app.conversation.entries.len());
     let mut prev_compact: Option<bool> = None;
-    for (i, entry) in app.transcript.entries.iter().enumerate() {
+    for (i, entry) in app.conversation.entries.iter().enumerate() {
         if !app.shows(&entry.session) {
             continue;
         }
@@ -173,7 +198,7 @@ pub(crate) fn shown(app: &App) -> Vec<(usize, usize)> {
 /// this width are rendered once, keeping only their height.
 pub fn total_rows(app: &App, width: u16) -> usize {
     let ctx = app.render_ctx();
-    let entries = &app.transcript.entries;
+    let entries = &app.conversation.entries;
     shown(app)
         .iter()
         .map(|&(i, gap)| gap + entries[i].height(width, &ctx))

@@ -8,9 +8,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::channels::tui::app::App;
+use crate::channels::tui::conversation::badge;
 use crate::channels::tui::feeds::RoutingRecord;
 use crate::channels::tui::layout::Pane;
-use crate::channels::tui::transcript::badge;
 use crate::channels::tui::wrap;
 use crate::protocol::{Escalation, Target};
 

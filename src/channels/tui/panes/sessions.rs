@@ -10,8 +10,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use crate::channels::tui::app::App;
+use crate::channels::tui::conversation::badge;
 use crate::channels::tui::sessions::ago;
-use crate::channels::tui::transcript::badge;
 use crate::channels::tui::wrap;
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {

@@ -7,8 +7,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::channels::tui::app::{App, LocalState};
+use crate::channels::tui::conversation::badge;
 use crate::channels::tui::feeds::tokens;
-use crate::channels::tui::transcript::badge;
 use crate::channels::tui::wrap;
 use crate::protocol::{BotStatus, Origin};
 
@@ -16,8 +16,72 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.is_empty() {
         return;
     }
+    let right = key_hints(app);
+    let right_w = wrap::spans_width(&right);
+    let room = usize::from(area.width).saturating_sub(right_w + 1);
+    let left = fit_segments(app, segments(app), room);
+    buf.set_line(area.x, area.y, &Line::from(left), area.width);
+    if right_w <= usize::from(area.width) {
+        let x = area.x + area.width - right_w as u16;
+        buf.set_line(x, area.y, &Line::from(right), right_w as u16);
+    }
+}
+
+fn separator(app: &App) -> Span<'static> {
+    Span::styled(" │ ", Style::default().fg(app.theme.border))
+}
+
+/// The left side's segments in the order they are dropped when the line
+/// is too narrow (last first).
+fn segments(app: &App) -> Vec<Vec<Span<'static>>> {
     let t = &app.theme;
-    let sep = || Span::styled(" │ ", Style::default().fg(t.border));
+    let s = &app.status;
+    let (session_cost, _) = app.costs();
+    vec![
+        vec![Span::styled(
+            " egirl",
+            Style::default()
+                .fg(t.assistant)
+                .add_modifier(Modifier::BOLD),
+        )],
+        local_endpoint(app),
+        vec![Span::styled(
+            format!("{}/{}", s.provider, s.model),
+            Style::default().fg(t.text),
+        )],
+        vec![Span::styled(context_used(app), Style::default().fg(t.text))],
+        vec![Span::styled(
+            format!("${session_cost:.4}"),
+            Style::default().fg(t.text),
+        )],
+        discord(app),
+        telegram(app),
+        mcp(app),
+        target_session(app),
+    ]
+}
+
+/// The segments that fit in `room`, separated, in order.
+fn fit_segments(app: &App, segments: Vec<Vec<Span<'static>>>, room: usize) -> Vec<Span<'static>> {
+    let mut left: Vec<Span<'static>> = Vec::new();
+    // An empty segment (a bot this process does not run, no MCP servers)
+    // takes no room.
+    for (i, segment) in segments.into_iter().filter(|s| !s.is_empty()).enumerate() {
+        let extra = if i > 0 { 3 } else { 0 };
+        if wrap::spans_width(&left) + extra + wrap::spans_width(&segment) > room {
+            break;
+        }
+        if i > 0 {
+            left.push(separator(app));
+        }
+        left.extend(segment);
+    }
+    left
+}
+
+/// The local endpoint and whether it answers, or how many replicas do.
+fn local_endpoint(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
     let s = &app.status;
     let endpoint = s
         .endpoint
@@ -41,7 +105,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
         None => (endpoint.to_string(), state, color),
     };
-    let ctx = if s.context_length > 0 {
+    vec![
+        Span::styled("● ", Style::default().fg(color)),
+        Span::styled(format!("{endpoint}{state}"), Style::default().fg(color)),
+    ]
+}
+
+/// `ctx used/length (percent)`, or only what is used when the length is
+/// unknown.
+fn context_used(app: &App) -> String {
+    let s = &app.status;
+    if s.context_length > 0 {
         format!(
             "ctx {}/{} ({}%)",
             tokens(s.context_used),
@@ -50,77 +124,32 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         )
     } else {
         format!("ctx {}", tokens(s.context_used))
-    };
-    let (session_cost, _) = app.costs();
-    // Segments in the order they are dropped when the line is too narrow
-    // (last first).
-    let segments: Vec<Vec<Span<'static>>> = vec![
-        vec![Span::styled(
-            " egirl",
-            Style::default()
-                .fg(t.assistant)
-                .add_modifier(Modifier::BOLD),
-        )],
-        vec![
-            Span::styled("● ", Style::default().fg(color)),
-            Span::styled(format!("{endpoint}{state}"), Style::default().fg(color)),
-        ],
-        vec![Span::styled(
-            format!("{}/{}", s.provider, s.model),
-            Style::default().fg(t.text),
-        )],
-        vec![Span::styled(ctx, Style::default().fg(t.text))],
-        vec![Span::styled(
-            format!("${session_cost:.4}"),
-            Style::default().fg(t.text),
-        )],
-        discord(app),
-        telegram(app),
-        mcp(app),
-        target_session(app),
-    ];
+    }
+}
 
-    let right: Vec<Span<'static>> = if app.quit_armed() {
-        vec![Span::styled(
+/// The right side: what keys do right now.
+fn key_hints(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    if app.quit_armed() {
+        return vec![Span::styled(
             "Ctrl+C again to quit ",
             Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
-        )]
-    } else {
-        let mut r = Vec::new();
-        if app.busy() {
-            r.push(Span::styled("working…", Style::default().fg(t.tool)));
-            r.push(sep());
-        }
-        if !app.mouse_capture {
-            r.push(Span::styled(
-                "mouse off (F12)",
-                Style::default().fg(t.warning),
-            ));
-            r.push(sep());
-        }
-        r.push(Span::styled("? help ", t.muted()));
-        r
-    };
-    let right_w = wrap::spans_width(&right);
-    let room = usize::from(area.width).saturating_sub(right_w + 1);
-    let mut left: Vec<Span<'static>> = Vec::new();
-    // An empty segment (a bot this process does not run, no MCP servers)
-    // takes no room.
-    for (i, segment) in segments.into_iter().filter(|s| !s.is_empty()).enumerate() {
-        let extra = if i > 0 { 3 } else { 0 };
-        if wrap::spans_width(&left) + extra + wrap::spans_width(&segment) > room {
-            break;
-        }
-        if i > 0 {
-            left.push(sep());
-        }
-        left.extend(segment);
+        )];
     }
-    buf.set_line(area.x, area.y, &Line::from(left), area.width);
-    if right_w <= usize::from(area.width) {
-        let x = area.x + area.width - right_w as u16;
-        buf.set_line(x, area.y, &Line::from(right), right_w as u16);
+    let mut r = Vec::new();
+    if app.busy() {
+        r.push(Span::styled("working…", Style::default().fg(t.tool)));
+        r.push(separator(app));
     }
+    if !app.mouse_capture {
+        r.push(Span::styled(
+            "mouse off (F12)",
+            Style::default().fg(t.warning),
+        ));
+        r.push(separator(app));
+    }
+    r.push(Span::styled("? help ", t.muted()));
+    r
 }
 
 /// The session the input sends to; loud when it is not a TUI session

@@ -1,11 +1,11 @@
-//! Heights without lines: a long transcript keeps the rendered lines of
+//! Heights without lines: a long conversation keeps the rendered lines of
 //! the entries near the viewport only (they are most of its memory), and
 //! for the rest the number of rows they take at the last width, which is
 //! all scrolling needs.
 
 use std::ops::Range;
 
-use super::{Entry, Kind, RenderCtx, Transcript};
+use super::{Conversation, Entry, Kind, RenderCtx};
 
 /// Entries either side of the drawn ones that keep their lines, so
 /// scrolling a little does not render them again.
@@ -60,7 +60,11 @@ impl Entry {
             .text
             .trim_end()
             .split('\n')
-            .map(|line| super::wrap::width(line).div_ceil(body).max(1))
+            .map(|line| {
+                crate::channels::tui::wrap::width(line)
+                    .div_ceil(body)
+                    .max(1)
+            })
             .sum();
         header + rows
     }
@@ -83,7 +87,7 @@ impl Entry {
     }
 }
 
-impl Transcript {
+impl Conversation {
     /// Drops the cached lines of finished entries outside `drawn` (entry
     /// indices) and a margin around it; their heights stay.
     pub fn keep_lines_near(&self, drawn: Range<usize>) {

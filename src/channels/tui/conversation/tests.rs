@@ -13,7 +13,7 @@ fn ctx<'a>(theme: &'a Theme, tools: &'a ToolLog) -> RenderCtx<'a> {
 fn streaming_reuses_finished_blocks_and_matches_the_full_render() {
     let theme = Theme::default();
     let tools = ToolLog::default();
-    let mut t = Transcript::default();
+    let mut t = Conversation::default();
     t.delta("s", &Origin::Tui, "first paragraph\n\nsecond\n");
     let a = t.entries[0].lines(40, &ctx(&theme, &tools));
     t.delta("s", &Origin::Tui, "part");
@@ -35,7 +35,7 @@ fn streaming_reuses_finished_blocks_and_matches_the_full_render() {
 fn whole(text: &str, width: u16) -> Vec<Line<'static>> {
     let theme = Theme::default();
     let tools = ToolLog::default();
-    let mut t = Transcript::default();
+    let mut t = Conversation::default();
     t.answer("s", &Origin::Tui, text);
     t.entries[0].lines(width, &ctx(&theme, &tools)).to_vec()
 }
@@ -57,7 +57,7 @@ fn streamed_answers_render_each_byte_once_and_match_the_whole() {
     for text in [TRICKY.to_string(), TRICKY.repeat(4)] {
         let text = text.as_str();
         for step in [1, 3, 7, 64] {
-            let mut t = Transcript::default();
+            let mut t = Conversation::default();
             let mut frames = Vec::new();
             let mut at = 0;
             while at < text.len() {
@@ -89,7 +89,7 @@ fn streamed_answers_render_each_byte_once_and_match_the_whole() {
 
 #[test]
 fn queued_messages_are_not_shown_twice() {
-    let mut t = Transcript::default();
+    let mut t = Conversation::default();
     t.push(
         "s",
         &Origin::Tui,
@@ -103,7 +103,7 @@ fn queued_messages_are_not_shown_twice() {
 
 #[test]
 fn a_tool_call_splits_the_answer_and_clear_keeps_other_sessions() {
-    let mut t = Transcript::default();
+    let mut t = Conversation::default();
     t.delta("a", &Origin::Tui, "before");
     t.delta("b", &Origin::Discord("1".into()), "other");
     t.close("a");
@@ -150,7 +150,7 @@ fn expanding_re_renders_only_the_entries_that_expand() {
             text: format!("@@ -0,0 +1,10 @@{body}"),
         },
     );
-    let mut t = Transcript::default();
+    let mut t = Conversation::default();
     t.answer("s", &Origin::Tui, "Here it is.");
     t.push("s", &Origin::Tui, Kind::Tool(seq), String::new());
     t.reasoning("s", &Origin::Tui, "think");
@@ -202,7 +202,7 @@ fn messages_never_drawn_are_measured_by_estimate_and_drawing_makes_it_exact() {
     let theme = Theme::default();
     let tools = ToolLog::default();
     let c = ctx(&theme, &tools);
-    let mut t = Transcript::default();
+    let mut t = Conversation::default();
     for i in 0..50 {
         t.user("s", &Origin::Tui, &format!("question {i}"));
         t.finish(
