@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use egirl::channels::telegram::split::{TELEGRAM_LIMIT, split};
+use egirl::surfaces::telegram::split::{TELEGRAM_LIMIT, split};
 
 fn mixed_answer() -> String {
     let para = "All work and no play makes egirl a dull bot. ".repeat(20);

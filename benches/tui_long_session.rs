@@ -18,7 +18,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
-use egirl::channels::tui::{App, AppOptions, Theme, draw};
+use egirl::surfaces::tui::{App, AppOptions, Theme, draw};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -149,7 +149,7 @@ fn main() {
     // in; then the TUI redraws (the settled state).
     let (tx, rx) = std::sync::mpsc::channel();
     let (mut app, [loaded, built, first]) = resume(dir.path(), &mut term, || {
-        egirl::channels::tui::highlight::load_in_background(move || {
+        egirl::surfaces::tui::highlight::load_in_background(move || {
             let _ = tx.send(());
         })
     });

@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::Event as TermEvent;
 use egirl::bus::{EventBus, EventReceiver};
-use egirl::channels::tui::driver::{AppEvent, Host, drive};
-use egirl::channels::tui::{App, AppOptions, Effect, Theme};
 use egirl::protocol::{
     AnswerDelta, Event, EventKind, FinalAnswer, Origin, Submission, TokenUsage, TurnEnded,
     TurnStarted,
 };
+use egirl::surfaces::tui::driver::{AppEvent, Host, drive};
+use egirl::surfaces::tui::{App, AppOptions, Effect, Theme};
 use ratatui::Terminal;
 use tokio::sync::mpsc;
 

@@ -15,9 +15,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, SamplingMode, criterion_group};
-use egirl::channels::tui::layout::{Side, layout};
-use egirl::channels::tui::{App, AppOptions, Theme, draw, panes};
 use egirl::protocol::{AnswerDelta, Event, EventKind, Origin, TurnEnded, TurnStarted};
+use egirl::surfaces::tui::layout::{Side, layout};
+use egirl::surfaces::tui::{App, AppOptions, Theme, draw, panes};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

@@ -1,6 +1,6 @@
 //! egirl: a local-first personal AI agent.
 //!
-//! Surfaces (`channels/`) talk to the agent core (`agent/`) only through
+//! Surfaces (`surfaces/`) talk to the agent core (`agent/`) only through
 //! `protocol`. Imports point one way, down the table below: a module uses
 //! only modules of a lower rank, never one of its own rank or above, and
 //! the surfaces never import `tools` or `providers`. `tests/layering/`
@@ -31,12 +31,11 @@
 //! | 14 | `skills` | SKILL.md folders |
 //! | 15 | `tools` | the tools the model may call, and their approvals |
 //! | 16 | `agent` | the core: sessions' turns, events out |
-//! | 17 | `channels` | the surfaces: TUI, headless, bots, webhook, heartbeat, cron |
+//! | 17 | `surfaces` | the windows onto the core: TUI, headless, bots, webhook, heartbeat, cron |
 //! | 18 | `cli` | the command line and start-up; outcomes to exit codes |
 
 pub mod agent;
 pub mod bus;
-pub mod channels;
 pub mod chat;
 pub mod cli;
 pub mod config;
@@ -53,6 +52,7 @@ pub mod routing;
 pub mod sessions;
 pub mod skills;
 pub mod stop_signals;
+pub mod surfaces;
 pub mod tools;
 pub mod usage;
 pub mod workspace;

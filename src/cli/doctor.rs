@@ -268,7 +268,7 @@ async fn telegram(env: &Environment, report: &mut Report) {
             false,
             "enabled but TELEGRAM_BOT_TOKEN is not set".to_string(),
         ),
-        Some(token) => match crate::channels::telegram::check_token(telegram, token).await {
+        Some(token) => match crate::surfaces::telegram::check_token(telegram, token).await {
             Ok(name) => (true, format!("getMe answered: @{name}")),
             Err(why) => (false, why),
         },

@@ -38,7 +38,7 @@ impl Environment {
             return Err(Exit::usage(format!("{file}: [routing]: {e}")));
         }
         if let Err(e) =
-            crate::channels::heartbeat::ActiveHours::parse(&config.heartbeat.active_hours)
+            crate::surfaces::heartbeat::ActiveHours::parse(&config.heartbeat.active_hours)
         {
             let file = loaded
                 .path

@@ -20,12 +20,12 @@ pub use args::{Cli, CliCommand};
 pub use environment::Environment;
 
 use crate::agent::AgentHandle;
-use crate::channels::headless::{self, HeadlessOptions, Outcome};
-use crate::channels::tui;
 use crate::config;
 use crate::print;
 use crate::protocol::Op;
 use crate::providers::managed::{self, ManagedServer};
+use crate::surfaces::headless::{self, HeadlessOptions, Outcome};
+use crate::surfaces::tui;
 
 /// Exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
 pub const EXIT_OK: u8 = 0;

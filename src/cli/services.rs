@@ -14,14 +14,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::Environment;
 use crate::agent::AgentHandle;
-use crate::channels::clock::SystemClock;
-use crate::channels::cron::CronScheduler;
-use crate::channels::discord::{self, Discord, DiscordOptions};
-use crate::channels::heartbeat::Heartbeat;
-use crate::channels::telegram::{self, Telegram, TelegramOptions};
-use crate::channels::webhook::{self, Webhook};
 use crate::cron::CronStore;
 use crate::fsutil::lockfile::{self, FileLock};
+use crate::surfaces::clock::SystemClock;
+use crate::surfaces::cron::CronScheduler;
+use crate::surfaces::discord::{self, Discord, DiscordOptions};
+use crate::surfaces::heartbeat::Heartbeat;
+use crate::surfaces::telegram::{self, Telegram, TelegramOptions};
+use crate::surfaces::webhook::{self, Webhook};
 
 pub struct Services {
     pub discord: Option<Discord>,

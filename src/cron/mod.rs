@@ -1,6 +1,6 @@
 //! Cron jobs as data: the store in `.egirl/cron.json`, a job and its
 //! schedule. The cron tools edit it and the cron driver
-//! (`channels::cron`) runs it; neither imports the other.
+//! (`surfaces::cron`) runs it; neither imports the other.
 
 pub mod schedule;
 pub mod store;

@@ -295,7 +295,7 @@ async fn slash_escalate_replays_the_conversation_remotely() {
         [egirl::protocol::Op::UserMessage { text, .. }] => text.clone(),
         other => panic!("{other:?}"),
     };
-    assert_eq!(text, egirl::channels::tui::commands::ESCALATE_TEXT);
+    assert_eq!(text, egirl::surfaces::tui::commands::ESCALATE_TEXT);
 
     // ...which the core sends remote with the local attempt in the history.
     let (local, cloud, mut h) = both().await;
@@ -363,7 +363,7 @@ async fn a_quiet_heartbeat_is_never_escalated() {
     // No classification request: the one scripted reply is the heartbeat's.
     let mut h = start_with_remote(&local, remote(&cloud), |c| c.routing.classify = false);
     local.push_reply(LocalReply::text("HEARTBEAT_OK"));
-    let prompt = egirl::channels::heartbeat::prompt(
+    let prompt = egirl::surfaces::heartbeat::prompt(
         "- check the calendar for anything in the next two hours\n- check the mail",
     );
     assert!(h.agent.submit(egirl::protocol::Op::UserMessage {

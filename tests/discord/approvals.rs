@@ -1,11 +1,11 @@
 //! Exec approvals raised by a Discord session: the TUI's modal, the
 //! unattended fallback, and answers from Discord itself.
 
-use egirl::channels::discord;
 use egirl::protocol::{
     ApprovalDecision, ApprovalRequest, Event, EventKind, Op, Origin, ReviewDecision,
     ToolResultEvent,
 };
+use egirl::surfaces::discord;
 
 use super::{DM, Rig, start};
 use crate::support::fake_discord::{OWNER_ID, UserMessage};

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use egirl::channels::discord::{self, DiscordOptions};
 use egirl::protocol::{BotStatus, EventKind, FinalAnswer, Origin, TurnStarted};
+use egirl::surfaces::discord::{self, DiscordOptions};
 use secrecy::SecretString;
 
 use super::{DM, GUILD, GUILD_CHANNEL, Rig, settle, start};

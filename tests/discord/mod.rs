@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
 use egirl::bus::EventReceiver;
-use egirl::channels::discord::{self, Discord, DiscordOptions};
 use egirl::config::{Config, DiscordConfig};
 use egirl::protocol::{BotStatus, Event};
 use egirl::providers::remote::RemoteProviders;
+use egirl::surfaces::discord::{self, Discord, DiscordOptions};
 use secrecy::SecretString;
 
 use crate::agent::config_for;

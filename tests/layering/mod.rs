@@ -4,7 +4,7 @@
 //!   to a module of the same rank or above;
 //! - the direct children of one top-level module form no cycle
 //!   (`agent::turn -> agent::steps -> agent::turn`);
-//! - the surfaces (`channels`) never import `tools` or `providers`: the
+//! - the surfaces (`surfaces`) never import `tools` or `providers`: the
 //!   protocol is their one seam with the core.
 //!
 //! An allowed exception is listed below by name, with its reason; an
@@ -24,7 +24,7 @@ const ALLOWED_UPWARD: &[(&str, &str, &str)] = &[];
 const ALLOWED_CYCLES: &[(&str, &[&str], &str)] = &[];
 
 /// The surfaces and what they must never import.
-const SURFACES: &str = "channels";
+const SURFACES: &str = "surfaces";
 const BEHIND_THE_SEAM: &[&str] = &["tools", "providers"];
 
 /// One source file: its module path and its text.
@@ -336,7 +336,7 @@ mod checker {
         rank_table(
             "//! | rank | module | what |\n//! |--|--|--|\n\
              //! | 1 | `protocol` | seam |\n//! | 3 | `config` | toml |\n\
-             //! | 15 | `agent` | core |\n//! | 16 | `channels` | surfaces |\n\
+             //! | 15 | `agent` | core |\n//! | 16 | `surfaces` | surfaces |\n\
              //! | 8 | `providers` | models |\n",
         )
     }
@@ -362,7 +362,7 @@ mod checker {
     fn reads_the_rank_table() {
         let ranks = ranks();
         assert_eq!(ranks["config"], 3);
-        assert_eq!(ranks["channels"], 16);
+        assert_eq!(ranks["surfaces"], 16);
         assert!(!ranks.contains_key("rank"));
     }
 
@@ -379,15 +379,15 @@ mod checker {
     #[test]
     fn groups_inline_paths_and_super_are_read_but_comments_and_strings_are_not() {
         let text = "use crate::{protocol::Op, agent::{self, AgentHandle}};\n\
-                    // crate::channels::tui in a comment\n\
-                    fn f() { let _ = \"crate::channels\"; crate::channels::run(); }\n";
+                    // crate::surfaces::tui in a comment\n\
+                    fn f() { let _ = \"crate::surfaces\"; crate::surfaces::run(); }\n";
         let found = planted(&[source("src/config/load.rs", "config::load", text)]);
         assert_eq!(
             found,
             [
                 "src/config/load.rs:1: config -> agent (rank 3 -> 15)",
                 "src/config/load.rs:1: config -> agent (rank 3 -> 15)",
-                "src/config/load.rs:3: config -> channels (rank 3 -> 16)",
+                "src/config/load.rs:3: config -> surfaces (rank 3 -> 16)",
             ]
         );
     }
@@ -395,10 +395,10 @@ mod checker {
     #[test]
     fn a_surface_importing_a_provider_is_reported() {
         let text = "use crate::providers::ChatRequest;\n";
-        let found = planted(&[source("src/channels/tui.rs", "channels::tui", text)]);
+        let found = planted(&[source("src/surfaces/tui.rs", "surfaces::tui", text)]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(
-            found[0].contains("channels -> providers (a surface"),
+            found[0].contains("surfaces -> providers (a surface"),
             "{found:?}"
         );
     }

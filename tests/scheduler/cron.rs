@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use egirl::channels::clock::TokioClock;
-use egirl::channels::cron::{self, CronScheduler};
 use egirl::config::{CronConfig, Delivery};
 use egirl::cron::{CronStore, Job, Schedule};
 use egirl::protocol::{Op, Origin};
+use egirl::surfaces::clock::TokioClock;
+use egirl::surfaces::cron::{self, CronScheduler};
 use tokio_util::sync::CancellationToken;
 
 use super::CHAT;

@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{Local, Utc};
-use egirl::channels::clock::{Clock, SystemClock, TokioClock};
-use egirl::channels::heartbeat::{ActiveHours, Heartbeat, Tick};
 use egirl::config::HeartbeatConfig;
 use egirl::protocol::{EventKind, Op, Origin};
+use egirl::surfaces::clock::{Clock, SystemClock, TokioClock};
+use egirl::surfaces::heartbeat::{ActiveHours, Heartbeat, Tick};
 use tokio_util::sync::CancellationToken;
 
 use super::{CHAT, wait_requests};

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use egirl::channels::clock::{Clock, TokioClock};
-use egirl::channels::cron::{CronScheduler, retry_delay};
 use egirl::config::{Config, CronConfig, Delivery};
 use egirl::cron::{CronStore, Job, Schedule};
 use egirl::protocol::{EventKind, Origin};
+use egirl::surfaces::clock::{Clock, TokioClock};
+use egirl::surfaces::cron::{CronScheduler, retry_delay};
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test(start_paused = true)]
@@ -74,7 +74,7 @@ async fn a_job_fires_when_due_and_a_failure_is_retried_after_backoff() {
     // The retry has started: running, with the first failure counted.
     let status = job.last_status.unwrap_or_default();
     assert!(
-        status == egirl::channels::cron::RUNNING || status.starts_with("error:"),
+        status == egirl::surfaces::cron::RUNNING || status.starts_with("error:"),
         "{status}"
     );
     stop.cancel();
@@ -90,7 +90,7 @@ async fn the_heartbeat_ticks_once_per_interval() {
     let (agent, _core) = egirl::agent::spawn(config, workspace.clone(), Vec::new());
     let mut events = agent.bus.subscribe();
     let stop = CancellationToken::new();
-    let heartbeat = egirl::channels::heartbeat::Heartbeat {
+    let heartbeat = egirl::surfaces::heartbeat::Heartbeat {
         agent: agent.clone(),
         config: egirl::config::HeartbeatConfig::default(),
         workspace,

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use egirl::channels::telegram;
 use egirl::config::ConfigDuration;
 use egirl::protocol::{
     ApprovalDecision, ApprovalRequest, Event, EventKind, Op, Origin, ReviewDecision,
     ToolResultEvent,
 };
+use egirl::surfaces::telegram;
 
 use super::{DM, Rig, Setup, start};
 use crate::support::fake_llama::Reply;

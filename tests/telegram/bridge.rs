@@ -1,8 +1,8 @@
 //! Messages in, answers out: who is answered, threading, typing, HTML
 //! escaping and long answers.
 
-use egirl::channels::telegram::{self, html, split::TELEGRAM_LIMIT};
 use egirl::protocol::{EventKind, Op, Origin, TurnStarted};
+use egirl::surfaces::telegram::{self, html, split::TELEGRAM_LIMIT};
 
 use super::{DM, GROUP, Setup, settle, start};
 use crate::support::fake_llama::Reply;

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use egirl::agent::{self, AgentHandle};
 use egirl::bus::EventReceiver;
-use egirl::channels::telegram::{self, Telegram, TelegramOptions};
 use egirl::config::{Config, TelegramConfig};
 use egirl::protocol::{BotStatus, Event, EventKind};
 use egirl::providers::remote::RemoteProviders;
+use egirl::surfaces::telegram::{self, Telegram, TelegramOptions};
 use secrecy::SecretString;
 
 use crate::agent::config_for;

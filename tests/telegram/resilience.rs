@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use egirl::channels::telegram;
 use egirl::protocol::BotStatus;
+use egirl::surfaces::telegram;
 
 use super::{DM, Setup, start};
 use crate::support::fake_llama::Reply;

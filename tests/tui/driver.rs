@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use egirl::bus::EventBus;
-use egirl::channels::tui::Effect;
-use egirl::channels::tui::driver::{AppEvent, Host, drive};
 use egirl::protocol::{AnswerDelta, ApprovalRequest, EventKind, Op, Submission, TurnStarted};
+use egirl::surfaces::tui::Effect;
+use egirl::surfaces::tui::driver::{AppEvent, Host, drive};
 use futures_util::stream::{self, Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -205,7 +205,7 @@ async fn health_probes_redraw_only_when_the_answer_changes() {
     assert_eq!(frames, 3);
     assert_eq!(
         app.status.local,
-        egirl::channels::tui::app::LocalState::Failing
+        egirl::surfaces::tui::app::LocalState::Failing
     );
 }
 

@@ -3,11 +3,11 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
-use egirl::channels::tui::{Effect, Focus, Overlay, Pane};
 use egirl::protocol::{
     AnswerDelta, ApprovalDecision, ApprovalRequest, Command, EventKind, Op, Origin, ReviewDecision,
     Target, ToolCallEvent, ToolResultEvent, TurnEnded, TurnStarted,
 };
+use egirl::surfaces::tui::{Effect, Focus, Overlay, Pane};
 
 use super::*;
 
@@ -211,7 +211,7 @@ fn one_ctrl_c_never_quits_and_clears_the_input() {
 #[test]
 fn slash_commands_become_ops_or_notices() {
     let mut app = app();
-    let run = |app: &mut egirl::channels::tui::App, line: &str| {
+    let run = |app: &mut egirl::surfaces::tui::App, line: &str| {
         type_text(app, line);
         press(app, key(KeyCode::Enter))
     };

@@ -23,11 +23,11 @@ mod telegram;
 use std::time::Instant;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
-use egirl::channels::tui::{App, AppOptions, Effect, Theme, draw};
 use egirl::protocol::{
     AnswerDelta, Event, EventKind, FinalAnswer, LocalRole, Op, Origin, Route, Routing, TokenUsage,
     TurnEnded, TurnStarted,
 };
+use egirl::surfaces::tui::{App, AppOptions, Effect, Theme, draw};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

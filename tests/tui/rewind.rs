@@ -8,10 +8,10 @@ use std::path::Path;
 
 use chrono::{Duration as Minutes, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use egirl::channels::tui::Focus;
 use egirl::chat::ChatMessage;
 use egirl::protocol::{Command, Event, EventKind, Forked, Op, Origin, Rewound, SubmissionId};
 use egirl::sessions::{Mark, Record, Transcript};
+use egirl::surfaces::tui::Focus;
 use insta::assert_snapshot;
 
 use super::*;

@@ -5,10 +5,10 @@
 use std::time::{Duration, SystemTime};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use egirl::channels::tui::Overlay;
 use egirl::chat::{ChatMessage, ToolCall};
 use egirl::protocol::{EventKind, FinalAnswer, Op, Origin, TurnEnded, TurnStarted};
 use egirl::sessions::{Record, Transcript};
+use egirl::surfaces::tui::Overlay;
 
 use super::*;
 

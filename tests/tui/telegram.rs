@@ -3,8 +3,8 @@
 //! the desk answers it.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use egirl::channels::tui::Overlay;
 use egirl::protocol::{BotStatus, EventKind, FinalAnswer, Op, Origin, TurnEnded, TurnStarted};
+use egirl::surfaces::tui::Overlay;
 
 use super::*;
 
@@ -43,7 +43,7 @@ fn the_status_line_shows_the_telegram_connection_only_when_there_is_a_bot() {
             "telegram reconnecting…",
         ),
         (
-            BotStatus::Stopped(egirl::channels::telegram::UNAUTHORIZED.into()),
+            BotStatus::Stopped(egirl::surfaces::telegram::UNAUTHORIZED.into()),
             "telegram stopped: Telegram rejected the token",
         ),
     ] {

@@ -4,7 +4,7 @@
 
 mod serve;
 
-use egirl::channels::webhook::{self, Webhook};
+use egirl::surfaces::webhook::{self, Webhook};
 use secrecy::SecretString;
 
 use crate::agent::{Harness, final_text, start, tool_results};

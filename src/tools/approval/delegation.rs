@@ -2,7 +2,7 @@
 //! like exec (the same policy, the same modal, no rule), and each of
 //! Claude Code's own permission requests is asked as tool
 //! [`CLAUDE_CODE_PERMISSION`] (headless never approves those: see
-//! `channels::headless`).
+//! `surfaces::headless`).
 
 use super::{Approver, Granted, Kept, Refusal};
 use crate::config::ExecApproval;

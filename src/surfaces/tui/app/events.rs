@@ -1,0 +1,330 @@
+//! How each core event folds into the TUI's state: `App::apply` notes the
+//! session's activity, then hands the payload to one handler per kind.
+
+use super::{App, Effect, LocalState};
+use crate::protocol::{
+    AnswerDelta, ApprovalDecision, ApprovalRequest, Compacted, ContextTrimmed, ErrorEvent,
+    Escalation, Event, EventKind, FinalAnswer, MemoryHits, Notice, Origin, Queued, ReasoningDelta,
+    Routing, SessionId, SubmissionId, Target, TokenUsage, ToolCallEvent, ToolProgress,
+    ToolResultEvent, TurnEnded, TurnStarted,
+};
+use crate::surfaces::tui::approval::PendingApproval;
+use crate::surfaces::tui::conversation::{Kind, Level, compaction_label};
+use crate::surfaces::tui::feeds::{self, MemorySearch, RoutingRecord, ToolEntry, ToolState};
+use crate::surfaces::tui::layout::Pane;
+use crate::surfaces::tui::scroll::Scroll;
+use crate::surfaces::tui::sessions::SessionInfo;
+
+impl App {
+    /// Folds one core event into the state.
+    pub fn apply(&mut self, event: Event) -> Vec<Effect> {
+        let Event {
+            submission,
+            session,
+            origin,
+            kind,
+        } = event;
+        // A request that failed gets no other answer: forget it.
+        if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {
+            self.asked.remove(id);
+        }
+        let shown = self.shows(&session);
+        let target = self.note_activity(&session, &origin, &kind, shown);
+        // These change only the side panes and the status line.
+        let side_only = matches!(
+            kind,
+            EventKind::Routing(_) | EventKind::MemoryHits(_) | EventKind::Usage(_)
+        );
+        let mut effects = Vec::new();
+        match kind {
+            EventKind::TurnStarted(started) => self.on_turn_started(&session, &origin, started),
+            EventKind::Queued(Queued { text, .. }) => {
+                self.conversation
+                    .push(&session, &origin, Kind::User { queued: true }, text)
+            }
+            EventKind::Routing(routing) => self.on_routing(session, routing),
+            EventKind::Escalation(escalation) => self.on_escalation(session, &origin, escalation),
+            EventKind::Delta(AnswerDelta { text }) => {
+                self.conversation.delta(&session, &origin, &text)
+            }
+            EventKind::Reasoning(ReasoningDelta { text }) => {
+                self.conversation.reasoning(&session, &origin, &text)
+            }
+            EventKind::ToolCall(call) => self.on_tool_call(session, origin, call),
+            EventKind::ApprovalRequest(request) => {
+                effects.extend(self.on_approval_request(session, origin, request))
+            }
+            EventKind::ApprovalDecision(ApprovalDecision { id, decision, .. }) => {
+                self.approvals.remove(&id);
+                self.tools.decided(&id, decision.is_approved());
+            }
+            EventKind::ToolResult(result) => self.on_tool_result(&session, result),
+            EventKind::ToolProgress(ToolProgress { id, text }) => {
+                self.tools.progressed(&session, &id, &text)
+            }
+            EventKind::MemoryHits(MemoryHits { query, hits }) => {
+                self.memory = Some(MemorySearch {
+                    session,
+                    query,
+                    hits,
+                });
+                self.side_scroll[2] = Scroll::at_top();
+            }
+            EventKind::Usage(usage) => self.on_usage(&session, target, usage),
+            EventKind::ContextTrimmed(trimmed) => {
+                self.on_context_trimmed(&session, &origin, trimmed)
+            }
+            EventKind::Notice(Notice { message }) => {
+                self.conversation
+                    .push(&session, &origin, Kind::Notice(Level::Warning), message)
+            }
+            EventKind::Compaction(compacted) => self.on_compaction(&session, &origin, compacted),
+            EventKind::Final(FinalAnswer { text }) => {
+                self.conversation.finish(&session, &origin, &text)
+            }
+            EventKind::Error(ErrorEvent { message }) => {
+                self.on_error(&session, &origin, target, message)
+            }
+            kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
+                self.on_timeline(submission.as_ref(), &session, kind)
+            }
+            EventKind::TurnEnded(ended) => self.on_turn_ended(&session, &origin, ended),
+        }
+        if shown && !side_only {
+            self.conversation_scroll.content_added();
+        }
+        effects
+    }
+
+    /// Records that the session spoke (and whether the user has seen it);
+    /// returns where its requests go.
+    fn note_activity(
+        &mut self,
+        session: &SessionId,
+        origin: &Origin,
+        kind: &EventKind,
+        shown: bool,
+    ) -> Option<Target> {
+        let elsewhere = *session != self.session;
+        let info = self
+            .sessions
+            .entry(session.clone())
+            .or_insert_with(|| SessionInfo::new(origin.clone()));
+        info.last_activity = Some(std::time::SystemTime::now());
+        // A message the user has not seen: the input points elsewhere, or
+        // the conversation shows another session.
+        // The heartbeat's standing prompt is not news; its answer (if any) is.
+        let news = matches!(kind, EventKind::Final(_))
+            || (matches!(kind, EventKind::TurnStarted(_)) && *origin != Origin::Heartbeat);
+        if (elsewhere || !shown) && news {
+            info.unread += 1;
+        }
+        info.target
+    }
+
+    /// The session's entry, which `note_activity` made for every event.
+    fn session_info(&mut self, session: &str) -> Option<&mut SessionInfo> {
+        self.sessions.get_mut(session)
+    }
+
+    fn on_turn_started(&mut self, session: &str, origin: &Origin, started: TurnStarted) {
+        if let Some(info) = self.session_info(session) {
+            info.running = true;
+        }
+        if *origin != Origin::Heartbeat {
+            self.conversation.user(session, origin, &started.text);
+        }
+    }
+
+    fn on_routing(&mut self, session: SessionId, routing: Routing) {
+        if let Some(info) = self.session_info(&session) {
+            info.target = Some(routing.route.target());
+        }
+        if session == self.session {
+            self.status.provider = routing.route.provider().to_string();
+            self.status.model = routing.model.clone();
+        }
+        self.side_added(Pane::Routing);
+        self.routing
+            .push(RoutingRecord::Decision { session, routing });
+    }
+
+    fn on_escalation(&mut self, session: SessionId, origin: &Origin, escalation: Escalation) {
+        if let Some(info) = self.session_info(&session) {
+            info.target = Some(Target::Remote);
+        }
+        self.side_added(Pane::Routing);
+        // The local attempt ends here; the remote answer follows as a
+        // message of its own.
+        self.conversation.close(&session);
+        self.conversation.push(
+            &session,
+            origin,
+            Kind::Notice(Level::Warning),
+            format!("escalated to {}: {}", escalation.to, escalation.reason),
+        );
+        self.routing.push(RoutingRecord::Escalation {
+            session,
+            escalation,
+        });
+    }
+
+    fn on_tool_call(&mut self, session: SessionId, origin: Origin, call: ToolCallEvent) {
+        self.conversation.close(&session);
+        let seq = self.tools.push(ToolEntry {
+            call,
+            session: session.clone(),
+            origin: origin.clone(),
+            state: ToolState::Running,
+            duration_ms: None,
+            output: String::new(),
+            approval: None,
+            diff: None,
+        });
+        self.side_added(Pane::Tools);
+        self.conversation
+            .push(&session, &origin, Kind::Tool(seq), String::new());
+    }
+
+    /// Rings for every new request: a queued one is news too.
+    fn on_approval_request(
+        &mut self,
+        session: SessionId,
+        origin: Origin,
+        request: ApprovalRequest,
+    ) -> Option<Effect> {
+        self.tools
+            .awaiting(&session, &request.tool, &request.command, &request.id);
+        let before = self.approvals.len();
+        self.approvals.push(PendingApproval {
+            session,
+            origin,
+            request,
+        });
+        (self.approvals.len() > before).then_some(Effect::Bell)
+    }
+
+    fn on_tool_result(&mut self, session: &str, result: ToolResultEvent) {
+        let ToolResultEvent {
+            id,
+            success,
+            output,
+            duration_ms,
+            diff,
+            ..
+        } = result;
+        self.tools
+            .finished(session, &id, success, &output, duration_ms);
+        if let Some(diff) = diff {
+            self.tools.diffed(session, &id, diff);
+        }
+    }
+
+    fn on_usage(&mut self, session: &SessionId, target: Option<Target>, usage: TokenUsage) {
+        let TokenUsage {
+            provider,
+            model,
+            input_tokens,
+            output_tokens,
+            cached_tokens,
+            cost_usd,
+            tokens_per_sec,
+            endpoint,
+            ..
+        } = usage;
+        if let Some(endpoint) = &endpoint {
+            self.stats
+                .add_endpoint(endpoint, input_tokens, output_tokens, cached_tokens);
+        }
+        if target != Some(Target::Remote) {
+            self.status.local = LocalState::Up;
+        }
+        if *session == self.session {
+            self.status.context_used = input_tokens + output_tokens;
+        }
+        self.stats.add(feeds::Usage {
+            session,
+            target,
+            provider: &provider,
+            model: &model,
+            input_tokens,
+            output_tokens,
+            cached_tokens,
+            cost_usd,
+            tokens_per_sec,
+        });
+    }
+
+    fn on_context_trimmed(&mut self, session: &str, origin: &Origin, trimmed: ContextTrimmed) {
+        let ContextTrimmed {
+            dropped_messages,
+            prompt_tokens,
+            context_length,
+        } = trimmed;
+        if session == self.session {
+            self.status.context_length = context_length;
+            self.status.context_used = prompt_tokens;
+        }
+        let text = format!(
+            "left out {dropped_messages} older messages to fit the context window ({prompt_tokens}/{context_length} tokens)"
+        );
+        self.conversation
+            .push(session, origin, Kind::Notice(Level::Info), text);
+    }
+
+    fn on_compaction(&mut self, session: &str, origin: &Origin, compacted: Compacted) {
+        let Compacted {
+            before_tokens,
+            after_tokens,
+            summarized_messages,
+            summary,
+            ..
+        } = compacted;
+        if session == self.session {
+            self.status.context_used = after_tokens;
+        }
+        let label = compaction_label(summarized_messages, before_tokens, after_tokens);
+        self.conversation
+            .push(session, origin, Kind::Compaction(label), summary);
+    }
+
+    fn on_error(
+        &mut self,
+        session: &str,
+        origin: &Origin,
+        target: Option<Target>,
+        message: String,
+    ) {
+        if target != Some(Target::Remote) {
+            self.status.local = LocalState::Failing;
+        }
+        self.conversation.close(session);
+        self.conversation
+            .push(session, origin, Kind::Notice(Level::Error), message);
+    }
+
+    /// A fork or a rewind: ours when it answers our submission; an event
+    /// without an id (an older core) is ours when it is the shown session.
+    fn on_timeline(&mut self, submission: Option<&SubmissionId>, session: &str, kind: EventKind) {
+        let ours = match submission {
+            Some(id) => self.asked.remove(id),
+            None => session == self.session,
+        };
+        self.timeline_event(session, kind, ours);
+    }
+
+    fn on_turn_ended(&mut self, session: &str, origin: &Origin, ended: TurnEnded) {
+        if let Some(info) = self.session_info(session) {
+            info.running = false;
+        }
+        self.conversation.close(session);
+        if ended.interrupted {
+            self.conversation.push(
+                session,
+                origin,
+                Kind::Notice(Level::Info),
+                "interrupted".into(),
+            );
+        }
+    }
+}

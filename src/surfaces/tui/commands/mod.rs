@@ -1,0 +1,350 @@
+//! Slash commands typed in the input box (docs/design.md §2, docs/tui.md).
+//!
+//! One table ([`COMMANDS`]) that help, completion, the input hint and the
+//! dispatcher read.
+
+use super::app::{App, Effect, Overlay};
+use super::conversation::Level;
+use super::skills;
+use crate::protocol::{Op, Target};
+
+mod actions;
+
+/// A built-in command: what help and completion show, and what runs it.
+pub struct SlashCommand {
+    pub name: &'static str,
+    /// Other names the dispatcher accepts (not listed).
+    pub aliases: &'static [&'static str],
+    /// The argument as help shows it (`NAME`, `[KEEP]`); empty: none.
+    pub arg: &'static str,
+    /// One line for help and the input hint.
+    pub help: &'static str,
+    /// Runs it with the (trimmed) argument.
+    pub run: fn(&mut App, &str) -> Vec<Effect>,
+}
+
+/// Every built-in command, in help order: help, completion, the input hint
+/// and the dispatcher all read this table, so a command cannot be listed
+/// without being implemented.
+pub const COMMANDS: &[SlashCommand] = &[
+    SlashCommand {
+        name: "/help",
+        aliases: &["/?"],
+        arg: "",
+        help: "keys and commands",
+        run: |app, _| {
+            app.overlay = Some(Overlay::Help);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/local",
+        aliases: &[],
+        arg: "",
+        help: "force the next turn to the local model",
+        run: |app, _| actions::force_target(app, Target::Local),
+    },
+    SlashCommand {
+        name: "/remote",
+        aliases: &[],
+        arg: "",
+        help: "force the next turn to a remote provider",
+        run: |app, _| actions::force_target(app, Target::Remote),
+    },
+    SlashCommand {
+        name: "/clear",
+        aliases: &[],
+        arg: "",
+        help: "forget this session's history (not the transcript)",
+        run: |app, _| actions::clear(app),
+    },
+    SlashCommand {
+        name: "/new",
+        aliases: &[],
+        arg: "",
+        help: "start a fresh TUI session",
+        run: |app, _| actions::new_session(app),
+    },
+    SlashCommand {
+        name: "/theme",
+        aliases: &[],
+        arg: "NAME",
+        help: "switch theme (default, light, high-contrast)",
+        run: |app, arg| {
+            actions::theme_command(app, arg);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/escalate",
+        aliases: &[],
+        arg: "",
+        help: "re-run the last turn remotely",
+        run: |app, _| actions::escalate(app),
+    },
+    SlashCommand {
+        name: "/skills",
+        aliases: &[],
+        arg: "",
+        help: "list skills",
+        run: |app, _| {
+            app.notice(Level::Info, skills::listing(app));
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/memory",
+        aliases: &[],
+        arg: "Q",
+        help: "search memory",
+        run: actions::memory_search,
+    },
+    SlashCommand {
+        name: "/compact",
+        aliases: &[],
+        arg: "[KEEP]",
+        help: "summarize older turns now, keeping KEEP",
+        run: actions::compact,
+    },
+    SlashCommand {
+        name: "/sessions",
+        aliases: &[],
+        arg: "",
+        help: "list sessions and pick one",
+        run: |app, _| {
+            app.open_session_picker();
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/cron",
+        aliases: &[],
+        arg: "",
+        help: "list scheduled jobs with their next run",
+        run: |app, _| {
+            actions::cron_command(app);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/fork",
+        aliases: &[],
+        arg: "",
+        help: "copy this session into a new one and switch to it",
+        run: |app, _| app.fork(),
+    },
+    SlashCommand {
+        name: "/rewind",
+        aliases: &[],
+        arg: "",
+        help: "go back to before a message, restoring files",
+        run: |app, _| {
+            app.open_rewind_picker();
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/find",
+        aliases: &[],
+        arg: "TEXT",
+        help: "highlight TEXT in the conversation (n/N jump)",
+        run: |app, arg| {
+            app.start_search(arg);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/mcp",
+        aliases: &[],
+        arg: "",
+        help: "list MCP servers, their state and tools",
+        run: |app, _| {
+            let text = super::mcp::listing(&app.status.mcp);
+            app.notice(Level::Info, text);
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/quit",
+        aliases: &["/exit", "/q"],
+        arg: "",
+        help: "leave egirl",
+        run: |_, _| vec![Effect::Quit],
+    },
+];
+
+/// What `/escalate` sends: plain words the remote model understands, with
+/// "escalate" for the router.
+pub const ESCALATE_TEXT: &str =
+    "Please escalate: answer my previous request again, properly and in full.";
+
+/// A command as completion, the input hint and help show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandInfo {
+    pub name: String,
+    pub arg: String,
+    pub help: String,
+    /// A user-invocable skill rather than a built-in.
+    pub skill: bool,
+}
+
+/// The built-in commands, then the skills the user may run (a skill whose
+/// command a built-in already has is left out: built-ins win).
+pub fn all(app: &App) -> Vec<CommandInfo> {
+    let mut out: Vec<CommandInfo> = COMMANDS
+        .iter()
+        .map(|c| CommandInfo {
+            name: c.name.to_string(),
+            arg: c.arg.to_string(),
+            help: c.help.to_string(),
+            skill: false,
+        })
+        .collect();
+    if let Some(registry) = &app.skills {
+        for skill in registry.snapshot().commands() {
+            let name = skill_command(&skill.name);
+            if out.iter().all(|c| c.name != name) {
+                out.push(CommandInfo {
+                    name,
+                    arg: "ARGS".into(),
+                    help: skill.description.clone(),
+                    skill: true,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `/name`: lowercase, spaces as hyphens.
+pub fn skill_command(name: &str) -> String {
+    format!(
+        "/{}",
+        name.to_lowercase()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join("-")
+    )
+}
+
+/// Commands matching what is typed (a `/word` with no space yet).
+pub fn matches(app: &App, typed: &str) -> Vec<CommandInfo> {
+    if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    all(app)
+        .into_iter()
+        .filter(|c| c.name.starts_with(typed))
+        .collect()
+}
+
+/// What Tab turns the input into: the one match (plus a space when the
+/// command takes an argument), else the longest common prefix when it
+/// adds something.
+pub fn completion(app: &App, typed: &str) -> Option<String> {
+    let found = matches(app, typed);
+    match found.as_slice() {
+        [] => None,
+        [c] if c.name == typed => None,
+        [c] => Some(if c.arg.is_empty() {
+            c.name.clone()
+        } else {
+            format!("{} ", c.name)
+        }),
+        many => {
+            let first = &many[0].name;
+            let common = many.iter().fold(first.len(), |n, c| {
+                first
+                    .bytes()
+                    .zip(c.name.bytes())
+                    .take(n)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            });
+            // A cut inside a multi-byte character is no prefix to offer.
+            (common > typed.len() && first.is_char_boundary(common))
+                .then(|| first[..common].to_string())
+        }
+    }
+}
+
+/// Runs a typed command line: a built-in from [`COMMANDS`], else a skill,
+/// else a warning.
+pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
+    let (name, arg) = match line.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (line, ""),
+    };
+    let command = COMMANDS
+        .iter()
+        .find(|c| c.name == name || c.aliases.contains(&name));
+    if let Some(command) = command {
+        return (command.run)(app, arg);
+    }
+    match skills::invocation(app, name, arg) {
+        Some(text) => vec![Effect::submit(Op::UserMessage {
+            session: app.session.clone(),
+            origin: crate::protocol::Origin::Tui,
+            text,
+        })],
+        None => {
+            app.notice(
+                Level::Warning,
+                format!("unknown command {name} (/help lists them)"),
+            );
+            Vec::new()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::surfaces::tui::theme::Theme;
+
+    fn app() -> App {
+        App::new(super::super::app::AppOptions {
+            session: "s".into(),
+            theme: Theme::default(),
+            theme_dirs: Vec::new(),
+            model: "m".into(),
+            endpoint: "http://127.0.0.1:1".into(),
+            context_length: 1024,
+        })
+    }
+
+    #[test]
+    fn completes_unique_and_common_prefixes() {
+        let app = app();
+        let completion = |typed: &str| completion(&app, typed);
+        assert_eq!(completion("/he").as_deref(), Some("/help"));
+        assert_eq!(completion("/th").as_deref(), Some("/theme "));
+        assert_eq!(completion("/help"), None);
+        // /skills and /sessions share only "/s".
+        assert_eq!(completion("/s"), None);
+        assert_eq!(completion("/se").as_deref(), Some("/sessions"));
+        // /remote and /rewind share "/re".
+        assert_eq!(completion("/r").as_deref(), Some("/re"));
+        assert_eq!(completion("/rem").as_deref(), Some("/remote"));
+        assert_eq!(completion("/rew").as_deref(), Some("/rewind"));
+        assert_eq!(completion("hello"), None);
+        assert_eq!(matches(&app, "/theme x").len(), 0);
+    }
+
+    #[test]
+    fn every_name_and_alias_is_taken_once() {
+        let mut seen = std::collections::HashSet::new();
+        for command in COMMANDS {
+            for name in std::iter::once(&command.name).chain(command.aliases) {
+                assert!(name.starts_with('/'), "{name}");
+                assert!(seen.insert(*name), "{name} twice");
+            }
+        }
+    }
+
+    #[test]
+    fn skill_commands_are_slugs() {
+        assert_eq!(skill_command("github"), "/github");
+        assert_eq!(skill_command("Daily Standup"), "/daily-standup");
+    }
+}

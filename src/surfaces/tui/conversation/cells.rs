@@ -1,0 +1,137 @@
+//! One-line cells: message headers with origin badges, and tool calls
+//! (collapsed to one line, or expanded with arguments and output).
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::RenderCtx;
+use crate::protocol::Origin;
+use crate::surfaces::tui::feeds::ToolState;
+use crate::surfaces::tui::theme::Theme;
+use crate::surfaces::tui::wrap;
+
+/// `you  TUI` / `egirl  Discord #general`: who, then where from.
+pub(super) fn header_line(
+    who: &str,
+    color: ratatui::style::Color,
+    origin: &Origin,
+    queued: bool,
+    t: &Theme,
+) -> Line<'static> {
+    let mut spans = vec![
+        Span::styled(
+            who.to_string(),
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        ),
+        Span::raw("  "),
+        Span::styled(badge(origin), t.muted()),
+    ];
+    if queued {
+        spans.push(Span::styled("  (queued)", Style::default().fg(t.warning)));
+    }
+    Line::from(spans)
+}
+
+/// The origin as people say it.
+pub fn badge(origin: &Origin) -> String {
+    match origin {
+        Origin::Tui => "TUI".into(),
+        Origin::Cli => "CLI".into(),
+        Origin::Webhook => "webhook".into(),
+        Origin::Heartbeat => "heartbeat".into(),
+        Origin::Discord(channel) => format!("Discord #{channel}"),
+        Origin::Cron(job) => format!("cron {job}"),
+        Origin::Telegram(chat) => format!("Telegram {chat}"),
+    }
+}
+
+pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+    let t = ctx.theme;
+    let Some(r) = ctx.tools.get(seq) else {
+        return vec![Line::styled("  ⚙ (tool call no longer kept)", t.muted())];
+    };
+    let color = match r.state {
+        ToolState::Ok => t.routing_local,
+        ToolState::Failed => t.error,
+        ToolState::Denied | ToolState::AwaitingApproval => t.warning,
+        ToolState::Running => t.tool,
+        ToolState::Restored => t.muted,
+    };
+    let mut status = format!("{} {}", r.state.symbol(), r.state.label());
+    if let Some(ms) = r.duration_ms {
+        status.push_str(&format!(" · {ms} ms"));
+    }
+    let counts = r
+        .diff
+        .as_ref()
+        .map(|d| (format!("+{}", d.added), format!("−{}", d.removed)));
+    let counts_w = counts
+        .as_ref()
+        .map_or(0, |(a, r)| 3 + wrap::width(a) + 1 + wrap::width(r));
+    let width = usize::from(width);
+    let fixed = 4 + wrap::width(&r.call.name) + 1 + 3 + wrap::width(&status) + counts_w;
+    let summary = wrap::one_line(&r.summary(), width.saturating_sub(fixed).max(8));
+    let mut out = vec![Line::from(vec![
+        Span::styled("  ⚙ ", Style::default().fg(t.tool)),
+        Span::styled(
+            r.call.name.clone(),
+            Style::default().fg(t.tool).add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(" "),
+        Span::styled(summary, Style::default().fg(t.text)),
+        Span::styled(" · ", t.muted()),
+        Span::styled(status, Style::default().fg(color)),
+    ])];
+    if let Some((added, removed)) = counts {
+        out[0].spans.extend([
+            Span::styled(" · ", t.muted()),
+            Span::styled(added, Style::default().fg(t.diff_added)),
+            Span::raw(" "),
+            Span::styled(removed, Style::default().fg(t.diff_removed)),
+        ]);
+    }
+    // A running call's latest progress (a delegation's step) under it.
+    let running = matches!(r.state, ToolState::Running | ToolState::AwaitingApproval);
+    if running
+        && !ctx.expanded
+        && let Some(last) = r.output.lines().rev().find(|l| !l.trim().is_empty())
+    {
+        out.push(Line::from(vec![
+            Span::styled("    ↳ ", t.muted()),
+            Span::styled(
+                wrap::one_line(last.trim(), width.saturating_sub(6).max(8)),
+                t.muted(),
+            ),
+        ]));
+    }
+    if ctx.expanded {
+        let bar = [Span::styled("    │ ", t.muted())];
+        let inner = width.saturating_sub(6).max(8);
+        let args = serde_json::to_string_pretty(&r.call.arguments).unwrap_or_default();
+        let output = r.output.trim_end();
+        let mut body: Vec<(Style, &str)> = args.lines().map(|l| (t.muted(), l)).collect();
+        const SHOWN: usize = 20;
+        let total = output.lines().count();
+        body.extend(
+            output
+                .lines()
+                .take(SHOWN)
+                .map(|l| (Style::default().fg(t.text), l)),
+        );
+        for (style, line) in body {
+            let pieces = vec![(style, line.to_string())];
+            out.extend(wrap::into_lines(
+                wrap::wrap_hard(&pieces, inner),
+                &bar,
+                &bar,
+            ));
+        }
+        if total > SHOWN {
+            out.push(Line::from(vec![
+                bar[0].clone(),
+                Span::styled(format!("… {} more lines", total - SHOWN), t.muted()),
+            ]));
+        }
+    }
+    out
+}
