@@ -1,8 +1,9 @@
 //! The `--json` lines today's binary writes, checked against the protocol's
 //! types: each line deserializes into an `Event` and serializes back to the
 //! same JSON value. With `EGIRL_WRITE_JSON_FIXTURE=1` the lines are written
-//! to `tests/data/json_events_v0.jsonl` (how that file was made; since
-//! wire version 1 the lines also carry `submission`).
+//! to `tests/data/json_events_v<PROTOCOL_VERSION>.jsonl`: that is how
+//! `json_events_v0.jsonl` was made, by the binary of wire version 0 (before
+//! `submission`); a later version writes a file of its own.
 
 use serde_json::Value;
 
@@ -71,11 +72,14 @@ async fn captured_lines() -> Vec<String> {
 async fn json_lines_of_the_binary_round_trip_through_event() {
     let lines = captured_lines().await;
     if std::env::var_os("EGIRL_WRITE_JSON_FIXTURE").is_some() {
-        let path = concat!(
+        // A fixture per wire version: the lines of an older version are
+        // what clients of that version wrote, so they are never rewritten.
+        let path = format!(
+            "{}/tests/data/json_events_v{}.jsonl",
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/json_events_v0.jsonl"
+            egirl::protocol::PROTOCOL_VERSION
         );
-        std::fs::write(path, lines.join("\n") + "\n").expect("write fixture");
+        std::fs::write(&path, lines.join("\n") + "\n").expect("write fixture");
     }
     for line in &lines {
         let value: Value = serde_json::from_str(line).expect("a JSON line");
