@@ -10,12 +10,19 @@
 # to the model, so `[local] endpoint` need not answer.
 #
 #   scripts/bench-serve-idle.sh [SECONDS]      (default 60)
+#   EGIRL_BIN=path/to/egirl scripts/bench-serve-idle.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/egirl/target}"
 window="${1:-60}"
-cargo build --release --locked --bin egirl
-bin="$CARGO_TARGET_DIR/release/egirl"
+# EGIRL_BIN names a binary built elsewhere (to compare two builds side by
+# side); else this tree's release binary is built.
+if [[ -n "${EGIRL_BIN:-}" ]]; then
+  bin="$EGIRL_BIN"
+else
+  cargo build --release --locked --bin egirl
+  bin="$CARGO_TARGET_DIR/release/egirl"
+fi
 
 dir="$(mktemp -d)"
 pid=""
