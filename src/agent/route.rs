@@ -183,11 +183,11 @@ pub(super) fn record(
 ) {
     let from = RoutedModel {
         route: Route::Local(LocalRole::Main),
-        model: shared.config.local.model.clone(),
+        model: Some(shared.config.local.model.clone()),
     };
     let to = RoutedModel {
         route: Route::Remote(remote.name().into()),
-        model: remote.model().into(),
+        model: Some(remote.model().into()),
     };
     emit(EventKind::Escalation(Escalation {
         from: from.clone(),

@@ -32,7 +32,9 @@ pub fn answer(submission: Option<SubmissionId>) {
     let _ = ANSWERING.try_with(|current| *current.borrow_mut() = submission);
 }
 
-fn current_submission() -> Option<SubmissionId> {
+/// The submission the current task answers, if any: for work the task
+/// hands to a task of its own, which does not inherit it.
+pub fn current_submission() -> Option<SubmissionId> {
     ANSWERING
         .try_with(|current| current.borrow().clone())
         .ok()

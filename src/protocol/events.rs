@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FileDiff, MemoryHit, ReviewDecision, Route, RoutedModel};
+use super::{FileDiff, MemoryHit, ReviewDecision, Route, RoutedModel, Target};
 
 /// What happened, serialized as one JSON object per line in `--json` mode
 /// with `"type"` first (then `session` and `origin`, then the payload's
@@ -58,14 +58,52 @@ pub struct Queued {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "RoutingFields", from = "RoutingFields")]
 /// Where a turn goes, and why. On the wire the route is the `target`,
-/// `provider` and `role` fields of version 0.
+/// `provider` and `role` fields of version 0, in its order.
 pub struct Routing {
-    #[serde(flatten)]
     pub route: Route,
     pub model: String,
     pub reason: String,
     pub confidence: f64,
+}
+
+/// `Routing` as version 0 wrote it, field for field and in that order, so
+/// a line reads the same to a client that compares bytes.
+#[derive(Serialize, Deserialize)]
+struct RoutingFields {
+    target: Target,
+    provider: String,
+    model: String,
+    reason: String,
+    confidence: f64,
+    /// Absent from the oldest events: read as the main local model.
+    #[serde(default)]
+    role: String,
+}
+
+impl From<Routing> for RoutingFields {
+    fn from(routing: Routing) -> Self {
+        RoutingFields {
+            target: routing.route.target(),
+            provider: routing.route.provider().to_string(),
+            role: routing.route.name().to_string(),
+            model: routing.model,
+            reason: routing.reason,
+            confidence: routing.confidence,
+        }
+    }
+}
+
+impl From<RoutingFields> for Routing {
+    fn from(fields: RoutingFields) -> Self {
+        Routing {
+            route: Route::from_fields(fields.target, fields.provider, &fields.role),
+            model: fields.model,
+            reason: fields.reason,
+            confidence: fields.confidence,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -92,11 +92,16 @@ impl From<Route> for RouteFields {
 
 impl From<RouteFields> for Route {
     fn from(fields: RouteFields) -> Self {
-        match fields.target {
-            Target::Remote => Route::Remote(fields.provider),
-            Target::Local if fields.role == LocalRole::Fast.as_str() => {
-                Route::Local(LocalRole::Fast)
-            }
+        Route::from_fields(fields.target, fields.provider, &fields.role)
+    }
+}
+
+impl Route {
+    /// The route version 0's `target`, `provider` and `role` fields name.
+    pub(super) fn from_fields(target: Target, provider: String, role: &str) -> Route {
+        match target {
+            Target::Remote => Route::Remote(provider),
+            Target::Local if role == LocalRole::Fast.as_str() => Route::Local(LocalRole::Fast),
             Target::Local => Route::Local(LocalRole::Main),
         }
     }
@@ -108,14 +113,16 @@ impl From<RouteFields> for Route {
 #[serde(into = "String", from = "String")]
 pub struct RoutedModel {
     pub route: Route,
-    pub model: String,
+    /// `None` for a provider named alone (a line without a slash); an
+    /// empty model (`[local] model = ""`) is still written `llamacpp/`.
+    pub model: Option<String>,
 }
 
 impl fmt::Display for RoutedModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.model.as_str() {
-            "" => f.write_str(self.route.provider()),
-            model => write!(f, "{}/{model}", self.route.provider()),
+        match &self.model {
+            None => f.write_str(self.route.provider()),
+            Some(model) => write!(f, "{}/{model}", self.route.provider()),
         }
     }
 }
@@ -138,15 +145,15 @@ impl From<String> for RoutedModel {
     /// slashes of its own (`openrouter/anthropic/claude`), a provider's not.
     /// A name without a slash is a provider alone (written back as it was).
     fn from(text: String) -> Self {
-        let (provider, model) = text.split_once('/').unwrap_or((&text, ""));
+        let (provider, model) = match text.split_once('/') {
+            Some((provider, model)) => (provider, Some(model.to_string())),
+            None => (text.as_str(), None),
+        };
         let route = if provider == LOCAL_PROVIDER {
             Route::Local(LocalRole::Main)
         } else {
             Route::Remote(provider.to_string())
         };
-        RoutedModel {
-            route,
-            model: model.to_string(),
-        }
+        RoutedModel { route, model }
     }
 }

@@ -74,5 +74,31 @@ fn version_0_json_lines_round_trip() {
         let event: Event = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
         let back = serde_json::to_value(&event).unwrap();
         assert_eq!(back, value, "{line}");
+        // Byte for byte too: a client may compare lines, or rely on the
+        // order of the fields.
+        assert_eq!(serde_json::to_string(&event).unwrap(), line);
     }
+}
+
+#[test]
+fn an_escalations_ends_are_written_back_as_they_were_read() {
+    for text in [
+        "llamacpp/",
+        "llamacpp/local",
+        "anthropic",
+        "openrouter/anthropic/claude",
+    ] {
+        let routed = RoutedModel::from(text);
+        assert_eq!(routed.to_string(), text);
+    }
+    assert_eq!(
+        RoutedModel::from("llamacpp/qwen3").route,
+        Route::Local(LocalRole::Main)
+    );
+    assert_eq!(
+        RoutedModel::from("openrouter/anthropic/claude")
+            .model
+            .as_deref(),
+        Some("anthropic/claude")
+    );
 }

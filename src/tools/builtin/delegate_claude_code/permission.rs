@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::stream::input_summary;
 use crate::config::ClaudePermissions;
+use crate::protocol::SubmissionId;
 use crate::tools::ToolContext;
 
 /// The MCP server's name and tool, as Claude Code is told them.
@@ -28,6 +29,9 @@ struct Asker {
     token: String,
     task: String,
     dir: String,
+    /// The submission whose turn delegated: the server's requests are
+    /// handled on tasks of their own, which do not inherit it.
+    submission: Option<SubmissionId>,
 }
 
 /// The server, stopped when dropped.
@@ -55,6 +59,7 @@ pub async fn start(ctx: ToolContext, task: &str, dir: &str) -> Result<Permission
         ctx,
         token: token.clone(),
         task: task.to_string(),
+        submission: crate::bus::current_submission(),
         dir: dir.to_string(),
     });
     let app = axum::Router::new()
@@ -112,7 +117,8 @@ async fn handle(
         }]}),
         Some("tools/call") => {
             let args = &request["params"]["arguments"];
-            let decision = decide(&asker, args).await;
+            let decision =
+                crate::bus::answering(asker.submission.clone(), decide(&asker, args)).await;
             json!({"content": [{"type": "text", "text": decision.to_string()}]})
         }
         _ => {
