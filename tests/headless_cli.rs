@@ -249,3 +249,18 @@ async fn file_tool_results_carry_a_diff_the_model_never_sees() {
         );
     }
 }
+
+#[test]
+fn version_names_the_json_wire_version() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_egirl"))
+        .arg("--version")
+        .output()
+        .expect("run egirl --version");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let expected = format!(
+        "(--json events: protocol {})",
+        egirl::protocol::PROTOCOL_VERSION
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains(&expected), "{text}");
+}

@@ -7,8 +7,19 @@ use clap::{Parser, Subcommand};
 
 use super::{export, init, mcp, memory, skills, stats};
 
+/// `egirl --version`: the build, and the `--json` wire version.
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 1)");
+// `concat!` takes only literals: the number above is kept equal to the
+// protocol's here, at compile time.
+const _: () = assert!(crate::protocol::PROTOCOL_VERSION == 1);
+
 #[derive(Debug, Parser)]
-#[command(name = "egirl", version, about = "A local-first personal AI agent")]
+#[command(
+    name = "egirl",
+    version,
+    long_version = LONG_VERSION,
+    about = "A local-first personal AI agent"
+)]
 pub struct Cli {
     /// Config file (else $EGIRL_CONFIG, ./egirl.toml, ~/.egirl/egirl.toml).
     #[arg(long, global = true, value_name = "PATH")]
@@ -19,7 +30,8 @@ pub struct Cli {
     /// Run one turn headless and print the answer.
     #[arg(short = 'm', long = "message", value_name = "TEXT")]
     pub message: Option<String>,
-    /// With -m: print every event as one JSON object per line.
+    /// With -m: print every event as one JSON object per line (the wire
+    /// version is in `egirl --version`).
     #[arg(long, requires = "message")]
     pub json: bool,
     /// Session to use or resume (default: a new one).
