@@ -172,6 +172,19 @@ impl Store {
         session: &str,
         covers: impl Fn(&str) -> bool,
     ) -> Option<(String, Source)> {
+        // An MCP tool the session allowed is found without reading the
+        // file, which `list` reads on every call for MCP grants.
+        if kind == GrantKind::McpTool {
+            let in_session = lock(&self.session).get(session).and_then(|grants| {
+                grants
+                    .iter()
+                    .find(|g| g.kind() == kind && covers(g.text()))
+                    .map(|g| (g.text().to_string(), Source::Session))
+            });
+            if in_session.is_some() {
+                return in_session;
+            }
+        }
         self.list(kind, session)
             .into_iter()
             .find(|(grant, _)| covers(grant))
