@@ -11,13 +11,18 @@ use super::{LOOPBACK_ALLOWED, call, site_at};
 /// fetch = "allow": no question; only the address can refuse.
 const NO_QUESTION: &str = "[tools.web]\nfetch = \"allow\"\ntimeout = \"3s\"\n";
 
-/// An address of one of this machine's interfaces other than loopback
-/// (IPv4 first; IPv6 link-local needs a scope and is left out).
+/// An address of one of this machine's interfaces other than loopback, as
+/// `hostname -I` lists them (IPv4 first; IPv6 link-local needs a scope and
+/// is left out).
 fn non_loopback_address() -> Option<IpAddr> {
-    let own: Vec<IpAddr> = egirl::tools::web::interfaces::own_addresses()
-        .into_iter()
-        .map(|a| a.ip)
-        .filter(|ip| match ip {
+    let out = std::process::Command::new("hostname")
+        .arg("-I")
+        .output()
+        .ok()?;
+    let own: Vec<IpAddr> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|a| a.parse().ok())
+        .filter(|ip: &IpAddr| match ip {
             IpAddr::V4(v4) => !v4.is_loopback(),
             IpAddr::V6(v6) => !v6.is_loopback() && v6.segments()[0] & 0xffc0 != 0xfe80,
         })
