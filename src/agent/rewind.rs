@@ -64,8 +64,11 @@ pub fn fork_session(workspace: &Path, checkpoints: &Checkpoints, from: &str) -> 
 }
 
 /// Takes session `id` back to before its user message `turn` (1-based):
-/// a `rewound` mark first (the transcript keeps every message), then the
-/// files. Returns the `rewound` event.
+/// the files first, then a `rewound` mark (the transcript keeps every
+/// message), then the used checkpoints dropped. A file that could not be
+/// put back stops it before the mark: the transcript never says rewound
+/// over files that were not restored, and the rewind can be tried again.
+/// Returns the `rewound` event.
 pub fn rewind_session(
     bounds: &Bounds<'_>,
     checkpoints: &Checkpoints,
@@ -94,8 +97,15 @@ pub fn rewind_session(
         .flat_map(|r| &r.message.tool_calls)
         .filter(|c| c.name == "exec")
         .count();
-    transcript.append_mark(Mark::Rewound { keep, turn })?;
     let files = checkpoints.restore(id, turn, &|p| bounds.writable(p));
+    if !files.errors.is_empty() {
+        bail!(
+            "could not restore {}; the session was not rewound and its checkpoints are kept: rewind again once that is fixed",
+            files.errors.join("; ")
+        );
+    }
+    transcript.append_mark(Mark::Rewound { keep, turn })?;
+    checkpoints.discard_from(id, turn);
     Ok(EventKind::Rewound(Rewound {
         turn,
         text,

@@ -20,6 +20,9 @@ pub(crate) struct Session {
     pub id: String,
     pub(super) transcript: Transcript,
     pub(super) history: Vec<ChatMessage>,
+    /// The last compaction's summary: it goes into the system prompt,
+    /// fenced (`summary::with_summary`), never into the history.
+    pub(super) summary: Option<String>,
     /// Token cost of each history message, filled lazily.
     pub(super) tokens: Vec<Option<u64>>,
     /// `/local` or `/remote`: taken by the next turn.
@@ -47,7 +50,7 @@ impl Session {
         let (transcript, records) = Transcript::open(&shared.workspace, id)?;
         let turns = crate::sessions::user_turns(&records);
         // From the last compaction's summary on, when there was one.
-        let history = summary::resume(records);
+        let (summary, history) = summary::resume(records);
         let limits = shared.limits().await;
         let session = Self {
             turns,
@@ -55,6 +58,7 @@ impl Session {
             transcript,
             tokens: vec![None; history.len()],
             history,
+            summary,
             forced: None,
             slot: shared.assign_slot(id, limits.total_slots),
             window_start: 0,
@@ -75,7 +79,7 @@ impl Session {
         let (transcript, records) = Transcript::open(&shared.workspace, &self.id)?;
         self.turns = crate::sessions::user_turns(&records);
         self.transcript = transcript;
-        self.history = summary::resume(records);
+        (self.summary, self.history) = summary::resume(records);
         self.tokens = vec![None; self.history.len()];
         self.window_start = 0;
         self.untrimmed.clear();
@@ -92,6 +96,7 @@ impl Session {
             Command::ForceTarget(target) => self.forced = Some(target),
             Command::Clear => {
                 self.history.clear();
+                self.summary = None;
                 self.tokens.clear();
                 self.window_start = 0;
                 self.untrimmed.clear();
@@ -148,23 +153,18 @@ impl Session {
         Ok(())
     }
 
-    /// After a compaction: `history` replaced what was before `cut` with
-    /// `inserted` messages (the summary); the window starts over.
-    pub(super) fn replace_history(
-        &mut self,
-        history: Vec<ChatMessage>,
-        cut: usize,
-        inserted: usize,
-    ) {
-        let kept_tokens = self.tokens.split_off(cut.min(self.tokens.len()));
-        self.tokens = vec![None; inserted];
-        self.tokens.extend(kept_tokens);
+    /// After a compaction: the history before `cut` is gone, `summary`
+    /// stands for it (in the system prompt); the window starts over.
+    pub(super) fn replace_history(&mut self, summary: String, cut: usize) {
+        let cut = cut.min(self.history.len());
+        self.tokens = self.tokens.split_off(cut.min(self.tokens.len()));
         self.untrimmed = std::mem::take(&mut self.untrimmed)
             .into_iter()
             .filter(|(index, _)| *index >= cut)
-            .map(|(index, text)| (index - cut + inserted, text))
+            .map(|(index, text)| (index - cut, text))
             .collect();
-        self.history = history;
+        self.history = self.history.split_off(cut);
+        self.summary = Some(summary);
         self.window_start = 0;
     }
 }

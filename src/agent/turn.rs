@@ -266,7 +266,9 @@ async fn prepare(
     let shared = turn.shared;
     // Workspace files and MEMORY.md go to the model (and to /tokenize).
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
-    let mut system = shared.redactor.redact(&system).into_owned();
+    let system = shared.redactor.redact(&system).into_owned();
+    // The last compaction's summary, fenced after the prompt (`summary`).
+    let mut system = super::summary::with_summary(&system, session.summary.as_deref());
     let mut all_tools = tools::offered(&shared.config);
     all_tools.extend(tools::mcp::specs(&shared.mcp));
     let specs = unattended::offered_tools(&turn.origin, all_tools, &shared.config.webhook.tools);

@@ -78,6 +78,8 @@ impl Environment {
             }
         }
         let redactor = Arc::new(Redactor::from_environment(&env_files));
+        // Transcripts written before a secret was known are redacted as read.
+        crate::sessions::redact_on_read(redactor.clone());
         Ok(Self {
             redactor,
             config,

@@ -3,12 +3,14 @@
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::chat::ChatMessage;
 use crate::protocol::Origin;
+use crate::redact::{self, Redactor};
 
 mod marks;
 pub use marks::{Entry, Mark, MarkRecord, fork, live, user_message_index, user_turns};
@@ -41,6 +43,30 @@ pub struct Compaction {
     pub before_tokens: u64,
     pub after_tokens: u64,
     pub model: String,
+}
+
+/// What every transcript read passes through (set once at start-up): a
+/// transcript written before a secret was known, or by an older egirl,
+/// may hold its raw value, and whatever reads one (a resumed session,
+/// the TUI's history and `/sessions`, a rewind, `export`) shows or sends
+/// what it read.
+static READ_REDACTOR: OnceLock<Arc<Redactor>> = OnceLock::new();
+
+/// Makes every later transcript read redact with `redactor`; the first
+/// call wins (one process, one set of secrets).
+pub fn redact_on_read(redactor: Arc<Redactor>) {
+    let _ = READ_REDACTOR.set(redactor);
+}
+
+/// A record as read: its text, typed text and tool arguments redacted.
+fn redacted(mut record: Record) -> Record {
+    if let Some(r) = READ_REDACTOR.get().filter(|r| !r.is_empty()) {
+        redact::message(r, &mut record.message);
+        if let Some(typed) = &mut record.typed {
+            r.redact_string(typed);
+        }
+    }
+    record
 }
 
 /// Session ids become file names: keep them to a safe alphabet.
@@ -149,7 +175,8 @@ pub fn load_entries(path: &Path) -> Result<Vec<Entry>> {
             continue;
         }
         match Entry::parse(line) {
-            Ok(r) => records.push(r),
+            Ok(Entry::Message(r)) => records.push(Entry::Message(redacted(r))),
+            Ok(mark) => records.push(mark),
             Err(_) if n + 1 == last => {
                 tracing::warn!(path = %path.display(), "skipping a torn last line");
             }

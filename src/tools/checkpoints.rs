@@ -53,8 +53,12 @@ pub struct Restored {
     pub restored: Vec<String>,
     /// Created since, now removed.
     pub removed: Vec<String>,
-    /// Left as they are, each with why.
+    /// Left as they are on purpose, each with why (too large to have
+    /// been kept, no longer writable by the file tools, a directory now).
     pub failed: Vec<String>,
+    /// Could not be put back (an I/O error), each with why: the rewind
+    /// stops there, and may be tried again (the checkpoints are kept).
+    pub errors: Vec<String>,
 }
 
 impl Checkpoints {
@@ -97,9 +101,11 @@ impl Checkpoints {
         turns
     }
 
-    /// Puts the files changed since before turn `from_turn` back, and
-    /// drops those turns' checkpoints (that future is gone). `writable`
-    /// re-checks each path as a file tool would write it now.
+    /// Puts the files changed since before turn `from_turn` back.
+    /// `writable` re-checks each path as a file tool would write it now.
+    /// The checkpoints stay until `discard_from` (once the rewind is
+    /// recorded), so a restore that failed halfway can be tried again:
+    /// putting a file back twice is putting it back once.
     pub fn restore(
         &self,
         session: &str,
@@ -128,16 +134,25 @@ impl Checkpoints {
                 out.failed.push(format!("{shown}: {why}"));
                 continue;
             }
+            if saved.blob.is_none() && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                out.failed
+                    .push(format!("{shown}: is a directory now, left alone"));
+                continue;
+            }
             match put_back(&path, &dir, &saved) {
                 Ok(true) => out.restored.push(shown),
                 Ok(false) => out.removed.push(shown),
-                Err(e) => out.failed.push(format!("{shown}: {e}")),
+                Err(e) => out.errors.push(format!("{shown}: {e:#}")),
             }
         }
-        for (_, dir) in turns {
+        out
+    }
+
+    /// Drops the checkpoints of turn `from_turn` on (that future is gone).
+    pub fn discard_from(&self, session: &str, from_turn: usize) {
+        for (_, dir) in self.turns_from(session, from_turn) {
             let _ = std::fs::remove_dir_all(dir);
         }
-        out
     }
 
     /// Gives session `to` a copy of `from`'s checkpoints (a fork can be
@@ -271,7 +286,7 @@ fn read_manifest(dir: &Path) -> Vec<Saved> {
 fn put_back(path: &Path, dir: &Path, saved: &Saved) -> Result<bool> {
     let Some(blob) = &saved.blob else {
         match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.is_dir() => anyhow::bail!("is a directory now, left alone"),
+            Ok(meta) if meta.is_dir() => anyhow::bail!("is a directory now"),
             Ok(_) => std::fs::remove_file(path).context("cannot remove it")?,
             Err(_) => {}
         }
@@ -351,11 +366,42 @@ mod tests {
         assert_eq!(out.removed, ["b.txt"]);
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "v2b");
         assert!(!b.exists());
+        cps.discard_from("s", 2);
         let out = cps.restore("s", 1, &ok);
         assert_eq!(out.restored, ["a.txt"]);
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "v1");
-        // Used up: nothing left to restore.
+        // Used up once discarded: nothing left to restore.
+        cps.discard_from("s", 1);
         assert_eq!(cps.restore("s", 1, &ok), Restored::default());
+    }
+
+    #[test]
+    fn a_restore_that_fails_keeps_the_checkpoints_for_another_try() {
+        let ws = tempfile::tempdir().unwrap();
+        let cps = Checkpoints::new(ws.path(), &config(10));
+        let a = ws.path().join("a.txt");
+        std::fs::write(&a, "v1").unwrap();
+        cps.turn("s", 1).unwrap().before_write(&a, "a.txt");
+        std::fs::write(&a, "v2").unwrap();
+        // The copy is gone (a disk error, a hand that cleaned up).
+        let turn = ws.path().join(".egirl/checkpoints/s/000001");
+        let blob = std::fs::read_dir(&turn)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| !p.ends_with(MANIFEST))
+            .unwrap();
+        let kept = std::fs::read(&blob).unwrap();
+        std::fs::remove_file(&blob).unwrap();
+        let out = cps.restore("s", 1, &|_| Ok(()));
+        assert_eq!(out.errors.len(), 1, "{out:?}");
+        assert!(out.errors[0].starts_with("a.txt: "), "{out:?}");
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "v2");
+        // Tried again once the copy is back: the checkpoint was kept.
+        std::fs::write(&blob, kept).unwrap();
+        let out = cps.restore("s", 1, &|_| Ok(()));
+        assert_eq!(out.restored, ["a.txt"]);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "v1");
     }
 
     #[test]

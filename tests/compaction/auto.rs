@@ -67,13 +67,17 @@ async fn a_long_session_compacts_once_and_resumes_from_the_summary() {
             .is_some_and(|t| !t.is_empty())
     );
     let main = &requests[2];
+    // The summary is in the system prompt, fenced; the history goes on
+    // with the kept turn.
+    assert_eq!(main["messages"][0]["role"], "system");
     assert!(
-        main["messages"][1]["content"]
+        main["messages"][0]["content"]
             .as_str()
             .unwrap_or("")
-            .contains("SUMMARY-XYZ")
+            .contains("```summary\nSUMMARY-XYZ")
     );
-    assert_eq!(main["messages"][2]["role"], "assistant");
+    assert_eq!(main["messages"][1]["role"], "user");
+    assert!(super::user_messages_holding(main, "SUMMARY-XYZ").is_empty());
     assert!(!sends(main, "question 1:"));
     assert!(sends(main, "question 2:") && sends(main, "question 3:"));
 
@@ -107,10 +111,10 @@ async fn a_long_session_compacts_once_and_resumes_from_the_summary() {
     assert!(of_type(&ev, "compaction").is_empty());
     let resumed = fake.requests().last().cloned().unwrap_or_default();
     assert!(
-        resumed["messages"][1]["content"]
+        resumed["messages"][0]["content"]
             .as_str()
             .unwrap_or("")
-            .contains("SUMMARY-XYZ")
+            .contains("```summary\nSUMMARY-XYZ")
     );
     assert!(!sends(&resumed, "question 1:"));
     assert!(sends(&resumed, "question 2:") && sends(&resumed, "question 4:"));
@@ -121,8 +125,8 @@ async fn a_long_session_compacts_once_and_resumes_from_the_summary() {
         .flatten()
         .collect();
     assert_eq!(
-        before[1..],
-        after[1..before.len()],
+        before[..],
+        after[..before.len()],
         "the resumed prompt re-sends the compacted history byte for byte"
     );
 }

@@ -5,6 +5,7 @@
 //! oldest turns; `--session ID --compact` and `/compact` compact on demand.
 
 mod auto;
+mod fenced;
 mod manual;
 
 use serde_json::Value;
@@ -45,6 +46,19 @@ pub fn sends(request: &Value, text: &str) -> bool {
         .into_iter()
         .flatten()
         .any(|m| m["content"].as_str().is_some_and(|c| c.contains(text)))
+}
+
+/// The user-role messages of a request that contain `text`.
+pub fn user_messages_holding(request: &Value, text: &str) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .filter(|c| c.contains(text))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The transcript's records.

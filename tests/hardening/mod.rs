@@ -3,6 +3,7 @@
 
 mod attack;
 mod bounds;
+mod history;
 mod protected;
 mod rules;
 mod sandbox;

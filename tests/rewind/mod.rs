@@ -2,6 +2,7 @@
 //! against the scripted fake model.
 
 mod core;
+mod failure;
 mod files;
 mod fork;
 mod pruning;

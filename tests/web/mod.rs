@@ -3,6 +3,7 @@
 
 mod approval;
 mod fetch;
+mod guard;
 mod search;
 
 use std::net::SocketAddr;
@@ -58,6 +59,11 @@ impl Site {
 }
 
 pub async fn site() -> Site {
+    site_at("127.0.0.1:0").await
+}
+
+/// The site listening on `bind` (`0.0.0.0:0`: every interface).
+pub async fn site_at(bind: &str) -> Site {
     let seen = Seen::default();
     let app = Router::new()
         .route("/page", get(page))
@@ -70,7 +76,7 @@ pub async fn site() -> Site {
         .route("/brave/res/v1/web/search", get(brave))
         .layer(axum::middleware::from_fn_with_state(seen.clone(), record))
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = tokio::net::TcpListener::bind(bind).await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;

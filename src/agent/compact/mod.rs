@@ -5,10 +5,12 @@
 //! `keep_recent` turns and the current one stay verbatim; a tool call never
 //! leaves without its result, since the cut is always at a user message.
 //!
-//! The summary goes first in the history, where nothing moves it, so the
-//! prompt is append-only again from there (llama.cpp's prefix cache). The
-//! transcript keeps every original record plus a `compaction` record;
-//! resuming starts from the summary and the messages after the cut.
+//! The summary goes at the end of the system prompt, fenced and labelled
+//! as the model's notes, never as the user's words (`summary`): nothing
+//! moves it, so the prompt is append-only again from there (llama.cpp's
+//! prefix cache). The transcript keeps every original record plus a
+//! `compaction` record; resuming starts from the summary and the messages
+//! after the cut.
 //! A failed summary falls back to leaving the oldest turns out (as the
 //! window did before compaction), with a notice.
 
@@ -21,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::session::{Session, Turn};
 use super::shared::Shared;
 use super::steps::{byte_bound, count_prompt, prompt_messages};
-use super::summary::{SUMMARY_MESSAGES, summary_messages};
+use super::summary::with_summary;
 use super::{context, unattended, window};
 use crate::chat::{ChatMessage, ToolSpec};
 use crate::protocol::{Compacted, ErrorEvent, EventKind, Notice, Origin};
@@ -33,6 +35,8 @@ use crate::sessions::{Compaction, Record};
 struct Done {
     summary: String,
     model: String,
+    /// The system prompt the session's requests carry from now on.
+    system: String,
     summarized: usize,
     before_tokens: u64,
     after_tokens: u64,
@@ -71,11 +75,11 @@ pub(super) async fn before_request(
     .await
     {
         Ok(done) => {
-            emit_done(turn, done);
             // The flush may have changed MEMORY.md: this request starts a
             // new prefix anyway, so the change lands here, not on the next turn.
-            *system = prompt_parts(shared, &turn.origin).0;
-            current - cut + SUMMARY_MESSAGES
+            *system = done.system.clone();
+            emit_done(turn, done);
+            current - cut
         }
         Err(_) if cancel.is_cancelled() => current,
         Err(e) => {
@@ -105,6 +109,7 @@ pub(super) async fn now(
 ) {
     let turn = Turn::new(shared, &session.id, origin);
     let (system, specs) = prompt_parts(shared, &turn.origin);
+    let system = with_summary(&system, session.summary.as_deref());
     let end = session.history.len();
     let start = session.window_start.min(end);
     let keep_recent = shared.config.agent.keep_recent;
@@ -185,10 +190,9 @@ async fn compact(
         request::summary(turn, session, system, specs, start, cut, focus, cancel).await?;
     let summary = shared.redactor.redact(&summary).into_owned();
     let kept = session.history.len() - cut;
+    let next_system = with_summary(&prompt_parts(shared, &turn.origin).0, Some(&summary));
+    let after_tokens = prompt_tokens(shared, &next_system, specs, &session.history[cut..]).await;
     // Appended before the history changes: nothing is lost if it fails.
-    let mut history = summary_messages(&summary);
-    history.extend(session.history[cut..].iter().cloned());
-    let after_tokens = prompt_tokens(shared, system, specs, &history).await;
     session.transcript.append(&Record {
         ts: Utc::now(),
         origin: turn.origin.clone(),
@@ -203,10 +207,11 @@ async fn compact(
             model: model.clone(),
         }),
     })?;
-    session.replace_history(history, cut, SUMMARY_MESSAGES);
+    session.replace_history(summary.clone(), cut);
     Ok(Done {
         summary,
         model,
+        system: next_system,
         summarized: cut,
         before_tokens,
         after_tokens,

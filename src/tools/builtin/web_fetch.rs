@@ -1,7 +1,8 @@
 //! `web_fetch {url, max_chars?}`: a page as markdown (HTML) or as it is
 //! (other text). Hosts not in `[tools.web] allow_domains` are asked about
-//! under `fetch = "ask"`; private, loopback and link-local addresses are
-//! refused after resolution and at every redirect (`tools::web::fetch`).
+//! under `fetch = "ask"`; special-purpose addresses (private, loopback,
+//! link-local, documentation...) and this machine's own are refused after
+//! resolution and at every redirect (`tools::web::guard`).
 
 use crate::chat::ToolSpec;
 use crate::tools::web::{fetch, human_bytes, markdown};

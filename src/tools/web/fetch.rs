@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 
-use super::guard::{GuardedResolver, find_refusal, non_public, refusal};
+use super::guard::{GuardedResolver, check_address, find_refusal};
 use super::human_bytes;
 use crate::tools::ToolContext;
 
@@ -94,13 +94,11 @@ fn check_target(url: &url::Url, ctx: &ToolContext) -> Result<String, String> {
     Ok(host)
 }
 
+/// An IP literal, refused before any connection when it is not public.
 fn check_literal(ip: std::net::IpAddr, ctx: &ToolContext) -> Result<String, String> {
-    match non_public(ip) {
-        Some(kind) if !ctx.config.tools.web.allow_private => {
-            Err(refusal(&ip.to_string(), ip, kind))
-        }
-        _ => Ok(ip.to_string()),
-    }
+    let host = ip.to_string();
+    check_address(&host, ip, ctx.config.tools.web.allow_private)?;
+    Ok(host)
 }
 
 /// Reads a text body up to `max` bytes; binary types are refused unread.

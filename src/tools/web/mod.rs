@@ -4,7 +4,9 @@
 
 pub mod fetch;
 pub mod guard;
+pub mod interfaces;
 pub mod markdown;
+pub mod ranges;
 
 /// `egirl/<version>`: sites see who is asking.
 pub fn user_agent() -> String {
