@@ -77,7 +77,7 @@ impl Environment {
                 )),
             }
         }
-        let redactor = Arc::new(Redactor::from_environment(&env_files));
+        let redactor = Arc::new(Redactor::from_environment(&env_files, &config.mcp));
         Ok(Self {
             redactor,
             config,
