@@ -49,7 +49,7 @@ async fn a_literal_env_secret_echoed_by_a_server_is_redacted_everywhere() {
     let out = cli.run(&["-m", "show the env", "--json"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!stdout.contains(LITERAL), "the events show it: {stdout}");
+    assert!(!stdout.contains(LITERAL), "the --json events show it");
     assert!(!stderr(&out).contains(LITERAL));
     let ev = events(&out);
     let env = result_of(&ev, "mcp__everything__get-env");
