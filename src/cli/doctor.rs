@@ -313,12 +313,12 @@ fn secrets_and_redaction(env: &Environment, report: &mut Report) {
 /// `${NAME}` keeps it out of a file that is read, copied and shared.
 fn mcp_literal_secrets(mcp: &crate::config::McpConfig, report: &mut Report) {
     for (server, name, kind) in mcp.literal_secrets() {
-        let var = name.to_ascii_uppercase().replace('-', "_");
+        let var = crate::config::mcp::suggested_var(server, name, kind);
         report.line(
             None,
             &format!("mcp {server}"),
             format!(
-                "{kind} `{name}` is written literally in the config; write \"${{{var}}}\" there and set {var} in the environment (it is redacted either way)"
+                "{kind} `{name}` is written literally in the config; write \"${{{var}}}\" there and set {var} in the environment or a .env (it is redacted either way)"
             ),
         );
     }

@@ -162,6 +162,22 @@ pub fn is_secret_entry(name: &str) -> bool {
     ) || super::secrets::is_secret_name(&name.replace('-', "_"))
 }
 
+/// The variable `egirl doctor` suggests for a literal secret: the entry's
+/// own name for `env`, `<SERVER>_<HEADER>` for a header; named like a
+/// secret either way, so that commands never get it (`tools::sandbox::env`).
+pub fn suggested_var(server: &str, name: &str, kind: &str) -> String {
+    let mut var = match kind {
+        "env" => name.to_string(),
+        _ => format!("{server}_{name}"),
+    }
+    .to_ascii_uppercase()
+    .replace('-', "_");
+    if !super::secrets::is_secret_name(&var) {
+        var.push_str("_TOKEN");
+    }
+    var
+}
+
 /// The variables `${NAME}` in `value` reads, in order.
 pub fn referenced_vars(value: &str) -> Vec<&str> {
     let mut names = Vec::new();
@@ -257,6 +273,15 @@ mod tests {
         assert_eq!(referenced_vars("Bearer ${A}-${B_TOKEN}"), ["A", "B_TOKEN"]);
         let config = parse(
             "[servers.gh]\ncommand = \"x\"\nenv = { GH_TOKEN = \"ghp-1\", OTHER_TOKEN = \"${T}\", MODE = \"fast\" }\nheaders = { Authorization = \"Bearer b\" }\n",
+        );
+        assert_eq!(suggested_var("gh", "GH_TOKEN", "env"), "GH_TOKEN");
+        assert_eq!(
+            suggested_var("my-web", "X-Api-Key", "header"),
+            "MY_WEB_X_API_KEY"
+        );
+        assert_eq!(
+            suggested_var("web", "Authorization", "header"),
+            "WEB_AUTHORIZATION_TOKEN"
         );
         assert_eq!(
             config.literal_secrets(),

@@ -2,6 +2,7 @@
 //! egirl's own keys when the server echoes it (server-everything's
 //! `get-env` prints its whole environment): not in the events, the
 //! transcript or the log; `[redacted:mcp.SERVER.NAME]` stands there.
+//! `egirl doctor` names such an entry, never its value.
 
 use std::path::Path;
 
@@ -46,7 +47,12 @@ async fn a_literal_env_secret_echoed_by_a_server_is_redacted_everywhere() {
         everything(root.path())
     );
     let cli = Cli::new(&fake, &config);
-    let out = cli.run(&["-m", "show the env", "--json"]).await;
+    let out = cli
+        .run_with_env(
+            &["-m", "show the env", "--json"],
+            &[("ANTHROPIC_API_KEY", "sk-ant-test-mcp-0123456789")],
+        )
+        .await;
     assert!(out.status.success(), "{}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains(LITERAL), "the --json events show it");
@@ -60,9 +66,39 @@ async fn a_literal_env_secret_echoed_by_a_server_is_redacted_everywhere() {
             .contains("[redacted:mcp.everything.SERVICE_API_KEY]"),
         "{env}"
     );
+    // The server never had egirl's own keys (the exec environment).
+    assert!(
+        !env["output"]
+            .as_str()
+            .unwrap()
+            .contains("ANTHROPIC_API_KEY")
+    );
     // What egirl wrote (transcript, log, usage) holds it nowhere.
     assert_eq!(
         files_with(cli.dir.path(), &cli.config(), LITERAL),
         Vec::<String>::new()
+    );
+}
+
+#[tokio::test]
+async fn doctor_suggests_a_variable_for_a_literal_secret_without_showing_it() {
+    let fake = FakeLlama::start().await;
+    let config = format!(
+        "[mcp.servers.web]\nurl = \"http://127.0.0.1:9/mcp\"\nstartup_timeout = \"2s\"\nheaders = {{ Authorization = \"Bearer {LITERAL}\", Accept = \"application/json\" }}\nenv = {{ PLAIN_TOKEN = \"${{HOME}}\" }}\n"
+    );
+    let cli = Cli::new(&fake, &config);
+    let out = cli.run(&["doctor"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains(LITERAL), "doctor shows the value");
+    let notes: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("written literally"))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "note mcp web: header `Authorization` is written literally in the config; write \"${WEB_AUTHORIZATION_TOKEN}\" there and set WEB_AUTHORIZATION_TOKEN in the environment or a .env (it is redacted either way)"
+        ],
+        "{stdout}"
     );
 }
