@@ -13,7 +13,7 @@ use super::{McpManager, McpTool, State, naming};
 enum Address<'a> {
     /// A configured server and the tool named within it.
     Server(&'a Server, &'a str),
-    /// `mcp__<server>__...` for a server that is not configured.
+    /// `<server>__...` for a server that is not configured.
     UnknownServer(&'a str),
     /// No server named: a bare tool name.
     Bare,
@@ -30,9 +30,8 @@ impl McpManager {
         if let Some(tool) = tools.iter().find(|t| t.full_name == name) {
             return Ok(tool.clone());
         }
-        let prefixed = name.strip_prefix(naming::PREFIX);
-        let wanted = prefixed.unwrap_or(name);
-        match self.address(wanted, prefixed.is_some()) {
+        let wanted = name.strip_prefix(naming::PREFIX).unwrap_or(name);
+        match self.address(wanted) {
             Address::Server(server, tool) => return find_on(server, tool),
             Address::UnknownServer(server) => {
                 return Err(format!(
@@ -53,23 +52,23 @@ impl McpManager {
         })
     }
 
-    /// The server `wanted` names, if any. `__` always separates a server
-    /// (an unknown one is an error when the model wrote the `mcp__`
-    /// prefix); `/` and `.` only before a configured server's name, since
-    /// a tool's own name may hold them.
-    fn address<'a>(&'a self, wanted: &'a str, prefixed: bool) -> Address<'a> {
+    /// The server `wanted` names, if any. `__` always separates a server,
+    /// known or not (a tool whose own name holds `__` is called by its
+    /// server-qualified name; the tools pane reads the server the same
+    /// way); `/` and `.` only before a configured server's name, since a
+    /// tool's own name may hold them.
+    fn address<'a>(&'a self, wanted: &'a str) -> Address<'a> {
         let configured = |server: &str| self.servers.iter().find(|s| s.name == server);
         if let Some((server, tool)) = wanted.split_once("__") {
             return match configured(server) {
                 Some(found) => Address::Server(found, tool),
-                None if prefixed => Address::UnknownServer(server),
-                None => Address::Bare,
+                None => Address::UnknownServer(server),
             };
         }
-        if let Some(cut) = wanted.find(['/', '.']) {
-            if let Some(found) = configured(&wanted[..cut]) {
-                return Address::Server(found, &wanted[cut + 1..]);
-            }
+        if let Some(cut) = wanted.find(['/', '.'])
+            && let Some(found) = configured(&wanted[..cut])
+        {
+            return Address::Server(found, &wanted[cut + 1..]);
         }
         Address::Bare
     }
@@ -162,11 +161,13 @@ mod tests {
             found(&manager, "get.sum v2").as_deref(),
             Ok("other/get.sum v2")
         );
-        let why = found(&manager, "mcp__nope__read").unwrap_err();
-        assert!(
-            why.contains("no MCP server `nope`; connected: mcp__fs__read"),
-            "{why}"
-        );
+        for name in ["mcp__nope__read", "nope__read"] {
+            let why = found(&manager, name).unwrap_err();
+            assert!(
+                why.contains("no MCP server `nope`; connected: mcp__fs__read"),
+                "{why}"
+            );
+        }
     }
 
     #[test]

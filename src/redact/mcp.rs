@@ -29,7 +29,10 @@ pub fn entries(config: &McpConfig) -> Vec<(String, String)> {
                 continue;
             }
             let label = format!("mcp.{server}.{name}");
-            let value = expand_vars(value).unwrap_or_else(|_| value.clone());
+            // Unset variable: the server does not start, nothing to hide.
+            let Ok(value) = expand_vars(value) else {
+                continue;
+            };
             if let Some(token) = AUTH_SCHEMES.iter().find_map(|s| value.strip_prefix(s)) {
                 found.push((label.clone(), token.to_string()));
             }
