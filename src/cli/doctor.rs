@@ -17,6 +17,7 @@ pub async fn run(env: &Environment) -> u8 {
     report.line(None, "services", services_owner(&env.workspace));
     telegram(env, &mut report).await;
     secrets_and_redaction(env, &mut report);
+    mcp_literal_secrets(&env.config.mcp, &mut report);
     mcp_servers(env, &mut report).await;
     if report.failed {
         super::EXIT_FAILURE
@@ -305,6 +306,22 @@ fn secrets_and_redaction(env: &Environment, report: &mut Report) {
             )
         },
     );
+}
+
+/// One note per MCP `env`/`headers` entry whose name marks a secret and
+/// whose value is written out in the config (never the value itself):
+/// `${NAME}` keeps it out of a file that is read, copied and shared.
+fn mcp_literal_secrets(mcp: &crate::config::McpConfig, report: &mut Report) {
+    for (server, name, kind) in mcp.literal_secrets() {
+        let var = crate::config::mcp::suggested_var(server, name, kind);
+        report.line(
+            None,
+            &format!("mcp {server}"),
+            format!(
+                "{kind} `{name}` is written literally in the config; write \"${{{var}}}\" there and set {var} in the environment or a .env (it is redacted either way)"
+            ),
+        );
+    }
 }
 
 /// Each MCP server connected as egirl would, then stopped.

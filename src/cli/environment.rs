@@ -77,7 +77,7 @@ impl Environment {
                 )),
             }
         }
-        let redactor = Arc::new(Redactor::from_environment(&env_files));
+        let redactor = Arc::new(Redactor::from_environment(&env_files, &config.mcp));
         // Transcripts written before a secret was known are redacted as read.
         crate::sessions::redact_on_read(redactor.clone());
         Ok(Self {

@@ -174,16 +174,22 @@ async fn start_managed_servers(
     log_dir: &Path,
 ) -> Result<Vec<ManagedServer>, Exit> {
     let slot_dir = managed::slot_dir(&env.workspace);
-    let main = managed::ensure_running(&env.config.local, log_dir, &slot_dir, |line| {
-        print::err(format_args!("egirl: {line}"))
-    })
-    .await
-    .map_err(|e| Exit::failure(format!("{e:#}")))?;
+    let server_env = crate::tools::sandbox::env::command_env(
+        &env.config.tools.exec.env_passthrough,
+        &env.env_files,
+    );
+    let main =
+        managed::ensure_running(&env.config.local, log_dir, &slot_dir, &server_env, |line| {
+            print::err(format_args!("egirl: {line}"))
+        })
+        .await
+        .map_err(|e| Exit::failure(format!("{e:#}")))?;
     let fast = match env.config.local.fast_role() {
         Some(fast) => managed::ensure_running(
             &fast,
             &log_dir.join("fast"),
             &slot_dir.join("fast"),
+            &server_env,
             |line| print::err(format_args!("egirl: [local.fast] {line}")),
         )
         .await

@@ -22,6 +22,25 @@ impl McpConfig {
     }
 }
 
+impl McpConfig {
+    /// `(server, entry name, "env" | "header")` for each `env`/`headers`
+    /// entry whose name marks a secret and whose value is written out in
+    /// the config rather than read with `${NAME}` (for `egirl doctor`).
+    pub fn literal_secrets(&self) -> Vec<(&str, &str, &'static str)> {
+        let mut found = Vec::new();
+        for (server, settings) in &self.servers {
+            let env = settings.env.iter().map(|e| (e, "env"));
+            let headers = settings.headers.iter().map(|e| (e, "header"));
+            for ((name, value), kind) in env.chain(headers) {
+                if is_secret_entry(name) && referenced_vars(value).is_empty() && !value.is_empty() {
+                    found.push((server.as_str(), name.as_str(), kind));
+                }
+            }
+        }
+        found
+    }
+}
+
 /// Whether a server's non-read-only tools ask first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -101,9 +120,12 @@ pub fn validate(config: &McpConfig) -> Result<(), String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
             || name.contains("__")
+            || name.ends_with('_')
         {
+            // `mcp__<server>__<tool>` splits at the first `__` after the
+            // prefix only when no server name holds `__` or ends in `_`.
             return Err(format!(
-                "[mcp.servers.{name}]: a server name is letters, digits, `-` and `_` (no `__`)"
+                "[mcp.servers.{name}]: a server name is letters, digits, `-` and `_` (no `__`, not ending in `_`)"
             ));
         }
         match (&server.command, &server.url) {
@@ -127,6 +149,48 @@ pub fn validate(config: &McpConfig) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether an `env` or `headers` entry's name says its value is a
+/// secret: a name `is_secret_name` marks (`-` read as `_`, so `X-Api-Key`
+/// counts) or a header that carries credentials.
+pub fn is_secret_entry(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    matches!(
+        lower.as_str(),
+        "authorization" | "proxy-authorization" | "cookie"
+    ) || super::secrets::is_secret_name(&name.replace('-', "_"))
+}
+
+/// The variable `egirl doctor` suggests for a literal secret: the entry's
+/// own name for `env`, `<SERVER>_<HEADER>` for a header; named like a
+/// secret either way, so that commands never get it (`tools::sandbox::env`).
+pub fn suggested_var(server: &str, name: &str, kind: &str) -> String {
+    let mut var = match kind {
+        "env" => name.to_string(),
+        _ => format!("{server}_{name}"),
+    }
+    .to_ascii_uppercase()
+    .replace('-', "_");
+    if !super::secrets::is_secret_name(&var) {
+        var.push_str("_TOKEN");
+    }
+    var
+}
+
+/// The variables `${NAME}` in `value` reads, in order.
+pub fn referenced_vars(value: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            break;
+        };
+        names.push(&after[..end]);
+        rest = &after[end + 1..];
+    }
+    names
 }
 
 /// `${NAME}` in `value` replaced by egirl's variable NAME (empty when unset,
@@ -169,6 +233,13 @@ mod tests {
         assert!(validate(&neither).is_err());
         let bad_name = parse("[servers.\"a__b\"]\ncommand = \"x\"\n");
         assert!(validate(&bad_name).is_err());
+        // `a_` beside `a` would make `mcp__a___x` name two tools.
+        let trailing = parse("[servers.a_]\ncommand = \"x\"\n");
+        assert!(
+            validate(&trailing)
+                .unwrap_err()
+                .contains("not ending in `_`")
+        );
         let https = parse("[servers.gh]\nurl = \"https://example.com/mcp\"\n");
         assert!(validate(&https).unwrap_err().contains("no TLS"));
     }
@@ -183,6 +254,40 @@ mod tests {
         assert!(!filter.offers("b"));
         assert!(!filter.offers("c"));
         assert!(McpToolFilter::default().offers("anything"));
+    }
+
+    #[test]
+    fn secret_entries_by_name_and_variables_by_reference() {
+        for name in [
+            "Authorization",
+            "X-Api-Key",
+            "X-Auth-Token",
+            "GITHUB_TOKEN",
+            "cookie",
+        ] {
+            assert!(is_secret_entry(name), "{name}");
+        }
+        for name in ["Content-Type", "NODE_ENV", "Accept", "KEYBOARD"] {
+            assert!(!is_secret_entry(name), "{name}");
+        }
+        assert_eq!(referenced_vars("Bearer ${A}-${B_TOKEN}"), ["A", "B_TOKEN"]);
+        let config = parse(
+            "[servers.gh]\ncommand = \"x\"\nenv = { GH_TOKEN = \"ghp-1\", OTHER_TOKEN = \"${T}\", MODE = \"fast\" }\nheaders = { Authorization = \"Bearer b\" }\n",
+        );
+        assert_eq!(suggested_var("gh", "GH_TOKEN", "env"), "GH_TOKEN");
+        assert_eq!(
+            suggested_var("my-web", "X-Api-Key", "header"),
+            "MY_WEB_X_API_KEY"
+        );
+        assert_eq!(
+            suggested_var("web", "Authorization", "header"),
+            "WEB_AUTHORIZATION_TOKEN"
+        );
+        assert_eq!(
+            config.literal_secrets(),
+            [("gh", "GH_TOKEN", "env"), ("gh", "Authorization", "header")]
+        );
+        assert!(referenced_vars("plain ${unclosed").is_empty());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! name only, grouped by server; the model fetches a schema on demand.
 
 pub mod naming;
+mod resolve;
 pub mod result;
 pub mod schema;
 mod server;
@@ -211,53 +212,6 @@ impl McpManager {
             .iter()
             .flat_map(|s| lock(&s.inner).tools.clone())
             .collect()
-    }
-
-    /// The tool a model's name means: the full name, or (forgiving a small
-    /// model) `server__tool`, `server/tool`, `server.tool`, or a tool name
-    /// only one server has. Err: what to tell the model.
-    pub fn find(&self, name: &str) -> Result<McpTool, String> {
-        let name = name.trim();
-        let tools = self.tools();
-        let wanted = name.strip_prefix(naming::PREFIX).unwrap_or(name);
-        let exact = tools.iter().find(|t| {
-            t.full_name == name
-                || [
-                    format!("{}__{}", t.server, t.name),
-                    format!("{}/{}", t.server, t.name),
-                    format!("{}.{}", t.server, t.name),
-                ]
-                .iter()
-                .any(|n| n == wanted)
-        });
-        if let Some(tool) = exact {
-            return Ok(tool.clone());
-        }
-        let by_tool: Vec<&McpTool> = tools.iter().filter(|t| t.name == wanted).collect();
-        if let [only] = by_tool.as_slice() {
-            return Ok((*only).clone());
-        }
-        // A known server that is not connected: say so, not "unknown".
-        if let Some(server) = self.servers.iter().find(|s| {
-            wanted.starts_with(&format!("{}__", s.name))
-                || wanted.starts_with(&format!("{}/", s.name))
-        }) {
-            let inner = lock(&server.inner);
-            if inner.state != State::Ready {
-                let why = inner.last_error.as_deref().unwrap_or("still starting");
-                return Err(format!(
-                    "MCP server `{}` is {} ({why}); try again later or answer without it",
-                    server.name,
-                    inner.state.as_str()
-                ));
-            }
-        }
-        let names: Vec<&str> = tools.iter().map(|t| t.full_name.as_str()).collect();
-        Err(if names.is_empty() {
-            format!("no MCP tool `{name}`: no MCP server is connected")
-        } else {
-            format!("no MCP tool `{name}`; connected: {}", names.join(", "))
-        })
     }
 
     /// Calls a tool with arguments already checked; Ok(result as JSON) or

@@ -6,6 +6,7 @@
 //! sessions resumed after a restart start with their KV cache restored
 //! (see `agent::slots`).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -52,11 +53,15 @@ async fn healthy(client: &reqwest::Client, endpoint: &str) -> bool {
 
 /// Starts the managed server if one is configured and nothing answers.
 /// `progress` gets a line now and then while the model loads; `slot_dir`
-/// is its `--slot-save-path` (see [`slot_dir`]).
+/// is its `--slot-save-path` (see [`slot_dir`]); `env` is all the
+/// environment it gets (egirl's minus its secrets, as a command gets it:
+/// a process that held egirl's keys would show them to anything that can
+/// read its `/proc/<pid>/environ`).
 pub async fn ensure_running(
     local: &LocalConfig,
     log_dir: &Path,
     slot_dir: &Path,
+    env: &[(OsString, OsString)],
     mut progress: impl FnMut(&str),
 ) -> Result<Option<ManagedServer>> {
     let Some(server) = &local.server else {
@@ -71,7 +76,7 @@ pub async fn ensure_running(
     if answers(&endpoint).await {
         return Ok(None);
     }
-    let mut started = start(server, &endpoint, log_dir, slot_dir)?;
+    let mut started = start(server, &endpoint, log_dir, slot_dir, env)?;
     progress(&format!(
         "starting llama-server on {endpoint} (log: {})",
         started.log.display()
@@ -122,6 +127,7 @@ fn start(
     endpoint: &str,
     log_dir: &Path,
     slot_dir: &Path,
+    env: &[(OsString, OsString)],
 ) -> Result<ManagedServer> {
     let url = reqwest::Url::parse(endpoint)
         .with_context(|| format!("bad [local] endpoint {endpoint}"))?;
@@ -160,6 +166,8 @@ fn start(
         .arg(port.to_string())
         .args(&server.args)
         .args(slot_args(&server.args, slot_dir))
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(std::process::Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -184,7 +192,7 @@ fn start(
 
 /// `--slot-save-path DIR` unless the user's args set one; nothing (the
 /// feature off) when the directory cannot be made.
-fn slot_args(args: &[String], dir: &Path) -> Vec<std::ffi::OsString> {
+fn slot_args(args: &[String], dir: &Path) -> Vec<OsString> {
     let flag = "--slot-save-path";
     if args
         .iter()

@@ -4,7 +4,8 @@
 //! secret: its own keys (`SECRET_VARS`), every variable of the `.env`
 //! files it loaded (their values as the files and the environment hold
 //! them), and every variable whose name ends in `_KEY`, `_TOKEN`,
-//! `_SECRET` or `_PASSWORD`. Any of those values in a text becomes
+//! `_SECRET` or `_PASSWORD`, and the secrets `[mcp.servers]` passes on
+//! (`mcp::entries`). Any of those values in a text becomes
 //! `[redacted:NAME]`. The core redacts at the sources (tool outputs, model
 //! replies, what it stores and sends), the event bus and the log files
 //! once more.
@@ -17,6 +18,7 @@
 //! no secrets, redacting is a length check.
 
 mod apply;
+mod mcp;
 
 pub use apply::{event, event_guard, message, response};
 
@@ -25,6 +27,7 @@ use std::path::PathBuf;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
+use crate::config::McpConfig;
 use crate::config::secrets::{SECRET_VARS, dotenv_entries, is_secret_name};
 
 /// Values shorter than this are not redacted: `DEBUG_KEY=1` or
@@ -92,8 +95,9 @@ impl Redactor {
     }
 
     /// What this process holds: egirl's keys, the variables of the loaded
-    /// `.env` files, and every variable named like a secret.
-    pub fn from_environment(env_files: &[PathBuf]) -> Self {
+    /// `.env` files, every variable named like a secret, and the secrets
+    /// the MCP config hands to servers (see `mcp::entries`).
+    pub fn from_environment(env_files: &[PathBuf], mcp: &McpConfig) -> Self {
         let mut entries: Vec<(String, String)> = Vec::new();
         let var = |name: &str| std::env::var(name).ok();
         for name in SECRET_VARS {
@@ -111,6 +115,7 @@ impl Redactor {
                 entries.push((name.to_string(), value.to_string()));
             }
         }
+        entries.extend(mcp::entries(mcp));
         Self::new(entries)
     }
 

@@ -8,3 +8,4 @@ mod protected;
 mod rules;
 mod sandbox;
 mod secrets;
+mod server_env;

@@ -3,9 +3,11 @@
 //! (@modelcontextprotocol/server-everything and server-filesystem), called
 //! by the scripted fake model.
 
+mod addressing;
 mod cli;
 mod failures;
 mod http;
+mod redaction;
 mod stdio;
 
 use std::path::{Path, PathBuf};
