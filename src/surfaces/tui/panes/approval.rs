@@ -229,7 +229,7 @@ fn confirm_line(prefix: Option<&str>, t: &Theme) -> Line<'static> {
             Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
         ),
         Span::styled("Enter", bold),
-        Span::raw(" remember it · any other key: back"),
+        Span::raw(" remembers it for good · any other key: back"),
     ])
 }
 
