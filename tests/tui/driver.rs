@@ -240,3 +240,55 @@ async fn discord_status_changes_reach_the_status_line() {
     assert_eq!(frames, 3);
     assert_eq!(app.status.discord, BotStatus::Ready("egirl-bot".into()));
 }
+
+/// The loop arms the approval modal on its own clock: a key 100 ms after
+/// the request is the message's, the modal lights its keys half a second
+/// after it (a timer, then a frame), and a key then decides.
+#[tokio::test(start_paused = true)]
+async fn the_loop_arms_the_modal_after_a_quiet_half_second() {
+    use egirl::protocol::ReviewDecision;
+    let mut app = app();
+    let core_tx = EventBus::new();
+    let core = core_tx.subscribe();
+    core_tx.send(ev(EventKind::ApprovalRequest(ApprovalRequest {
+        id: "ap".into(),
+        tool: "exec".into(),
+        command: "touch pwned.txt".into(),
+        cwd: "/ws".into(),
+        rule: Some("touch".into()),
+        sandbox: None,
+        escalation: None,
+    })));
+    let start = tokio::time::Instant::now();
+    let script = [(100, 'y'), (1000, 'y')];
+    let input = stream::iter(script)
+        .then(move |(ms, c)| async move {
+            tokio::time::sleep_until(start + Duration::from_millis(ms)).await;
+            Ok(TermEvent::Key(key(KeyCode::Char(c))))
+        })
+        .chain(stream::pending())
+        .boxed();
+    let mut host = Recorder::default();
+    let frames = drive(
+        &mut terminal(),
+        &mut app,
+        input,
+        core,
+        quit_after(Duration::from_secs(2)),
+        &mut host,
+    )
+    .await
+    .expect("loop");
+    assert!(
+        matches!(
+            &host.ops[..],
+            [Op::ApprovalDecision { id, decision: ReviewDecision::ApprovedOnce, .. }] if id == "ap"
+        ),
+        "{:?}",
+        host.ops
+    );
+    assert_eq!(app.input.text(), "y", "the early key went to the input");
+    // The modal, its keys lit, the key typed, the modal closed: a handful
+    // of frames, no timer spinning.
+    assert!(frames < 10, "{frames} frames");
+}

@@ -101,25 +101,33 @@ fn up_and_down_recall_history_only_when_empty() {
 
 #[test]
 fn approval_keys_send_the_right_decision() {
-    let cases = [
-        (KeyCode::Char('y'), ReviewDecision::ApprovedOnce),
-        (KeyCode::Char('a'), ReviewDecision::ApprovedForSession),
-        (KeyCode::Char('p'), ReviewDecision::ApprovedAlways),
-        (KeyCode::Char('n'), ReviewDecision::Denied),
-        (KeyCode::Esc, ReviewDecision::Denied),
+    // `p` remembers a rule for good: it takes Enter after it.
+    let cases: [(&[KeyCode], ReviewDecision); 5] = [
+        (&[KeyCode::Char('y')], ReviewDecision::ApprovedOnce),
+        (&[KeyCode::Char('a')], ReviewDecision::ApprovedForSession),
+        (
+            &[KeyCode::Char('p'), KeyCode::Enter],
+            ReviewDecision::ApprovedAlways,
+        ),
+        (&[KeyCode::Char('n')], ReviewDecision::Denied),
+        (&[KeyCode::Esc], ReviewDecision::Denied),
     ];
-    for (code, expected) in cases {
+    for (codes, expected) in cases {
         let mut app = app();
         let effects = app.apply(ev(approval("ap-1", "ls -la")));
         assert!(matches!(effects.as_slice(), [Effect::Bell]), "{effects:?}");
-        let sent = ops(press(&mut app, key(code)));
+        arm(&mut app);
+        let sent: Vec<Op> = codes
+            .iter()
+            .flat_map(|code| ops(press(&mut app, key(*code))))
+            .collect();
         match sent.as_slice() {
             [Op::ApprovalDecision { id, decision, by }] => {
                 assert_eq!(id, "ap-1");
-                assert_eq!(*decision, expected, "{code:?}");
+                assert_eq!(*decision, expected, "{codes:?}");
                 assert_eq!(*by, Origin::Tui);
             }
-            other => panic!("{code:?}: unexpected ops {other:?}"),
+            other => panic!("{codes:?}: unexpected ops {other:?}"),
         }
         assert!(app.approvals.is_empty());
     }
@@ -135,31 +143,71 @@ fn the_modal_takes_every_key_and_queues_requests() {
         approval("ap-2", "rm -rf build"),
     ));
     assert_eq!(app.approvals.len(), 2);
-    // Typing, Tab, zoom keys and Enter do nothing while it is open.
+    arm(&mut app);
+    // Tab, zoom keys and Enter do nothing while it is open; a letter that
+    // decides nothing is typing resumed, and goes to the input box.
     for k in [
-        key(KeyCode::Char('x')),
         key(KeyCode::Tab),
         key(KeyCode::F(3)),
         key(KeyCode::Enter),
+        key(KeyCode::Char('x')),
         key(KeyCode::Char('?')),
     ] {
         assert!(press(&mut app, k).is_empty());
     }
-    assert!(app.input.is_empty());
+    assert_eq!(app.input.text(), "x?");
     assert_eq!(app.focus, Focus::Input);
     assert_eq!(app.zoom, None);
     assert_eq!(app.overlay, None);
+    // Typing disarmed it: `y` is text until the keyboard was quiet again.
+    assert!(press(&mut app, key(KeyCode::Char('y'))).is_empty());
+    assert_eq!(app.input.text(), "x?y");
+    arm(&mut app);
     let first = ops(press(&mut app, key(KeyCode::Char('y'))));
     assert!(matches!(&first[..], [Op::ApprovalDecision { id, .. }] if id == "ap-1"));
-    // The next request shows; it came from Discord.
+    // The next request shows; it came from Discord. It waits for its own
+    // frame and quiet period: a second `y` right away is text.
     assert_eq!(
         app.approvals.current().map(|r| r.request.id.as_str()),
         Some("ap-2")
     );
+    assert!(press(&mut app, key(KeyCode::Char('y'))).is_empty());
+    arm(&mut app);
     let second = ops(press(&mut app, key(KeyCode::Char('n'))));
     assert!(
         matches!(&second[..], [Op::ApprovalDecision { id, decision: ReviewDecision::Denied, .. }] if id == "ap-2")
     );
+    assert_eq!(app.input.text(), "x?yy");
+}
+
+#[test]
+fn typing_when_a_request_arrives_stays_in_the_input_and_decides_nothing() {
+    let mut app = app();
+    type_text(&mut app, "anything else");
+    app.apply(ev(approval("ap-1", "touch pwned.txt")));
+    // Read before any frame showed the modal, then just after it.
+    type_text(&mut app, " you");
+    app.frame_drawn(Instant::now());
+    type_text(&mut app, " need");
+    assert!(app.approvals.len() == 1, "a key decided the request");
+    assert_eq!(app.input.text(), "anything else you need");
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("wait…"), "{s}");
+}
+
+#[test]
+fn a_paste_under_the_modal_goes_to_the_input() {
+    let mut app = app();
+    app.apply(ev(approval("ap-1", "make")));
+    arm(&mut app);
+    let effects = app.handle_event(TermEvent::Paste("yes please".into()), Instant::now());
+    assert!(effects.is_empty());
+    assert_eq!(app.input.text(), "yes please");
+    assert!(
+        !app.approvals.is_armed(),
+        "a paste restarts the quiet period"
+    );
+    assert_eq!(app.approvals.len(), 1);
 }
 
 #[test]

@@ -71,6 +71,7 @@ fn approval_modal_for_an_mcp_tool() {
         sandbox: None,
         escalation: None,
     })));
+    arm(&mut app);
     assert_snapshot!(screen(&app, 100, 30));
 }
 

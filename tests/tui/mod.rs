@@ -7,6 +7,7 @@
 mod compaction;
 mod diffs;
 mod driver;
+mod guard;
 mod keys;
 mod mcp;
 mod proactive;
@@ -75,6 +76,18 @@ pub fn key(code: KeyCode) -> KeyEvent {
 
 pub fn press(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     app.handle_event(TermEvent::Key(key), Instant::now())
+}
+
+/// The approval modal as the loop arms it: a frame shows it, the quiet
+/// period passes on the timer, the frame lighting its keys goes out.
+/// Without this, keys pressed at a request go to the input box.
+pub fn arm(app: &mut App) {
+    let shown = Instant::now();
+    let lit = shown + egirl::surfaces::tui::approval::ARM_AFTER;
+    app.frame_drawn(shown);
+    app.tick(lit);
+    app.frame_drawn(lit);
+    assert!(app.approvals.is_armed() || app.approvals.is_empty());
 }
 
 pub fn type_text(app: &mut App, text: &str) {

@@ -17,6 +17,8 @@ use crate::support::fake_llama::{FakeLlama, Reply};
 
 const COLS: NonZeroU16 = NonZeroU16::new(120).expect("nonzero");
 const ROWS: NonZeroU16 = NonZeroU16::new(36).expect("nonzero");
+/// The approval modal's keys lit: armed (greyed, they follow "wait…").
+pub(super) const ARMED: &str = "║ y once";
 /// Generous: a debug build on a busy 2-core CI machine.
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -114,7 +116,7 @@ impl vt100::Callbacks for Answers {
 }
 
 impl Pty {
-    fn spawn(dir: &Path) -> Pty {
+    pub(super) fn spawn(dir: &Path) -> Pty {
         Pty::launch(Launch {
             bin: env!("CARGO_BIN_EXE_egirl").into(),
             args: vec![
@@ -279,6 +281,8 @@ async fn the_binary_streams_approves_and_quits_with_the_terminal_restored() {
         "{}",
         pty.contents()
     );
+    // The keys decide once the modal has armed (guard.rs has the rest).
+    pty.wait_for(ARMED).await;
     pty.send("y");
     pty.wait_for("ran it").await;
     pty.wait_for("✓ ok").await;

@@ -32,6 +32,7 @@ fn request(id: &str, command: &str, escalation: Option<&str>) -> EventKind {
 fn the_approval_modal_shows_the_sandbox() {
     let mut app = app();
     app.apply(ev(request("ap-1", "cargo test", None)));
+    arm(&mut app);
     let s = screen(&app, 100, 24);
     assert!(s.contains("sandbox: workspace-write, no network"), "{s}");
     assert_snapshot!(s);
@@ -42,6 +43,7 @@ fn an_escalation_shows_why_and_takes_only_o_or_a_denial() {
     let mut app = app();
     let why = "touch: cannot touch '/home/me/.cache/x': Read-only file system";
     app.apply(ev(request("ap-2", "cargo build", Some(why))));
+    arm(&mut app);
     let s = screen(&app, 100, 24);
     assert!(s.contains("outside the sandbox?"), "{s}");
     assert!(s.contains("Read-only file system"), "{s}");
@@ -63,6 +65,7 @@ fn an_escalation_shows_why_and_takes_only_o_or_a_denial() {
 
     // On an ordinary request `o` does nothing.
     app.apply(ev(request("ap-3", "ls", None)));
+    arm(&mut app);
     assert!(ops(press(&mut app, key(KeyCode::Char('o')))).is_empty());
     assert_eq!(app.approvals.len(), 1);
 }

@@ -200,6 +200,7 @@ fn approval_modal_single() {
         sandbox: None,
         escalation: None,
     })));
+    arm(&mut app);
     assert_snapshot!(screen(&app, 100, 30));
 }
 
@@ -218,6 +219,7 @@ fn approval_modal_shows_the_exact_rule_for_a_widening_command() {
         sandbox: None,
         escalation: None,
     })));
+    arm(&mut app);
     assert_snapshot!(screen(&app, 100, 30));
 }
 
@@ -234,6 +236,7 @@ fn approval_modal_for_a_new_web_host() {
         sandbox: None,
         escalation: None,
     })));
+    arm(&mut app);
     assert_snapshot!(screen(&app, 100, 30));
 }
 
@@ -272,6 +275,7 @@ fn a_delegation_shows_its_progress_and_claude_codes_request() {
         sandbox: None,
         escalation: None,
     })));
+    arm(&mut app);
     assert_snapshot!("delegation_permission_request", screen(&app, 100, 30));
 }
 
@@ -302,8 +306,10 @@ fn approval_modal_queued() {
             }),
         ));
     }
+    arm(&mut app);
     assert_snapshot!("approval_queued_first", screen(&app, 100, 30));
     press(&mut app, key(KeyCode::Char('y')));
+    // The next request starts greyed: it waits for its own quiet period.
     assert_snapshot!("approval_queued_second", screen(&app, 100, 30));
 }
 
@@ -535,4 +541,33 @@ fn memory_pane_shows_the_line_that_matched() {
     );
     press(&mut app, key(KeyCode::F(4)));
     assert_snapshot!(screen(&app, 90, 14));
+}
+
+/// The keystroke guard's three looks: the keys greyed behind "wait…"
+/// while the keyboard is busy, lit once armed, and `p` asking for Enter.
+#[test]
+fn approval_modal_waits_then_arms_then_asks_before_always() {
+    let mut app = conversation();
+    app.apply(ev(EventKind::ApprovalRequest(ApprovalRequest {
+        id: "ap-1".into(),
+        tool: "exec".into(),
+        command: "touch notes.txt".into(),
+        cwd: "/home/me/ws".into(),
+        rule: Some("touch".into()),
+        sandbox: None,
+        escalation: None,
+    })));
+    app.frame_drawn(std::time::Instant::now());
+    let waiting = screen(&app, 100, 30);
+    assert_snapshot!("approval_waiting", waiting);
+    let row = waiting
+        .lines()
+        .position(|l| l.contains("wait…"))
+        .expect("the keys row") as u16;
+    let keys_styles = |app: &App| styles(&buffer(app, 100, 30), row..row + 1);
+    assert_snapshot!("approval_waiting_keys_styles", keys_styles(&app));
+    arm(&mut app);
+    assert_snapshot!("approval_armed_keys_styles", keys_styles(&app));
+    assert!(ops(press(&mut app, key(KeyCode::Char('p')))).is_empty());
+    assert_snapshot!("approval_confirm_always", screen(&app, 100, 30));
 }

@@ -167,7 +167,7 @@ fn replace<T: PartialEq>(slot: &mut T, new: T) -> bool {
 
 fn draw_frame<B>(
     term: &mut Terminal<B>,
-    app: &App,
+    app: &mut App,
     frames: &mut FrameScheduler,
 ) -> anyhow::Result<()>
 where
@@ -175,7 +175,10 @@ where
     B::Error: Send + Sync + 'static,
 {
     term.draw(|f| draw(app, f)).context("drawing")?;
-    frames.drawn(clock());
+    // Read after the frame is written: a modal counts as seen from here.
+    let now = clock();
+    frames.drawn(now);
+    app.frame_drawn(now);
     Ok(())
 }
 

@@ -2,7 +2,8 @@
 //! an argument, ops go out as effects, so tests drive it without a terminal.
 //!
 //! Precedence (gitui's "consumed or not", flattened): Ctrl+C always; an
-//! open approval modal takes every other key; then the help overlay; then
+//! open approval modal takes every other key (its guard hands the keys
+//! typed for the message box back to it); then the help overlay; then
 //! global keys; then the focused pane.
 
 use std::time::Instant;
@@ -12,11 +13,12 @@ use crossterm::event::{
 };
 
 use super::app::{App, Effect, Focus, Overlay, QUIT_WINDOW};
+use super::approval::{KeyOutcome, ModalKey};
 use super::commands;
 use super::conversation::Level;
 use super::layout::Pane;
 use super::panes;
-use crate::protocol::{Op, ReviewDecision};
+use crate::protocol::Op;
 
 /// Lines one mouse wheel notch scrolls.
 const WHEEL: usize = 3;
@@ -38,7 +40,10 @@ impl App {
             // Release events come only with the kitty keyboard protocol: ignore.
             TermEvent::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key, now),
             TermEvent::Paste(text) => {
-                if self.approvals.is_empty() && self.overlay.is_none() {
+                // A paste never decides a request: under the modal it is
+                // the message's, and it restarts the modal's quiet period.
+                if !self.approvals.is_empty() || self.overlay.is_none() {
+                    self.approvals.typed(now);
                     self.focus = Focus::Input;
                     self.input.insert(&text);
                 }
@@ -59,7 +64,7 @@ impl App {
             return self.ctrl_c(now);
         }
         if !self.approvals.is_empty() {
-            return self.approval_key(key);
+            return self.approval_key(key, now);
         }
         if self.rewind.is_some() {
             return self.rewind_key(key);
@@ -117,30 +122,50 @@ impl App {
         Vec::new()
     }
 
-    fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        // A request to re-run outside the sandbox takes `o` or a denial:
-        // no other approval applies to it, so no key press slips into one.
-        let escalation = self
-            .approvals
-            .current()
-            .is_some_and(|p| p.request.escalation.is_some());
-        let decision = match key.code {
-            KeyCode::Char('o') | KeyCode::Char('O') if escalation => {
-                ReviewDecision::ApprovedOutsideSandbox
-            }
-            KeyCode::Char('y' | 'Y' | 'a' | 'A' | 'p' | 'P') if escalation => return Vec::new(),
-            KeyCode::Char('y') | KeyCode::Char('Y') => ReviewDecision::ApprovedOnce,
-            KeyCode::Char('a') | KeyCode::Char('A') => ReviewDecision::ApprovedForSession,
-            KeyCode::Char('p') | KeyCode::Char('P') => ReviewDecision::ApprovedAlways,
-            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => ReviewDecision::Denied,
-            // Nothing else acts while a command waits for a decision.
-            _ => return Vec::new(),
+    /// A key while a request waits. The guard in `approval.rs` decides
+    /// whether it answers the request or belongs to the message being
+    /// typed, which gets it back (nothing typed under the modal is lost).
+    fn approval_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let modal_key = match key.code {
+            KeyCode::Char('y' | 'Y') if plain => ModalKey::Once,
+            KeyCode::Char('a' | 'A') if plain => ModalKey::Session,
+            KeyCode::Char('p' | 'P') if plain => ModalKey::Always,
+            KeyCode::Char('o' | 'O') if plain => ModalKey::OutsideSandbox,
+            KeyCode::Char('n' | 'N') | KeyCode::Esc if plain => ModalKey::Deny,
+            KeyCode::Enter if key.modifiers.is_empty() => ModalKey::Confirm,
+            _ => ModalKey::Other,
         };
-        self.approvals
-            .answer(decision)
-            .map(Effect::submit)
-            .into_iter()
-            .collect()
+        match self.approvals.key(modal_key, now) {
+            KeyOutcome::Decided(op) => vec![Effect::submit(op)],
+            KeyOutcome::Held => Vec::new(),
+            KeyOutcome::ToInput => {
+                self.type_under_modal(key);
+                Vec::new()
+            }
+        }
+    }
+
+    /// A key typed for the message box while the modal shows: text and
+    /// editing keys go into the box; keys that send, complete, zoom or
+    /// open something wait until the modal is closed (the text stays).
+    fn type_under_modal(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Enter if shift || alt => self.input.newline(),
+            KeyCode::Char('j') if ctrl => self.input.newline(),
+            KeyCode::Enter | KeyCode::Tab | KeyCode::BackTab | KeyCode::Esc | KeyCode::F(_) => {}
+            KeyCode::Char('s' | 'f' | 't' | 'o') if ctrl => {}
+            KeyCode::Char(_) if alt => {}
+            _ => {
+                self.focus = Focus::Input;
+                self.input.key(key);
+            }
+        }
     }
 
     /// Keys that work whatever has focus; `None` when the key is not one.

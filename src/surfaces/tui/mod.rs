@@ -8,6 +8,8 @@
 
 pub mod app;
 pub mod approval;
+#[cfg(test)]
+mod approval_tests;
 pub mod commands;
 pub mod conversation;
 pub mod draw;

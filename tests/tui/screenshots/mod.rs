@@ -358,6 +358,8 @@ async fn readme_screenshots() {
     term.save(&out, "main", &svg::DARK);
     term.send("\r");
     term.wait_for("Approve exec?").await;
+    // Armed: its keys lit (they decide nothing while greyed).
+    term.wait_for(super::pty::ARMED).await;
     term.save(&out, "approval", &svg::DARK);
     term.send("n");
     term.wait_for("I did not run it").await;

@@ -238,10 +238,20 @@ impl App {
     /// When the runtime should call `tick` (only while something times
     /// out: an idle TUI has no timer at all).
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.last_ctrl_c.map(|t| t + QUIT_WINDOW)
+        let quit = self.last_ctrl_c.map(|t| t + QUIT_WINDOW);
+        // The modal's keys light up when it arms: a frame then.
+        let arms = self.approvals.arms_at();
+        quit.into_iter().chain(arms).min()
+    }
+
+    /// A frame reached the terminal at `now` (the approval modal's grace
+    /// period counts from the first frame that shows it).
+    pub fn frame_drawn(&mut self, now: Instant) {
+        self.approvals.drawn(now);
     }
 
     pub fn tick(&mut self, now: Instant) {
+        self.approvals.tick(now);
         if self
             .last_ctrl_c
             .is_some_and(|t| now.duration_since(t) >= QUIT_WINDOW)

@@ -29,7 +29,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 
     let mut command = command_lines(request, t, inner_w);
     let mut tail = detail_lines(pending, t, inner_w);
-    push_keys(&mut tail, request, t, inner_w);
+    let guard = Guard {
+        lit: app.approvals.shows_armed(),
+        confirming: app.approvals.confirming_always(),
+    };
+    push_keys(&mut tail, request, guard, t, inner_w);
     // A command taller than the screen shows its head and how much is cut.
     let max_h = usize::from(area.height.saturating_sub(2)).saturating_sub(2 + tail.len());
     if command.len() > max_h {
@@ -123,18 +127,33 @@ fn detail_lines(pending: &PendingApproval, t: &Theme, inner_w: usize) -> Vec<Lin
     tail
 }
 
+/// What the keystroke guard (`approval.rs`) shows.
+#[derive(Clone, Copy)]
+struct Guard {
+    /// The keys decide: drawn lit. Until then they are greyed behind
+    /// "wait…", and what is typed goes to the input box.
+    lit: bool,
+    /// `p` was pressed: the line asks for Enter.
+    confirming: bool,
+}
+
 /// A blank row and the keys (wrapped on a narrow screen), with a note
 /// above them when a command can never become a rule.
-fn push_keys(tail: &mut Vec<Line<'static>>, request: &ApprovalRequest, t: &Theme, inner_w: usize) {
+fn push_keys(
+    tail: &mut Vec<Line<'static>>,
+    request: &ApprovalRequest,
+    guard: Guard,
+    t: &Theme,
+    inner_w: usize,
+) {
     let mcp = request.tool.starts_with("mcp__");
     tail.push(Line::default());
     let keys_at = tail.len();
-    let key = |k: &str| {
-        Span::styled(
-            k.to_string(),
-            Style::default().fg(t.focus).add_modifier(Modifier::BOLD),
-        )
+    let key_style = match guard.lit {
+        true => Style::default().fg(t.focus).add_modifier(Modifier::BOLD),
+        false => t.muted(),
     };
+    let key = |k: &str| Span::styled(k.to_string(), key_style);
     // Say exactly what `a` and `p` would allow from now on (the core sends
     // the rule with the request); a command with shell syntax never becomes
     // a rule, so they approve it once.
@@ -143,23 +162,39 @@ fn push_keys(tail: &mut Vec<Line<'static>>, request: &ApprovalRequest, t: &Theme
         .as_ref()
         .filter(|_| matches!(request.tool.as_str(), "exec" | "web_fetch") || mcp)
         .filter(|_| request.escalation.is_none());
-    let mut keys = match request.escalation {
-        // Never a rule, never `y`: its own key, once.
-        Some(_) => vec![key("o"), Span::raw(" run once outside the sandbox · ")],
-        None => vec![key("y"), Span::raw(" once · ")],
+    if guard.confirming {
+        let line = confirm_line(prefix.map(String::as_str), t);
+        tail.extend(super::wrap_lines(vec![line], inner_w));
+        return;
+    }
+    let text = |s: &str| match guard.lit {
+        true => Span::raw(s.to_string()),
+        false => Span::styled(s.to_string(), t.muted()),
     };
+    let mut keys = match guard.lit {
+        true => Vec::new(),
+        false => vec![Span::styled(
+            "wait… ",
+            Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
+        )],
+    };
+    match request.escalation {
+        // Never a rule, never `y`: its own key, once.
+        Some(_) => keys.extend([key("o"), text(" run once outside the sandbox · ")]),
+        None => keys.extend([key("y"), text(" once · ")]),
+    }
     match prefix {
         Some(prefix) => {
             let rule = Span::styled(format!("`{prefix}`"), Style::default().fg(t.tool));
             keys.extend([
                 key("a"),
-                Span::raw(" "),
+                text(" "),
                 rule.clone(),
-                Span::raw(" this session · "),
+                text(" this session · "),
                 key("p"),
-                Span::raw(" "),
+                text(" "),
                 rule,
-                Span::raw(" always · "),
+                text(" always · "),
             ]);
         }
         None if request.tool == "exec" && request.escalation.is_none() => {
@@ -172,8 +207,30 @@ fn push_keys(tail: &mut Vec<Line<'static>>, request: &ApprovalRequest, t: &Theme
         }
         None => {}
     }
-    keys.extend([key("n"), Span::raw("/"), key("Esc"), Span::raw(" deny")]);
+    keys.extend([key("n"), text("/"), key("Esc"), text(" deny")]);
     tail.extend(super::wrap_lines(vec![Line::from(keys)], inner_w));
+}
+
+/// After `p`: remembering a rule for good takes a second, different key.
+fn confirm_line(prefix: Option<&str>, t: &Theme) -> Line<'static> {
+    let what = match prefix {
+        Some(prefix) => Span::styled(format!("`{prefix}`"), Style::default().fg(t.tool)),
+        None => Span::raw("this"),
+    };
+    let bold = Style::default().fg(t.focus).add_modifier(Modifier::BOLD);
+    Line::from(vec![
+        Span::styled(
+            "Always allow ",
+            Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
+        ),
+        what,
+        Span::styled(
+            "? ",
+            Style::default().fg(t.warning).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled("Enter", bold),
+        Span::raw(" remembers it for good · any other key: back"),
+    ])
 }
 
 /// The bordered box, centred in `area` at `width`, titled with the

@@ -23,7 +23,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+C", "interrupt or clear; twice quits"),
     ("Alt+Y", "copy the last answer"),
     ("F12", "mouse capture on/off (select text)"),
-    ("y a p n Esc", "approve once / session / always, deny"),
+    ("y a p,Enter n Esc", "approve once / session / always, deny"),
     ("Esc", "close, unzoom, back to input"),
 ];
 
