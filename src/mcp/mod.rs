@@ -12,6 +12,7 @@ pub mod naming;
 pub mod result;
 pub mod schema;
 mod server;
+mod spawner;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -4,6 +4,7 @@
 mod attack;
 mod bounds;
 mod protected;
+mod root;
 mod rules;
 mod sandbox;
 mod secrets;

@@ -44,12 +44,13 @@
 
 pub mod env;
 pub mod filesystem;
+pub mod init;
 pub mod mounts;
-pub mod network;
-pub mod planted;
+pub mod privileges;
 pub mod probe;
 pub mod protected;
 pub mod refusal;
+pub mod syscalls;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -114,7 +115,7 @@ pub fn gaps(exec: &ExecConfig) -> Vec<String> {
     if exec.sandbox == ExecSandbox::Off {
         return Vec::new();
     }
-    probe::support().missing(writes_workspace(exec), !exec.network)
+    probe::support().missing(!exec.network)
 }
 
 fn short_gaps(exec: &ExecConfig) -> String {
@@ -158,12 +159,14 @@ pub struct Prepared {
     pub label: String,
     tmp: TempDir,
     child: Arc<ChildSetup>,
-    /// The start-up files missing before the command.
-    absent: planted::Absent,
+    /// Removed after the command (declared after `child`: dropped later).
+    _placeholders: Placeholders,
 }
 
 /// Everything the child needs, built before the fork.
 struct ChildSetup {
+    /// egirl's pid, read before the fork.
+    egirl: libc::pid_t,
     mounts: Option<MountPlan>,
     landlock: Option<OwnedFd>,
     seccomp: Option<Arc<BpfProgram>>,
@@ -204,10 +207,15 @@ pub fn prepare_with(
         ));
     }
     let tmp = TempDir::new()?;
+    let isolation = support.namespace.as_ref().ok().copied();
     let mut writable: Vec<PathBuf> = Vec::new();
+    let mut placeholders = Placeholders::default();
     if writes_workspace(exec) {
         writable.push(ctx.workspace.clone());
         writable.extend(ctx.allowed_paths.iter().cloned());
+        if isolation.is_some() {
+            placeholders = Placeholders::create(&writable);
+        }
     }
     let protected = protected_inside(ctx, &writable);
     writable.push(tmp.path.clone());
@@ -215,29 +223,33 @@ pub fn prepare_with(
     let mut hidden = ctx.protected.env_files().to_vec();
     hidden.extend(extra.hidden.iter().cloned());
 
-    let mounts = match &support.namespace {
-        Ok(kind) => Some(MountPlan::new(*kind, &protected)?.hiding(&hidden)),
-        _ => None,
+    let mounts = match isolation {
+        Some(isolation) => Some(MountPlan::new(isolation, &writable, &protected)?.hiding(&hidden)),
+        None => None,
     };
     let landlock = if support.landlock_abi > 0 {
         filesystem::ruleset(&writable)?
     } else {
         None
     };
-    let seccomp = if !exec.network && support.seccomp {
-        Some(network::filter()?)
+    let seccomp = if support.seccomp {
+        Some(syscalls::filter(syscalls::Refusing {
+            network: !exec.network,
+            metadata: !isolation.is_some_and(|i| i.read_only_elsewhere),
+        })?)
     } else {
         None
     };
     Ok(Some(Prepared {
         label: describe(exec),
-        absent: planted::Absent::before(ctx.protected.start_up_files()),
         tmp,
         child: Arc::new(ChildSetup {
-            mounts: mounts.filter(|m| !m.is_empty()),
+            egirl: std::process::id() as libc::pid_t,
+            mounts,
             landlock,
             seccomp,
         }),
+        _placeholders: placeholders,
     }))
 }
 
@@ -276,23 +288,27 @@ impl Prepared {
         }
     }
 
-    /// After the command: sets aside the start-up files it created; one
-    /// line for its output, None when it created none.
-    pub fn set_aside_planted(&self) -> Option<String> {
-        self.absent.set_aside()
-    }
-
     pub fn tmp_dir(&self) -> &Path {
         &self.tmp.path
     }
 }
 
 impl ChildSetup {
+    /// In the child std forked: the namespaces (where it goes on as the
+    /// keeper, [`init`], and only PID 1 returns), then the restrictions.
     fn enter(&self) -> std::io::Result<()> {
+        let mut privileged = false;
         if let Some(mounts) = &self.mounts {
+            init::die_with_parent(self.egirl)?;
             mounts.enter()?;
+            init::fork_first_process()?;
+            mounts::mount_proc()?;
+            privileged = mounts.isolation().kind == mounts::NamespaceKind::Privileged;
         }
-        if self.landlock.is_some() || self.seccomp.is_some() {
+        if privileged {
+            privileges::drop_all()?;
+        }
+        if privileged || self.landlock.is_some() || self.seccomp.is_some() {
             // SAFETY: plain prctl; required before both restrictions.
             if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -307,9 +323,41 @@ impl ChildSetup {
             }
         }
         if let Some(program) = &self.seccomp {
-            network::install(program)?;
+            syscalls::install(program)?;
         }
         Ok(())
+    }
+}
+
+/// Empty `.git` directories made where a writable root has none, so that
+/// the mount namespace can bind them read-only like an existing one: a
+/// command that created `.git` would have the user's own `git` (a shell
+/// prompt) run its hooks and fsmonitor outside the sandbox. git's discovery
+/// passes over an empty `.git`. Each is removed after the command if still
+/// empty.
+#[derive(Default)]
+struct Placeholders(Vec<PathBuf>);
+
+impl Placeholders {
+    fn create(roots: &[PathBuf]) -> Self {
+        let made = roots
+            .iter()
+            .filter(|root| root.is_dir())
+            .map(|root| root.join(".git"))
+            .filter(|git| std::fs::symlink_metadata(git).is_err())
+            // Best effort: a root we cannot write, the command cannot either.
+            .filter(|git| std::fs::create_dir(git).is_ok())
+            .collect();
+        Self(made)
+    }
+}
+
+impl Drop for Placeholders {
+    fn drop(&mut self) {
+        for git in &self.0 {
+            // Only an empty directory goes: whatever the user put there since stays.
+            let _ = std::fs::remove_dir(git);
+        }
     }
 }
 

@@ -76,10 +76,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     let Some(sandbox) = sandbox else {
         return execute(command, ctx, timeout, None).await;
     };
-    let mut out = execute(command, ctx, timeout, Some(&sandbox)).await;
-    if let Some(line) = sandbox.set_aside_planted() {
-        out.output = format!("{}\n{line}", out.output);
-    }
+    let out = execute(command, ctx, timeout, Some(&sandbox)).await;
     drop(sandbox);
     if out.success || ctx.cancel.is_cancelled() {
         return out;
