@@ -21,16 +21,27 @@
 //! How (Linux), applied in the forked child between fork and exec, with
 //! everything built in the parent so the child makes only raw,
 //! async-signal-safe syscalls (no allocation, no locks):
-//! 1. [`mounts`]: a private mount namespace with the protected paths bound
-//!    read-only (Landlock cannot deny inside a writable root);
-//! 2. `no_new_privs`, then Landlock ([`filesystem`]): read and execute
-//!    everywhere, write only the writable roots. Landlock needs no
-//!    privilege, is stackable and also forbids the command to unmount (1);
-//! 3. a seccomp filter ([`network`]) on socket families.
+//! 1. [`mounts`]: a user namespace (root's too: root inside holds its
+//!    capabilities only there, so no device nodes, no file handles), a
+//!    mount namespace where every mount is read-only but the writable
+//!    roots, which hold the protected paths read-only again, and a PID
+//!    namespace. A writable root without `.git` gets an empty read-only
+//!    one for the command's time ([`Placeholders`]);
+//! 2. [`init`]: the forked child forks PID 1 of the new namespace, which
+//!    mounts its own `/proc`; the command sees none of egirl's or the
+//!    user's processes, and everything it started dies when it ends, or
+//!    when egirl does (parent-death signals);
+//! 3. where user namespaces are off, a root egirl still gets the mount and
+//!    PID namespaces, and [`privileges`] drops every capability;
+//! 4. `no_new_privs`, then Landlock ([`filesystem`]): read and execute
+//!    everywhere, write only the writable roots, never a device node;
+//! 5. a seccomp filter ([`syscalls`]): device nodes, file handles, ptrace,
+//!    mount changes, new namespaces and, with `network = false`, sockets.
 //!
 //! The `pre_exec` route was chosen over re-executing egirl as a helper
 //! binary (codex's linux-sandbox): it costs no extra exec, and the closure
-//! is sound because it only touches memory prepared before the fork. What
+//! is sound because it only touches memory prepared before the fork (the
+//! second fork is a raw `clone`, the keeper never returns into std). What
 //! the kernel lacks is probed once ([`probe`]) and said once.
 //!
 //! The loaded `.env` files read as empty ([`mounts`] binds `/dev/null` over
@@ -38,9 +49,10 @@
 //!
 //! Not sandboxed: other reads (a command may read any file the user can:
 //! what it prints is redacted elsewhere), Unix sockets when
-//! `network = true`, signals to
-//! the user's other processes, nested `.git` directories below the
-//! workspace's own, and whatever runs outside `exec` (egirl itself).
+//! `network = true`, nested `.git` directories below a root's own, a
+//! missing start-up file the command creates in a writable root (egirl
+//! never loads one untrusted), and whatever runs outside `exec` (egirl
+//! itself).
 
 pub mod env;
 pub mod filesystem;
@@ -67,8 +79,9 @@ pub use protected::ProtectedPaths;
 /// /proc files belong to root, so a command running as the user cannot
 /// read them (as `ssh-agent` does for its keys). Commands are unaffected:
 /// exec makes them dumpable again, and the sandbox's child turns it back
-/// on itself before it writes its uid map. It cannot hide anything from
-/// root: an egirl run as root has commands that are root.
+/// on itself while it writes its uid map. A sandboxed command does not
+/// see egirl at all (its own PID namespace); this covers `sandbox = "off"`
+/// for an egirl that is not root.
 pub fn hide_own_environment() {
     // SAFETY: a plain prctl on this process; failure only leaves it dumpable.
     let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
