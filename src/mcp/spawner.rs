@@ -8,7 +8,8 @@ use std::sync::{Mutex, OnceLock};
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// Runs `job` on the lasting thread; Err when that thread is gone.
+/// Runs `job` on the lasting thread, inside the caller's tokio runtime;
+/// Err when that thread is gone or the job panicked.
 pub async fn on_lasting_thread<T: Send + 'static>(
     job: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, String> {
@@ -28,11 +29,18 @@ pub async fn on_lasting_thread<T: Send + 'static>(
         Mutex::new(send)
     });
     let (done, result) = tokio::sync::oneshot::channel();
+    // tokio's child handles register with the runtime that spawns them.
+    let runtime = tokio::runtime::Handle::current();
     let sent = queue
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .send(Box::new(move || {
-            let _ = done.send(job());
+            let _entered = runtime.enter();
+            // A panicking job must not end the thread (and its children).
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            if let Ok(value) = outcome {
+                let _ = done.send(value);
+            }
         }));
     sent.map_err(|_| "the MCP spawner thread is gone".to_string())?;
     result
