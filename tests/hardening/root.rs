@@ -184,6 +184,9 @@ async fn a_command_sees_neither_egirl_nor_its_environment() {
             "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done".to_string(),
             "echo hits=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c '^FOO_TOKEN=')".to_string(),
             "ps -e | wc -l".to_string(),
+            // Its /proc and the read-only binds stay where they are.
+            "umount -l /proc".to_string(),
+            "unshare -U -r true".to_string(),
         ];
         let (_cli, r) =
             commands_as(who, "", &commands, &[("FOO_TOKEN", "tok-0123456789abcdef")]).await;
@@ -208,6 +211,7 @@ async fn a_command_sees_neither_egirl_nor_its_environment() {
             .parse()
             .unwrap_or(99);
         assert!(seen <= 5, "{who:?}: {} processes visible", seen);
+        assert!(!r[3].0 && !r[4].0, "{who:?}: {r:?}");
     }
 }
 

@@ -80,3 +80,59 @@ pub fn drop_all() -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As root where user namespaces are off: after `drop_all` a uid 0
+    /// process can make no device node and has no capability left.
+    #[test]
+    fn root_keeps_no_capability() {
+        // SAFETY: a plain getter.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: not root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let node = std::ffi::CString::new(dir.path().join("null").to_str().unwrap()).unwrap();
+        // SAFETY: the child makes raw syscalls only and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let code = unsafe {
+                if drop_all().is_err() {
+                    libc::_exit(2);
+                }
+                let made = libc::mknod(node.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3));
+                let mut header = CapHeader {
+                    version: CAPABILITY_VERSION_3,
+                    pid: 0,
+                };
+                let mut data = [CapData {
+                    effective: 1,
+                    permitted: 1,
+                    inheritable: 1,
+                }; 2];
+                libc::syscall(
+                    libc::SYS_capget,
+                    &mut header as *mut CapHeader,
+                    data.as_mut_ptr(),
+                );
+                let none = data
+                    .iter()
+                    .all(|d| d.effective == 0 && d.permitted == 0 && d.inheritable == 0);
+                let bounded = libc::prctl(libc::PR_CAPBSET_READ, 0, 0, 0, 0) == 0;
+                if made == -1 && none && bounded { 0 } else { 1 }
+            };
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(libc::WEXITSTATUS(status), 0);
+        assert!(!dir.path().join("null").exists());
+    }
+}
