@@ -1,7 +1,7 @@
 //! The sandbox's cost per command: spawn to exit of `true`
 //! through the `exec` tool, sandboxed (`workspace-write`, no network, with
-//! a `.git` to bind read-only) against `sandbox = "off"`; target under 5 ms
-//! added at p50.
+//! a `.git` to bind read-only; user, mount and PID namespaces) against
+//! `sandbox = "off"`; target under 5 ms added at p50.
 //!
 //! `cargo bench --bench exec_sandbox` (figures in docs/benchmarks.md). Each mode
 //! runs `EGIRL_BENCH_RUNS` commands (default 300), interleaved so that the
@@ -45,7 +45,7 @@ fn main() {
             "workspace-write",
             context(&workspace, ExecSandbox::WorkspaceWrite),
         ),
-        // No protected path is writable here: no mount namespace.
+        // The same namespaces; only the private temp dir is writable.
         ("read-only", context(&workspace, ExecSandbox::ReadOnly)),
     ];
     let rt = tokio::runtime::Builder::new_current_thread()

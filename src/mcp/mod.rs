@@ -13,6 +13,7 @@ mod resolve;
 pub mod result;
 pub mod schema;
 mod server;
+mod spawner;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -197,10 +197,19 @@ impl Server {
         };
         cmd.current_dir(&cwd);
         cmd.process_group(0);
-        // Off the async workers, which draw the TUI's first frame meanwhile.
-        // (No pre_exec: std then uses posix_spawn, which does not copy
-        // egirl's page tables as a fork would.)
-        let spawned = tokio::task::spawn_blocking(move || {
+        // SAFETY: one prctl between fork and exec. The server dies with
+        // egirl, SIGKILL included (nothing else would stop it then).
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        // Off the async workers, which draw the TUI's first frame meanwhile,
+        // on a thread that lives as long as egirl: the death signal fires
+        // when the forking *thread* ends (a blocking-pool thread would end
+        // after ten idle seconds, and the server with it).
+        let spawned = super::spawner::on_lasting_thread(move || {
             TokioChildProcess::builder(cmd)
                 .stderr(Stdio::piped())
                 .spawn()

@@ -252,7 +252,14 @@ async fn an_interrupted_delegation_leaves_no_process_behind() {
     let running = processes_in(&workspace);
     assert!(!running.is_empty());
     // Claude Code got its key and base URL, not egirl's other secrets.
-    let environ = std::fs::read(format!("/proc/{}/environ", running[0])).unwrap();
+    // The sandbox's keeper (egirl's fork that waits for the command's PID
+    // namespace) runs in the workspace too, with egirl's memory: skip it.
+    let egirl_exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_egirl")).unwrap();
+    let claude = running
+        .iter()
+        .find(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).ok() != Some(egirl_exe.clone()))
+        .expect("Claude Code among the processes in the workspace");
+    let environ = std::fs::read(format!("/proc/{claude}/environ")).unwrap();
     let environ = String::from_utf8_lossy(&environ);
     let names: Vec<&str> = environ
         .split('\0')

@@ -108,15 +108,17 @@ async fn a_prefix_rule_does_not_cover_options_bash_makes_by_expansion() {
 }
 
 /// A sandboxed command may write the workspace, and no mount can cover a
-/// file that does not exist yet: started in its workspace, egirl would
-/// read an `egirl.toml` or `.env` the command created there at its next
-/// start. exec sets them aside after the command.
+/// file that does not exist yet: a command may create an `egirl.toml` or
+/// `.env` there. Nothing is renamed aside after it (that relied on egirl
+/// being alive after the command); such a file is simply never loaded
+/// untrusted. What stays: the existing start-up files are read-only.
 #[tokio::test]
-async fn a_sandboxed_command_cannot_plant_a_start_up_file() {
+async fn a_sandboxed_command_cannot_change_an_existing_start_up_file() {
     let fake = FakeLlama::start().await;
     let cli = Cli::new(&fake, "[tools.exec]\napproval = \"full\"\n");
     let ws = cli.workspace();
     std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("egirl.toml"), "# the user's\n").unwrap();
     let command = "printf '[tools.exec]\\nsandbox = \"off\"\\n' > egirl.toml; echo X=1 > .env";
     fake.push_replies([
         Reply::tool_calls(&[("exec", &json!({ "command": command }).to_string())]),
@@ -125,10 +127,13 @@ async fn a_sandboxed_command_cannot_plant_a_start_up_file() {
     let out = cli.run_in(&ws, &["-m", "configure", "--json"], &[]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let (_, output) = tool_outcome(&events(&out), "fake_call_0");
-    assert!(!ws.join("egirl.toml").exists(), "{output}");
-    assert!(!ws.join(".env").exists(), "{output}");
-    assert!(ws.join("egirl.toml.refused").exists(), "{output}");
-    assert!(output.contains("renamed to"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("egirl.toml")).unwrap(),
+        "# the user's\n",
+        "{output}"
+    );
+    assert!(!ws.join("egirl.toml.refused").exists(), "{output}");
+    assert!(!ws.join(".env.refused").exists(), "{output}");
 }
 
 /// A Unix socket reaches daemons that run commands for whoever connects

@@ -5,6 +5,7 @@ mod attack;
 mod bounds;
 mod history;
 mod protected;
+mod root;
 mod rules;
 mod sandbox;
 mod secrets;

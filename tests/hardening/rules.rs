@@ -205,6 +205,20 @@ async fn cron_add_with_an_overflowing_duration_fails_the_call() {
     assert!(!jobs.contains("\"x\"") && !jobs.contains("\"y\""), "{jobs}");
 }
 
+/// The `sleep` process whose working directory is `dir`.
+fn sleeping_in(dir: &std::path::Path) -> Option<i32> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            (comm.trim() == "sleep" && cwd == dir).then_some(pid)
+        })
+}
+
 fn alive(pid: i32) -> bool {
     // A zombie waiting for its new parent to reap it is gone as well.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -238,10 +252,11 @@ async fn a_stop_signal_kills_the_running_command(signal: i32) {
         .unwrap();
     let pid_file = cli.workspace().join("sleeper.pid");
     let deadline = tokio::time::Instant::now() + GUARD;
+    // The command's `$$` is its number in its own PID namespace: find it
+    // in ours by its directory.
     let sleeper: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
+        if pid_file.exists()
+            && let Some(pid) = sleeping_in(&cli.workspace())
         {
             break pid;
         }

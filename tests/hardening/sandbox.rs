@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::support::cli::{Cli, events, of_type, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
-fn landlock() -> bool {
+pub(super) fn landlock() -> bool {
     let abi = egirl::tools::sandbox::probe::support().landlock_abi;
     if abi < egirl::tools::sandbox::probe::LANDLOCK_FULL_ABI {
         eprintln!("skipped: this kernel's Landlock (ABI {abi}) cannot confine writes");
@@ -27,7 +27,7 @@ fn seccomp() -> bool {
     ok
 }
 
-fn mount_namespace() -> bool {
+pub(super) fn mount_namespace() -> bool {
     match &egirl::tools::sandbox::probe::support().namespace {
         Ok(_) => true,
         Err(why) => {
@@ -39,7 +39,7 @@ fn mount_namespace() -> bool {
 
 /// Runs `commands` one per model turn step, approved, and returns the
 /// events; the model ends with "done".
-async fn approved(cli: &Cli, fake: &FakeLlama, commands: &[&str]) -> Vec<Value> {
+pub(super) async fn approved(cli: &Cli, fake: &FakeLlama, commands: &[&str]) -> Vec<Value> {
     let mut replies: Vec<Reply> = commands
         .iter()
         .map(|c| {
@@ -54,7 +54,7 @@ async fn approved(cli: &Cli, fake: &FakeLlama, commands: &[&str]) -> Vec<Value> 
     events(&out)
 }
 
-fn results(events: &[Value]) -> Vec<(bool, String)> {
+pub(super) fn results(events: &[Value]) -> Vec<(bool, String)> {
     of_type(events, "tool_result")
         .into_iter()
         .map(|e| {

@@ -1,5 +1,6 @@
 //! The Landlock ruleset: read and execute everywhere, write only under the
-//! writable roots and a few character devices.
+//! writable roots and a few character devices; device nodes nowhere (one
+//! for the disk would read and write any file).
 //!
 //! Built in the parent with the `landlock` crate (best effort: rights the
 //! kernel does not know are left out); the child only passes the ruleset's
@@ -28,6 +29,11 @@ const DEVICES: &[&str] = &[
 
 const HANDLED: ABI = ABI::V5;
 
+/// Everything inside a writable root but making block or character devices.
+fn writes() -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_all(HANDLED) & !(AccessFs::MakeBlock | AccessFs::MakeChar)
+}
+
 /// The ruleset's fd, or None when the kernel has no Landlock.
 pub fn ruleset(writable: &[PathBuf]) -> Result<Option<OwnedFd>, String> {
     let fail = |e: &dyn std::fmt::Display| format!("cannot build the Landlock ruleset: {e}");
@@ -44,7 +50,7 @@ pub fn ruleset(writable: &[PathBuf]) -> Result<Option<OwnedFd>, String> {
         // A root that does not exist (yet) has nothing to write into.
         let Ok(fd) = PathFd::new(dir) else { continue };
         created = created
-            .add_rule(PathBeneath::new(fd, AccessFs::from_all(HANDLED)))
+            .add_rule(PathBeneath::new(fd, writes()))
             .map_err(|e| fail(&e))?;
     }
     for device in DEVICES.iter().map(Path::new) {

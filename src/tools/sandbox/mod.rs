@@ -21,16 +21,27 @@
 //! How (Linux), applied in the forked child between fork and exec, with
 //! everything built in the parent so the child makes only raw,
 //! async-signal-safe syscalls (no allocation, no locks):
-//! 1. [`mounts`]: a private mount namespace with the protected paths bound
-//!    read-only (Landlock cannot deny inside a writable root);
-//! 2. `no_new_privs`, then Landlock ([`filesystem`]): read and execute
-//!    everywhere, write only the writable roots. Landlock needs no
-//!    privilege, is stackable and also forbids the command to unmount (1);
-//! 3. a seccomp filter ([`network`]) on socket families.
+//! 1. [`mounts`]: a user namespace (root's too: root inside holds its
+//!    capabilities only there, so no device nodes, no file handles), a
+//!    mount namespace where every mount is read-only but the writable
+//!    roots, which hold the protected paths read-only again, and a PID
+//!    namespace. A writable root without `.git` gets an empty read-only
+//!    one for the command's time ([`Placeholders`]);
+//! 2. [`init`]: the forked child forks PID 1 of the new namespace, which
+//!    mounts its own `/proc`; the command sees none of egirl's or the
+//!    user's processes, and everything it started dies when it ends, or
+//!    when egirl does (parent-death signals);
+//! 3. where user namespaces are off, a root egirl still gets the mount and
+//!    PID namespaces, and [`privileges`] drops every capability;
+//! 4. `no_new_privs`, then Landlock ([`filesystem`]): read and execute
+//!    everywhere, write only the writable roots, never a device node;
+//! 5. a seccomp filter ([`syscalls`]): device nodes, file handles, ptrace,
+//!    mount changes, new namespaces and, with `network = false`, sockets.
 //!
 //! The `pre_exec` route was chosen over re-executing egirl as a helper
 //! binary (codex's linux-sandbox): it costs no extra exec, and the closure
-//! is sound because it only touches memory prepared before the fork. What
+//! is sound because it only touches memory prepared before the fork (the
+//! second fork is a raw `clone`, the keeper never returns into std). What
 //! the kernel lacks is probed once ([`probe`]) and said once.
 //!
 //! The loaded `.env` files read as empty ([`mounts`] binds `/dev/null` over
@@ -38,18 +49,20 @@
 //!
 //! Not sandboxed: other reads (a command may read any file the user can:
 //! what it prints is redacted elsewhere), Unix sockets when
-//! `network = true`, signals to
-//! the user's other processes, nested `.git` directories below the
-//! workspace's own, and whatever runs outside `exec` (egirl itself).
+//! `network = true`, nested `.git` directories below a root's own, a
+//! missing start-up file the command creates in a writable root (egirl
+//! never loads one untrusted), and whatever runs outside `exec` (egirl
+//! itself).
 
 pub mod env;
 pub mod filesystem;
+pub mod init;
 pub mod mounts;
-pub mod network;
-pub mod planted;
+pub mod privileges;
 pub mod probe;
 pub mod protected;
 pub mod refusal;
+pub mod syscalls;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -66,8 +79,9 @@ pub use protected::ProtectedPaths;
 /// /proc files belong to root, so a command running as the user cannot
 /// read them (as `ssh-agent` does for its keys). Commands are unaffected:
 /// exec makes them dumpable again, and the sandbox's child turns it back
-/// on itself before it writes its uid map. It cannot hide anything from
-/// root: an egirl run as root has commands that are root.
+/// on itself while it writes its uid map. A sandboxed command does not
+/// see egirl at all (its own PID namespace); this covers `sandbox = "off"`
+/// for an egirl that is not root.
 pub fn hide_own_environment() {
     // SAFETY: a plain prctl on this process; failure only leaves it dumpable.
     let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
@@ -114,7 +128,7 @@ pub fn gaps(exec: &ExecConfig) -> Vec<String> {
     if exec.sandbox == ExecSandbox::Off {
         return Vec::new();
     }
-    probe::support().missing(writes_workspace(exec), !exec.network)
+    probe::support().missing(!exec.network)
 }
 
 fn short_gaps(exec: &ExecConfig) -> String {
@@ -158,12 +172,14 @@ pub struct Prepared {
     pub label: String,
     tmp: TempDir,
     child: Arc<ChildSetup>,
-    /// The start-up files missing before the command.
-    absent: planted::Absent,
+    /// Removed after the command (declared after `child`: dropped later).
+    _placeholders: Placeholders,
 }
 
 /// Everything the child needs, built before the fork.
 struct ChildSetup {
+    /// egirl's pid, read before the fork.
+    egirl: libc::pid_t,
     mounts: Option<MountPlan>,
     landlock: Option<OwnedFd>,
     seccomp: Option<Arc<BpfProgram>>,
@@ -204,10 +220,15 @@ pub fn prepare_with(
         ));
     }
     let tmp = TempDir::new()?;
+    let isolation = support.namespace.as_ref().ok().copied();
     let mut writable: Vec<PathBuf> = Vec::new();
+    let mut placeholders = Placeholders::default();
     if writes_workspace(exec) {
         writable.push(ctx.workspace.clone());
         writable.extend(ctx.allowed_paths.iter().cloned());
+        if isolation.is_some() {
+            placeholders = Placeholders::create(&writable);
+        }
     }
     let protected = protected_inside(ctx, &writable);
     writable.push(tmp.path.clone());
@@ -215,29 +236,33 @@ pub fn prepare_with(
     let mut hidden = ctx.protected.env_files().to_vec();
     hidden.extend(extra.hidden.iter().cloned());
 
-    let mounts = match &support.namespace {
-        Ok(kind) => Some(MountPlan::new(*kind, &protected)?.hiding(&hidden)),
-        _ => None,
+    let mounts = match isolation {
+        Some(isolation) => Some(MountPlan::new(isolation, &writable, &protected)?.hiding(&hidden)),
+        None => None,
     };
     let landlock = if support.landlock_abi > 0 {
         filesystem::ruleset(&writable)?
     } else {
         None
     };
-    let seccomp = if !exec.network && support.seccomp {
-        Some(network::filter()?)
+    let seccomp = if support.seccomp {
+        Some(syscalls::filter(syscalls::Refusing {
+            network: !exec.network,
+            metadata: !isolation.is_some_and(|i| i.read_only_elsewhere),
+        })?)
     } else {
         None
     };
     Ok(Some(Prepared {
         label: describe(exec),
-        absent: planted::Absent::before(ctx.protected.start_up_files()),
         tmp,
         child: Arc::new(ChildSetup {
-            mounts: mounts.filter(|m| !m.is_empty()),
+            egirl: std::process::id() as libc::pid_t,
+            mounts,
             landlock,
             seccomp,
         }),
+        _placeholders: placeholders,
     }))
 }
 
@@ -276,23 +301,27 @@ impl Prepared {
         }
     }
 
-    /// After the command: sets aside the start-up files it created; one
-    /// line for its output, None when it created none.
-    pub fn set_aside_planted(&self) -> Option<String> {
-        self.absent.set_aside()
-    }
-
     pub fn tmp_dir(&self) -> &Path {
         &self.tmp.path
     }
 }
 
 impl ChildSetup {
+    /// In the child std forked: the namespaces (where it goes on as the
+    /// keeper, [`init`], and only PID 1 returns), then the restrictions.
     fn enter(&self) -> std::io::Result<()> {
+        let mut privileged = false;
         if let Some(mounts) = &self.mounts {
+            init::die_with_parent(self.egirl)?;
             mounts.enter()?;
+            init::fork_first_process()?;
+            mounts::mount_proc()?;
+            privileged = mounts.isolation().kind == mounts::NamespaceKind::Privileged;
         }
-        if self.landlock.is_some() || self.seccomp.is_some() {
+        if privileged {
+            privileges::drop_all()?;
+        }
+        if privileged || self.landlock.is_some() || self.seccomp.is_some() {
             // SAFETY: plain prctl; required before both restrictions.
             if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -307,9 +336,41 @@ impl ChildSetup {
             }
         }
         if let Some(program) = &self.seccomp {
-            network::install(program)?;
+            syscalls::install(program)?;
         }
         Ok(())
+    }
+}
+
+/// Empty `.git` directories made where a writable root has none, so that
+/// the mount namespace can bind them read-only like an existing one: a
+/// command that created `.git` would have the user's own `git` (a shell
+/// prompt) run its hooks and fsmonitor outside the sandbox. git's discovery
+/// passes over an empty `.git`. Each is removed after the command if still
+/// empty.
+#[derive(Default)]
+struct Placeholders(Vec<PathBuf>);
+
+impl Placeholders {
+    fn create(roots: &[PathBuf]) -> Self {
+        let made = roots
+            .iter()
+            .filter(|root| root.is_dir())
+            .map(|root| root.join(".git"))
+            .filter(|git| std::fs::symlink_metadata(git).is_err())
+            // Best effort: a root we cannot write, the command cannot either.
+            .filter(|git| std::fs::create_dir(git).is_ok())
+            .collect();
+        Self(made)
+    }
+}
+
+impl Drop for Placeholders {
+    fn drop(&mut self) {
+        for git in &self.0 {
+            // Only an empty directory goes: whatever the user put there since stays.
+            let _ = std::fs::remove_dir(git);
+        }
     }
 }
 

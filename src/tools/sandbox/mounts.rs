@@ -1,16 +1,22 @@
-//! Read-only bind mounts over the protected paths, in a mount namespace of
-//! the command's own.
+//! The command's namespaces: a user namespace (root's too), a mount
+//! namespace in which everything is read-only but the writable roots, and a
+//! PID namespace (entered by [`super::init`]).
 //!
-//! Landlock only grants, it cannot deny a subtree of a writable root; so the
-//! protected paths inside the workspace (`.git`, `.egirl`, `sessions`, the
-//! config, the loaded `.env` files) are bound onto themselves and remounted
-//! read-only in a private mount namespace. Root with `CAP_SYS_ADMIN` unshares
-//! the mount namespace alone; anyone else goes through a new user namespace
-//! that maps only their own uid and gid (the mounts are then "locked": the
-//! remount keeps the flags read with statvfs in the parent, or the kernel
-//! refuses it). `/` is made a slave first so nothing leaks to the host.
-//! Landlock's restriction, applied afterwards, forbids the command to
-//! unmount them.
+//! Landlock only grants, it cannot deny a subtree of a writable root, and it
+//! does not cover metadata (`chmod`, `chown`, `utime`, `setxattr`) at all.
+//! So in a private mount namespace every mount is made read-only
+//! (`mount_setattr(AT_RECURSIVE)` on `/`), the writable roots are bound
+//! back read-write, and the protected paths inside them (`.git`, `.egirl`,
+//! `sessions`, the config, the loaded `.env` files) bound read-only again.
+//! `EROFS` then stops every write and every metadata change elsewhere, as
+//! root too.
+//!
+//! The user namespace maps only the caller's own uid and gid (root: 0 to
+//! 0): root inside has its capabilities in the new namespace only, so it
+//! cannot make device nodes, open files by handle or change what the mounts
+//! it inherited lock. Where user namespaces are off, root unshares the
+//! mount and PID namespaces directly and drops every capability afterwards
+//! ([`super::privileges`]); anyone else gets no namespace at all.
 //!
 //! Everything is prepared in the parent; [`MountPlan::enter`] runs in the
 //! forked child and makes only raw, async-signal-safe syscalls.
@@ -20,45 +26,87 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// How this process gets a private mount namespace.
+/// How this process gets its private namespaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NamespaceKind {
-    /// Root with `CAP_SYS_ADMIN`: `unshare(CLONE_NEWNS)` alone.
-    Privileged,
-    /// Anyone else: a user namespace mapping only our own uid and gid.
+    /// A user namespace mapping only our own uid and gid (root too).
     User,
+    /// Root where user namespaces are off: mount and PID namespaces with
+    /// every capability dropped before the exec.
+    Privileged,
+}
+
+/// What the probe found to work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Isolation {
+    pub kind: NamespaceKind,
+    /// Every mount but the writable roots is read-only (`mount_setattr`,
+    /// Linux 5.12); when false, metadata changes are refused by seccomp.
+    pub read_only_elsewhere: bool,
 }
 
 pub struct MountPlan {
-    kind: NamespaceKind,
+    isolation: Isolation,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
+    /// Bound back read-write, parents first.
+    writable: Vec<CString>,
     /// Each path to make read-only, with the flags its mount must keep.
     targets: Vec<(CString, libc::c_ulong)>,
     /// Files the command reads as empty (`/dev/null` bound over them).
     hidden: Vec<CString>,
 }
 
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+
 impl MountPlan {
-    /// A plan for `paths` (those that exist; the rest are skipped).
-    pub fn new(kind: NamespaceKind, paths: &[PathBuf]) -> Result<Self, String> {
+    /// A plan making `protected` read-only inside `writable` (those that
+    /// exist; the rest are skipped).
+    pub fn new(
+        isolation: Isolation,
+        writable: &[PathBuf],
+        protected: &[PathBuf],
+    ) -> Result<Self, String> {
         // SAFETY: plain getters.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let mut targets = Vec::new();
-        for path in paths {
+        for path in protected {
             if std::fs::symlink_metadata(path).is_err() {
                 continue;
             }
-            let c = CString::new(path.as_os_str().as_bytes())
-                .map_err(|_| format!("{} has a NUL byte", path.display()))?;
+            let c = c_path(path)?;
             let locked = locked_flags(&c)
                 .map_err(|e| format!("cannot read the mount flags of {}: {e}", path.display()))?;
             targets.push((c, locked));
         }
+        let mut roots: Vec<&PathBuf> = writable
+            .iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .collect();
+        roots.sort_by_key(|p| p.components().count());
+        roots.dedup();
+        let writable = if isolation.read_only_elsewhere {
+            roots
+                .into_iter()
+                .map(|p| c_path(p))
+                .collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
         Ok(Self {
-            kind,
+            isolation,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            writable,
             targets,
             hidden: Vec::new(),
         })
@@ -76,29 +124,36 @@ impl MountPlan {
         self
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.targets.is_empty() && self.hidden.is_empty()
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
     }
 
-    /// In the forked child: a private mount namespace with every target
-    /// read-only. Only async-signal-safe syscalls, no allocation.
+    /// In the forked child: new user (unless privileged), mount and PID
+    /// namespaces, with the mounts of the plan. The PID namespace holds the
+    /// next child forked ([`super::init`]). Only async-signal-safe
+    /// syscalls, no allocation.
     pub fn enter(&self) -> io::Result<()> {
-        let flags = match self.kind {
-            NamespaceKind::Privileged => libc::CLONE_NEWNS,
-            NamespaceKind::User => libc::CLONE_NEWNS | libc::CLONE_NEWUSER,
-        };
+        let user = self.isolation.kind == NamespaceKind::User;
+        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+        if user {
+            flags |= libc::CLONE_NEWUSER;
+        }
         // SAFETY: raw syscalls on NUL-terminated strings prepared in the parent.
         unsafe {
             // egirl is non-dumpable (`hide_own_environment`), which would
             // make /proc/self/uid_map root's; this child needs its own.
-            if self.kind == NamespaceKind::User {
+            if user {
                 check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
             }
             check(libc::unshare(flags))?;
-            if self.kind == NamespaceKind::User {
+            if user {
                 write_proc(c"/proc/self/setgroups", b"deny")?;
                 write_proc(c"/proc/self/uid_map", &self.uid_map)?;
                 write_proc(c"/proc/self/gid_map", &self.gid_map)?;
+                // This process lives as long as the command, in egirl's
+                // PID namespace: its /proc files (egirl's environment) go
+                // back to root.
+                check(libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0))?;
             }
             let none = std::ptr::null();
             check(libc::mount(
@@ -108,14 +163,15 @@ impl MountPlan {
                 libc::MS_REC | libc::MS_SLAVE,
                 std::ptr::null(),
             ))?;
+            if self.isolation.read_only_elsewhere {
+                set_read_only(c"/", true, libc::AT_RECURSIVE)?;
+                for root in &self.writable {
+                    bind(root, root)?;
+                    set_read_only(root, false, 0)?;
+                }
+            }
             for (path, locked) in &self.targets {
-                check(libc::mount(
-                    path.as_ptr(),
-                    path.as_ptr(),
-                    none,
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ))?;
+                bind(path, path)?;
                 check(libc::mount(
                     none,
                     path.as_ptr(),
@@ -133,62 +189,76 @@ impl MountPlan {
                     std::ptr::null(),
                 ))?;
             }
+            // std changed into the command's directory before this: that
+            // directory still points at the mount below the new ones (the
+            // read-only one). Entering it again by name lands on top.
+            let mut cwd = [0u8; libc::PATH_MAX as usize];
+            if !libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
+                check(libc::chdir(cwd.as_ptr().cast()))?;
+            }
         }
         Ok(())
     }
 }
 
-/// Tries each way to a private mount namespace in a throwaway child.
-pub fn probe_namespace() -> Result<NamespaceKind, String> {
-    // SAFETY: a plain getter.
-    let root = unsafe { libc::geteuid() } == 0;
-    let mut last = String::new();
-    for kind in [NamespaceKind::Privileged, NamespaceKind::User] {
-        if kind == NamespaceKind::Privileged && !root {
-            continue;
-        }
-        match try_in_child(kind) {
-            Ok(()) => return Ok(kind),
-            Err(e) => last = e,
-        }
-    }
-    Err(last)
+/// In the first process of the PID namespace: a `/proc` of its own, which
+/// shows only the command's processes.
+pub fn mount_proc() -> io::Result<()> {
+    // SAFETY: a raw mount on static strings.
+    check(unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    })
 }
 
-fn try_in_child(kind: NamespaceKind) -> Result<(), String> {
-    let plan = MountPlan::new(kind, &[])?;
-    // SAFETY: the child makes only the async-signal-safe calls of `enter`
-    // and leaves with _exit; the parent waits for it.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(format!("fork failed: {}", io::Error::last_os_error()));
+unsafe fn bind(from: &CString, to: &CString) -> io::Result<()> {
+    // SAFETY: NUL-terminated strings prepared in the parent.
+    check(unsafe {
+        libc::mount(
+            from.as_ptr(),
+            to.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        )
+    })
+}
+
+/// `mount_setattr` setting (`read_only`) or clearing the read-only flag of
+/// the mount at `path` (and those below it with `AT_RECURSIVE`).
+unsafe fn set_read_only(path: &std::ffi::CStr, read_only: bool, flags: i32) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: if read_only { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if read_only { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: `attr` outlives the call; its size is passed with it.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
-    if pid == 0 {
-        let code = match plan.enter() {
-            Ok(()) => 0,
-            Err(e) => e.raw_os_error().unwrap_or(libc::EINVAL),
-        };
-        // SAFETY: ends the child without running the parent's destructors.
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    // SAFETY: waits for the child forked above.
-    let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
-    if waited != pid || !libc::WIFEXITED(status) {
-        return Err("the namespace probe did not exit".into());
-    }
-    match libc::WEXITSTATUS(status) {
-        0 => Ok(()),
-        errno => Err(match kind {
-            NamespaceKind::Privileged => format!(
-                "unshare(CLONE_NEWNS): {}",
-                io::Error::from_raw_os_error(errno)
-            ),
-            NamespaceKind::User => {
-                format!("user namespaces: {}", io::Error::from_raw_os_error(errno))
-            }
-        }),
-    }
+}
+
+fn c_path(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("{} has a NUL byte", path.display()))
 }
 
 /// The flags a remount of `path`'s mount must keep (a locked mount refuses
@@ -227,7 +297,7 @@ unsafe fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-fn check(rc: libc::c_int) -> io::Result<()> {
+pub(super) fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == -1 {
         Err(io::Error::last_os_error())
     } else {

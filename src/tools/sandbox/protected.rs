@@ -64,9 +64,9 @@ impl ProtectedPaths {
         self
     }
 
-    /// The files egirl looks for at start-up, existing or not: a sandboxed
-    /// command cannot be kept from creating a missing one, so exec sets
-    /// aside what a command planted (see `sandbox::planted`).
+    /// The files egirl looks for at start-up, existing or not (the
+    /// existing ones are bound read-only for commands; a missing one a
+    /// command creates is never loaded untrusted).
     pub fn start_up_files(&self) -> &[PathBuf] {
         &self.start_up
     }

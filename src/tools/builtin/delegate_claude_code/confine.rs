@@ -7,8 +7,8 @@
 //! an approved `exec` (docs/design.md §11: nothing the model writes may
 //! widen what it can run or read). So it runs in the same sandbox as exec
 //! (`[tools.exec] sandbox`; writable: the workspace rules, a private temp
-//! dir and its state dir; the protected paths read-only; the start-up
-//! files it planted set aside afterwards), except that it always has the
+//! dir and its state dir; the protected paths read-only), except that it
+//! always has the
 //! network: it must reach the Anthropic API and egirl's permission server.
 //!
 //! Every `.env` / `.env.*` under its directory reads as empty, not only

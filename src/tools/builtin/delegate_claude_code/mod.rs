@@ -119,12 +119,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     // Reaped: its number may be reused, never signal it again.
     group.0 = None;
     drop(server);
-    let planted = sandbox.as_ref().and_then(|s| s.set_aside_planted());
     drop(sandbox);
-    let ended = match (ended, &planted) {
-        (Some(why), Some(line)) => Some(format!("{why}\n{line}")),
-        (ended, _) => ended,
-    };
     if let Some(why) = ended {
         return ToolOutput::fail(why);
     }
@@ -134,13 +129,12 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
             .and_then(|s| s.code())
             .map_or("a signal".to_string(), |c| format!("exit code {c}"));
         return ToolOutput::fail(format!(
-            "Claude Code ended ({code}) without a result: {}{}",
-            stderr.trim(),
-            planted.map(|l| format!("\n{l}")).unwrap_or_default()
+            "Claude Code ended ({code}) without a result: {}",
+            stderr.trim()
         ));
     };
     emit_usage(ctx, streamed.model, &outcome, started);
-    result_output(&outcome, planted)
+    result_output(&outcome)
 }
 
 /// The Claude Code binary and the directory it works in (`dir`, default
@@ -238,10 +232,9 @@ fn emit_usage(ctx: &ToolContext, model: String, outcome: &Outcome, started: Inst
     );
 }
 
-/// What the model reads: the result with its turns, session and cost, and
-/// the line about files the sandbox set aside, if any.
-fn result_output(outcome: &Outcome, planted: Option<String>) -> ToolOutput {
-    let mut text = format!(
+/// What the model reads: the result with its turns, session and cost.
+fn result_output(outcome: &Outcome) -> ToolOutput {
+    let text = format!(
         "Claude Code {} in {} turns (session {}, cost ${:.4}):\n{}",
         if outcome.is_error {
             "failed"
@@ -253,9 +246,6 @@ fn result_output(outcome: &Outcome, planted: Option<String>) -> ToolOutput {
         outcome.cost_usd,
         outcome.result
     );
-    if let Some(line) = planted {
-        text.push_str(&format!("\n{line}"));
-    }
     if outcome.is_error {
         ToolOutput::fail(text)
     } else {

@@ -3,8 +3,11 @@
 //!
 //! The command runs as `bash -c` (or `sh -c`) in a session of its own, so its
 //! process group holds everything it starts. When the command ends, times
-//! out, is interrupted, or this future is dropped, the whole group is killed:
-//! nothing it left in the background outlives it. stdout and stderr are read
+//! out, is interrupted, or this future is dropped, the whole group is killed.
+//! Sandboxed, it also runs as PID 1 of a PID namespace (`sandbox::init`):
+//! when it ends, the kernel kills what it started, `setsid` included, and
+//! killing the group kills PID 1. Unsandboxed, a process that left the
+//! group with its own `setsid` is not followed. stdout and stderr are read
 //! concurrently into bounded buffers that keep the head and the tail.
 //!
 //! Every command runs in the OS sandbox (`tools::sandbox`) unless
@@ -76,10 +79,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     let Some(sandbox) = sandbox else {
         return execute(command, ctx, timeout, None).await;
     };
-    let mut out = execute(command, ctx, timeout, Some(&sandbox)).await;
-    if let Some(line) = sandbox.set_aside_planted() {
-        out.output = format!("{}\n{line}", out.output);
-    }
+    let out = execute(command, ctx, timeout, Some(&sandbox)).await;
     drop(sandbox);
     if out.success || ctx.cancel.is_cancelled() {
         return out;

@@ -241,22 +241,38 @@ fn missing_pieces_are_named() {
         seccomp: false,
         namespace: Err("user namespaces: Operation not permitted".into()),
     };
-    let gaps = bare.missing(true, true);
+    let gaps = bare.missing(true);
     assert_eq!(gaps.len(), 3, "{gaps:?}");
     assert!(gaps[0].starts_with("no Landlock"), "{gaps:?}");
     assert!(gaps[1].starts_with("no seccomp"), "{gaps:?}");
     assert!(gaps[2].contains("Operation not permitted"), "{gaps:?}");
-    // Read-only needs no mount namespace; network = true no seccomp.
-    assert_eq!(bare.missing(false, false).len(), 1);
+    // Every mode needs the namespaces (read-only too: the PID namespace)
+    // and seccomp (device nodes, file handles), network or not.
+    assert_eq!(bare.missing(false).len(), 3);
     let old = probe::Support {
         landlock_abi: 2,
         seccomp: true,
-        namespace: Ok(mounts::NamespaceKind::User),
+        namespace: Ok(mounts::Isolation {
+            kind: mounts::NamespaceKind::User,
+            read_only_elsewhere: true,
+        }),
     };
     assert_eq!(
-        old.missing(true, true),
+        old.missing(true),
         vec!["Landlock ABI 2 (truncating files is not confined)".to_string()]
     );
+    // Root where user namespaces are off, on a kernel before mount_setattr.
+    let rootish = probe::Support {
+        landlock_abi: 5,
+        seccomp: true,
+        namespace: Ok(mounts::Isolation {
+            kind: mounts::NamespaceKind::Privileged,
+            read_only_elsewhere: false,
+        }),
+    };
+    let gaps = rootish.missing(true);
+    assert!(gaps[0].contains("capabilities are dropped"), "{gaps:?}");
+    assert!(gaps[1].contains("cannot be changed at all"), "{gaps:?}");
 }
 
 /// egirl makes itself non-dumpable at start so that a command cannot read

@@ -51,19 +51,30 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-async fn assert_gone(pid_file: &Path) {
-    let pid: i32 = std::fs::read_to_string(pid_file)
+/// The processes whose argv is `sleep <arg>`: a sandboxed command's `$!`
+/// is its number in its own PID namespace, so the tests find their
+/// background `sleep` by a duration no other test uses.
+fn sleeping(arg: &str) -> Vec<i32> {
+    let wanted = format!("sleep\0{arg}\0");
+    std::fs::read_dir("/proc")
         .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            (cmdline == wanted.as_bytes() && alive(pid)).then_some(pid)
+        })
+        .collect()
+}
+
+async fn assert_gone(arg: &str) {
     for _ in 0..50 {
-        if !alive(pid) {
+        if sleeping(arg).is_empty() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("background process {pid} outlived the command");
+    panic!("background `sleep {arg}` outlived the command");
 }
 
 #[tokio::test]
@@ -71,7 +82,7 @@ async fn timeout_kills_the_whole_process_group() {
     let dir = tempfile::tempdir().unwrap();
     let mut ctx = ctx(dir.path());
     ctx.exec.timeout_secs = 60;
-    let args = json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30", "timeout_secs": 1});
+    let args = json!({"command": "sleep 30.1 & sleep 30", "timeout_secs": 1});
     let started = Instant::now();
     let out = run(&args, &ctx).await;
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -80,13 +91,13 @@ async fn timeout_kills_the_whole_process_group() {
         "{}",
         out.output
     );
-    assert_gone(&dir.path().join("bg.pid")).await;
+    assert_gone("30.1").await;
 }
 
 #[tokio::test]
 async fn background_children_do_not_outlive_a_finished_command() {
     let dir = tempfile::tempdir().unwrap();
-    let args = json!({"command": "sleep 30 & echo $! > bg.pid; echo done"});
+    let args = json!({"command": "sleep 30.2 & echo done"});
     let started = Instant::now();
     let out = run(&args, &ctx(dir.path())).await;
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -95,7 +106,7 @@ async fn background_children_do_not_outlive_a_finished_command() {
         "{}",
         out.output
     );
-    assert_gone(&dir.path().join("bg.pid")).await;
+    assert_gone("30.2").await;
 }
 
 #[tokio::test]
@@ -108,7 +119,7 @@ async fn cancel_kills_promptly() {
         cancel.cancel();
     });
     let started = Instant::now();
-    let args = json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"});
+    let args = json!({"command": "sleep 30.3 & sleep 30"});
     let out = run(&args, &ctx).await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(
@@ -116,7 +127,7 @@ async fn cancel_kills_promptly() {
         "{}",
         out.output
     );
-    assert_gone(&dir.path().join("bg.pid")).await;
+    assert_gone("30.3").await;
 }
 
 #[tokio::test]
