@@ -6,4 +6,5 @@ mod bounds;
 mod protected;
 mod rules;
 mod sandbox;
+mod saved_rules;
 mod secrets;
