@@ -45,7 +45,7 @@ async fn a_saved_prefix_rule_does_not_widen_to_options_that_run_or_write() {
         "sed -n 1,5p --expr=1e'touch pwned-sed' notes.md",
         "sort --outp=pwned-sort notes.md",
         "sort --compress=sh notes.md",
-        "git grep -O'touch pwned-grep' hello",
+        "git grep -O'mkdir pwned-grep' hello",
         "git grep --open-files-in='touch pwned-grep2' hello",
         "git log --output=pwned-log",
     ];
@@ -58,15 +58,16 @@ async fn a_saved_prefix_rule_does_not_widen_to_options_that_run_or_write() {
     let out = cli.run(&["-m", "read notes", "--json"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let events = events(&out);
+    // Every command is checked before the verdict, so a failure names all.
+    let mut wrong = Vec::new();
     for (i, command) in commands.iter().enumerate() {
         let (success, output) = tool_outcome(&events, &format!("fake_call_{i}"));
-        if i < 2 {
-            assert!(success, "{command} was not covered: {output}");
-        } else {
-            assert!(
-                !success && output.starts_with("denied"),
-                "{command} ran: {output}"
-            );
+        let denied = !success && output.starts_with("denied");
+        if (i < 2) == denied {
+            wrong.push(format!(
+                "{command}: {}",
+                output.lines().next().unwrap_or("")
+            ));
         }
     }
     for planted in [
@@ -76,6 +77,9 @@ async fn a_saved_prefix_rule_does_not_widen_to_options_that_run_or_write() {
         "pwned-grep2",
         "pwned-log",
     ] {
-        assert!(!ws.join(planted).exists(), "{planted} was written");
+        if ws.join(planted).exists() {
+            wrong.push(format!("{planted} was written"));
+        }
     }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
