@@ -100,11 +100,8 @@ fn command(rng: &mut Rng, entry: &Entry, extra: Option<Vec<String>>) -> Vec<Stri
             spell(rng, entry, option)
         })
         .collect();
-    let has_script = all
-        .iter()
-        .any(|o| o.value == Value::SedScript)
-        .then(|| units.iter().flatten().any(|w| w == "1p"))
-        .unwrap_or(false);
+    // A sed script given with `-e` (its value is `1p`) needs no operand.
+    let has_script = units.iter().flatten().any(|w| w.ends_with("1p"));
     if let Some(extra) = extra {
         let at = rng.below(units.len() + 1);
         units.insert(at, extra);
@@ -112,10 +109,8 @@ fn command(rng: &mut Rng, entry: &Entry, extra: Option<Vec<String>>) -> Vec<Stri
     let mut argv: Vec<String> = vec![entry.program.to_string()];
     argv.extend(entry.subcommand.map(str::to_string));
     argv.extend(units.into_iter().flatten());
-    match entry.operands {
-        Operands::SedScript if !has_script => argv.push("1p".into()),
-        Operands::AtMost(0) | Operands::OnlyWithList => {}
-        _ => {}
+    if entry.operands == Operands::SedScript && !has_script {
+        argv.push("1p".into());
     }
     if !matches!(entry.operands, Operands::AtMost(0) | Operands::OnlyWithList) {
         argv.push("notes.md".into());
