@@ -3,7 +3,7 @@
 //! (`--expr=1e...`, `--outp=`), `git grep -O<cmd>`, `git log --output=`.
 //! The approvals file below holds what `p` saves for `sed -n 1,5p
 //! notes.md`, `sort notes.md`, `git grep -n hello` and `git log
-//! --oneline`; headless, anything a rule does not cover is denied.
+//! --oneline` and `find . -name notes.md`; headless, anything a rule does not cover is denied.
 
 use std::path::Path;
 
@@ -25,7 +25,8 @@ fn git(dir: &Path, args: &[&str]) {
 #[tokio::test]
 async fn a_saved_prefix_rule_does_not_widen_to_options_that_run_or_write() {
     let fake = FakeLlama::start().await;
-    let cli = Cli::new(&fake, "");
+    // One command per model request, more than the default ten.
+    let cli = Cli::new(&fake, "[agent]\nmax_turns = 20\n");
     let ws = cli.workspace();
     std::fs::create_dir_all(ws.join(".egirl")).unwrap();
     std::fs::write(ws.join("notes.md"), "hello\nworld\n").unwrap();
@@ -34,7 +35,7 @@ async fn a_saved_prefix_rule_does_not_widen_to_options_that_run_or_write() {
     git(&ws, &["commit", "-qm", "notes"]);
     std::fs::write(
         ws.join(".egirl/approvals.toml"),
-        "allow = [\"sed -n 1,5p\", \"sort\", \"git grep\", \"git log\"]\n",
+        "allow = [\"sed -n 1,5p\", \"sort\", \"git grep\", \"git log\", \"find .\"]\n",
     )
     .unwrap();
     let commands = [
@@ -48,6 +49,8 @@ async fn a_saved_prefix_rule_does_not_widen_to_options_that_run_or_write() {
         "git grep -O'mkdir pwned-grep' hello",
         "git grep --open-files-in='touch pwned-grep2' hello",
         "git log --output=pwned-log",
+        "find . -name notes.md -fprint pwned-find",
+        "find . -name notes.md -exec touch pwned-exec {} +",
     ];
     let replies: Vec<Reply> = commands
         .iter()
@@ -76,6 +79,8 @@ async fn a_saved_prefix_rule_does_not_widen_to_options_that_run_or_write() {
         "pwned-grep",
         "pwned-grep2",
         "pwned-log",
+        "pwned-find",
+        "pwned-exec",
     ] {
         if ws.join(planted).exists() {
             wrong.push(format!("{planted} was written"));
