@@ -8,5 +8,6 @@ mod protected;
 mod root;
 mod rules;
 mod sandbox;
+mod saved_rules;
 mod secrets;
 mod server_env;

@@ -5,7 +5,8 @@
 use super::pending::Answer;
 use super::store::GrantKind;
 use super::{
-    Approver, Grant, Granted, Kept, Refusal, Source, approval_prefix, auto_approvable, rule_matches,
+    Approver, Grant, Granted, Kept, Refusal, RuleOrigin, Source, approval_prefix, auto_approvable,
+    rule_covers,
 };
 use crate::config::ExecApproval;
 use crate::protocol::{Origin, ReviewDecision};
@@ -78,14 +79,15 @@ impl Approver {
     }
 
     /// The first rule that covers `command`: the config's, the file's, then
-    /// the session's.
+    /// the session's. A config prefix widens further than a remembered one
+    /// ([`rule_covers`]).
     fn matching_rule(&self, command: &str, session: &str) -> Option<(String, Source)> {
-        let argv = auto_approvable(command)?;
-        let covers = |rule: &str| rule_matches(rule, &argv);
-        if let Some(rule) = self.exec.allow.iter().find(|r| covers(r)) {
+        let config = |rule: &&String| rule_covers(rule, command, RuleOrigin::Config);
+        if let Some(rule) = self.exec.allow.iter().find(config) {
             return Some((rule.clone(), Source::Config));
         }
-        self.store.find(GrantKind::ExecRule, session, covers)
+        let saved = |rule: &str| rule_covers(rule, command, RuleOrigin::Saved);
+        self.store.find(GrantKind::ExecRule, session, saved)
     }
 
     /// Raises an exec request (`escalation`: the reason to run it outside

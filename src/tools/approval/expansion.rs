@@ -62,9 +62,45 @@ pub fn expands(command: &str) -> bool {
     false
 }
 
+/// Whether bash could glob a word of `command`: a `*`, `?` or `[`
+/// outside quotes and not escaped. A glob's matches are file names the
+/// model may have chosen, so a word of program text (a sed script) with
+/// one may turn into any text.
+pub fn globs(command: &str) -> bool {
+    let mut quote = Quote::None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Quote::Single, '\'') | (Quote::Double, '"') => quote = Quote::None,
+            (Quote::None, '\'') => quote = Quote::Single,
+            (Quote::None, '"') => quote = Quote::Double,
+            (Quote::None | Quote::Double, '\\') => {
+                chars.next();
+            }
+            (Quote::None, '*' | '?' | '[') => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
-    use super::expands;
+    use super::{expands, globs};
+
+    #[test]
+    fn unquoted_globs_are_found() {
+        for (command, expected) in [
+            ("sed -n '1a x'*", true),
+            ("ls src/*.rs", true),
+            ("sed -n 's/a*/b/p' f", false),
+            ("sed -n \"s/a*/b/p\" f", false),
+            ("ls x\\*", false),
+            ("grep -c x f", false),
+        ] {
+            assert_eq!(globs(command), expected, "{command}");
+        }
+    }
 
     #[test]
     fn words_bash_would_rewrite_are_recognised() {

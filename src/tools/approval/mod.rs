@@ -8,11 +8,12 @@
 //! redirects, subshells, substitutions, backgrounding) is never covered by a
 //! rule: it is asked about every time (`ask`) or denied (`allowlist`).
 //!
-//! A rule never widens past options that make a program run or write
-//! something else (`find -exec`, `git -c`, `sed -i`, wrappers such as
-//! `sudo` or `env`, interpreters with `-c`/`-e`; the list is in
-//! [`narrow`]): a command with one is remembered as its exact argv, and a
-//! prefix rule covers it only when the rule is exactly its argv.
+//! A remembered rule widens only to commands the table of read-only
+//! programs accepts ([`safe_commands`], option grammars parsed as each
+//! program parses them): approving anything else remembers its exact argv.
+//! A config prefix is the user's own and widens to what the table does not
+//! know, but never past the table's grammar for a program it knows
+//! ([`rules`]).
 //!
 //! What is remembered is a [`Grant`] (an exec rule, a `web_fetch` host, an
 //! MCP tool), for the session (in memory) or always (the approvals file,
@@ -41,10 +42,10 @@ mod exec;
 mod expansion;
 mod hosts;
 mod mcp;
-mod narrow;
 mod outcome;
 mod pending;
 mod rules;
+mod safe_commands;
 mod store;
 
 /// What the model is told when the user says no (defined in the protocol,
@@ -53,7 +54,8 @@ pub use crate::protocol::DENIED_BY_USER;
 pub use delegation::CLAUDE_CODE_PERMISSION;
 pub use outcome::{Granted, Kept, Refusal};
 pub use pending::PendingApprovals;
-pub use rules::{approval_prefix, auto_approvable, rule_matches};
+pub use rules::{RuleOrigin, approval_prefix, auto_approvable, rule_covers, rule_preview};
+pub use safe_commands::{Verdict, judge};
 pub use store::{Grant, Source, read_rules_file};
 
 /// Decides whether a tool call may go ahead; parks requests that ask until

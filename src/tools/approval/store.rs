@@ -21,7 +21,7 @@ use crate::protocol::SessionId;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Grant {
     /// An `exec` rule: an argv prefix in shell words (`git status`),
-    /// matched by [`super::rule_matches`], never as a string prefix.
+    /// matched by [`super::rule_covers`], never as a string prefix.
     ExecRule(String),
     /// A host `web_fetch` may reach: lowercase, without a trailing dot.
     Host(String),

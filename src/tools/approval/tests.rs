@@ -10,8 +10,14 @@ use crate::protocol::Event;
 use crate::protocol::{ApprovalDecision, ApprovalRequest};
 use crate::protocol::{Origin, ReviewDecision};
 
+/// Whether a remembered rule (approvals file, session) covers `command`.
 fn argv_ok(rule: &str, command: &str) -> bool {
-    auto_approvable(command).is_some_and(|argv| rule_matches(rule, &argv))
+    rule_covers(rule, command, RuleOrigin::Saved)
+}
+
+/// Whether a `[tools.exec] allow` rule covers `command`.
+fn config_ok(rule: &str, command: &str) -> bool {
+    rule_covers(rule, command, RuleOrigin::Config)
 }
 
 #[test]
@@ -60,20 +66,99 @@ fn recorded_prefixes() {
         Some("git status")
     );
     assert_eq!(
-        approval_prefix("cargo test --lib").as_deref(),
-        Some("cargo test")
+        approval_prefix("sed -n 1,5p notes.md").as_deref(),
+        Some("sed -n 1,5p")
     );
     assert_eq!(approval_prefix("ls").as_deref(), Some("ls"));
     assert_eq!(approval_prefix("ls -la").as_deref(), Some("ls -la"));
+    // Outside the table of read-only commands: the exact argv.
+    assert_eq!(
+        approval_prefix("cargo test --lib").as_deref(),
+        Some("cargo test --lib")
+    );
     assert_eq!(
         approval_prefix("rm -rf build").as_deref(),
         Some("rm -rf build")
     );
     assert_eq!(
         approval_prefix("python 'my script.py' -v").as_deref(),
-        Some("python 'my script.py'")
+        Some("python 'my script.py' -v")
     );
     assert_eq!(approval_prefix("ls | wc"), None);
+    assert_eq!(
+        rule_preview("git status -s").as_deref(),
+        Some(
+            "`git status` and longer commands the read-only table accepts (shows the working tree's state)"
+        )
+    );
+    assert_eq!(
+        rule_preview("cargo test --lib").as_deref(),
+        Some("exactly `cargo test --lib`")
+    );
+    assert_eq!(rule_preview("ls | wc"), None);
+}
+
+/// A rule `p` saved for an innocent command once covered a longer one
+/// that runs code: getopt abbreviations (`--expr`, `--compress`,
+/// `--outp`), sed's own `e` command, `git grep -O`, `git log --output`.
+#[test]
+fn saved_rules_widen_only_to_what_the_table_accepts() {
+    let table = [
+        ("sed -n 1,5p", "sed -n 1,5p other.md", true),
+        (
+            "sed -n 1,5p",
+            "sed -n 1,5p --expr=1e'touch pwned' notes.md",
+            false,
+        ),
+        ("sed -n", "sed -n '1e touch pwned' notes.md", false),
+        ("sed -n", "sed -n 's/x/y/w out' notes.md", false),
+        ("sed -n 1,5p", "sed -n 1,5p --in-pl notes.md", false),
+        ("sort", "sort notes.md", true),
+        ("sort", "sort --compress=sh notes.md", false),
+        ("sort", "sort --outp=x notes.md", false),
+        ("git grep", "git grep -n foo", true),
+        ("git grep", "git grep -Ovim foo", false),
+        ("git grep", "git grep --open-files-in=vim foo", false),
+        ("git log", "git log --oneline", true),
+        ("git log", "git log --output=x", false),
+        ("git log", "git log --ext-diff -p", false),
+        ("cargo test", "cargo test", true),
+        ("cargo test", "cargo test --lib", false),
+    ];
+    for (rule, command, expected) in table {
+        assert_eq!(
+            argv_ok(rule, command),
+            expected,
+            "rule `{rule}` vs `{command}`"
+        );
+    }
+}
+
+/// `[tools.exec] allow` is the user's own: it widens to what the table
+/// does not know, and within the table's grammar for what it knows.
+#[test]
+fn config_prefixes_widen_past_the_table_only_where_it_does_not_know() {
+    let table = [
+        ("cargo test", "cargo test --lib", true),
+        ("python3", "python3 script.py", true),
+        ("git", "git commit -m x", true),
+        ("sudo", "sudo ls", true),
+        ("git status", "git status -s", true),
+        ("find .", "find . -exec touch X {} +", false),
+        ("git", "git -c core.pager=sh log", false),
+        ("git log", "git log --output=x", false),
+        ("sed -n", "sed -n --expr=1e'touch pwned' f", false),
+        ("sort", "sort --compress=sh f", false),
+        ("cargo test", "cargo test; rm x", false),
+        ("cargo test", "cargo test $(rm x)", false),
+    ];
+    for (rule, command, expected) in table {
+        assert_eq!(
+            config_ok(rule, command),
+            expected,
+            "rule `{rule}` vs `{command}`"
+        );
+    }
 }
 
 /// `p` on `find . -name '*.md'` once saved `find .`, which then
@@ -97,7 +182,8 @@ fn prefix_rules_never_cover_options_that_run_or_write_something_else() {
         ("git", "git config core.fsmonitor x", false),
         ("sed", "sed -n p f", true),
         ("sed", "sed -i s/a/b/ f", false),
-        ("python3", "python3 script.py", true),
+        // Not in the table: a remembered prefix covers only itself.
+        ("python3", "python3 script.py", false),
         ("python3", "python3 -c print(1)", false),
         ("bash", "bash -c ls", false),
         ("xargs", "xargs", true),
@@ -138,6 +224,9 @@ fn widening_commands_are_remembered_as_their_exact_argv() {
         "python3 -c 'import this'",
         "perl -e 1",
         "tar xf a.tar --to-command=cat",
+        "cargo test --lib",
+        "sed -n 1,5p --expr=1e'touch pwned' notes.md",
+        "git log --output=x",
     ] {
         let rule = approval_prefix(command).expect(command);
         assert_eq!(
@@ -276,20 +365,20 @@ async fn session_scope_is_remembered_for_that_session_only() {
     assert!(
         answer(
             &mut h,
-            "cargo test --lib",
+            "git log --oneline",
             ReviewDecision::ApprovedForSession
         )
         .await
         .is_ok()
     );
-    let verdict = h.ctx.approver.check_exec("cargo test -q", &h.ctx).await;
+    let verdict = h.ctx.approver.check_exec("git log -5", &h.ctx).await;
     assert_eq!(
         verdict.map(|granted| granted.to_string()),
-        Ok("allowed by rule `cargo test`".to_string())
+        Ok("allowed by rule `git log`".to_string())
     );
     assert_eq!(
         h.ctx.approver.rules("test"),
-        vec![("cargo test".to_string(), "session")]
+        vec![("git log".to_string(), "session")]
     );
     assert!(h.ctx.approver.rules("other").is_empty());
     // Nothing was written to disk.

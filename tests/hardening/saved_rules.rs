@@ -1,0 +1,90 @@
+//! A rule `a`/`p` saved for an innocent read-only command once covered a
+//! longer command that runs code or writes files: a getopt abbreviation
+//! (`--expr=1e...`, `--outp=`), `git grep -O<cmd>`, `git log --output=`.
+//! The approvals file below holds what `p` saves for `sed -n 1,5p
+//! notes.md`, `sort notes.md`, `git grep -n hello` and `git log
+//! --oneline` and `find . -name notes.md`; headless, anything a rule does not cover is denied.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::support::cli::{Cli, events, stderr, tool_outcome};
+use crate::support::fake_llama::{FakeLlama, Reply};
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+#[tokio::test]
+async fn a_saved_prefix_rule_does_not_widen_to_options_that_run_or_write() {
+    let fake = FakeLlama::start().await;
+    // One command per model request, more than the default ten.
+    let cli = Cli::new(&fake, "[agent]\nmax_turns = 20\n");
+    let ws = cli.workspace();
+    std::fs::create_dir_all(ws.join(".egirl")).unwrap();
+    std::fs::write(ws.join("notes.md"), "hello\nworld\n").unwrap();
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "notes.md"]);
+    git(&ws, &["commit", "-qm", "notes"]);
+    std::fs::write(
+        ws.join(".egirl/approvals.toml"),
+        "allow = [\"sed -n 1,5p\", \"sort\", \"git grep\", \"git log\", \"find .\"]\n",
+    )
+    .unwrap();
+    let commands = [
+        // Covered: what the rules were saved for.
+        "sed -n 1,5p notes.md",
+        "git log --oneline",
+        // Not covered: each ran unasked under the old rules.
+        "sed -n 1,5p --expr=1e'touch pwned-sed' notes.md",
+        "sort --outp=pwned-sort notes.md",
+        "sort --compress=sh notes.md",
+        "git grep -O'mkdir pwned-grep' hello",
+        "git grep --open-files-in='touch pwned-grep2' hello",
+        "git log --output=pwned-log",
+        "find . -name notes.md -fprint pwned-find",
+        "find . -name notes.md -exec touch pwned-exec {} +",
+    ];
+    let replies: Vec<Reply> = commands
+        .iter()
+        .map(|c| Reply::tool_calls(&[("exec", &json!({ "command": c }).to_string())]))
+        .chain([Reply::text("done")])
+        .collect();
+    fake.push_replies(replies);
+    let out = cli.run(&["-m", "read notes", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = events(&out);
+    // Every command is checked before the verdict, so a failure names all.
+    let mut wrong = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        let (success, output) = tool_outcome(&events, &format!("fake_call_{i}"));
+        let denied = !success && output.starts_with("denied");
+        if (i < 2) == denied {
+            wrong.push(format!(
+                "{command}: {}",
+                output.lines().next().unwrap_or("")
+            ));
+        }
+    }
+    for planted in [
+        "pwned-sed",
+        "pwned-sort",
+        "pwned-grep",
+        "pwned-grep2",
+        "pwned-log",
+        "pwned-find",
+        "pwned-exec",
+    ] {
+        if ws.join(planted).exists() {
+            wrong.push(format!("{planted} was written"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
