@@ -185,6 +185,16 @@ fn push_keys(
     }
     match prefix {
         Some(prefix) => {
+            // Whether `a`/`p` remember a prefix the read-only table widens,
+            // or this exact command only: said before either key is pressed.
+            if let Some(preview) = (request.tool == "exec")
+                .then(|| crate::tools::approval::rule_preview(&request.command))
+                .flatten()
+            {
+                let note = Line::styled(format!("a/p remember {preview}"), t.muted());
+                let at = keys_at - 1;
+                tail.splice(at..at, super::wrap_lines(vec![note], inner_w));
+            }
             let rule = Span::styled(format!("`{prefix}`"), Style::default().fg(t.tool));
             keys.extend([
                 key("a"),
