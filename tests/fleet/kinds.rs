@@ -17,7 +17,12 @@ fn long_message(n: usize) -> String {
 /// 32768): the later turns are trimmed to the server's window.
 async fn three_long_turns(fake: &FakeLlama) -> (Harness, Vec<u64>) {
     fake.set_n_ctx(4096);
-    let mut h = start(fake, |c| c.local.context_length = 32768);
+    // Compaction off: what is measured is the window the trim uses (a
+    // compaction that fits would leave nothing to trim).
+    let mut h = start(fake, |c| {
+        c.local.context_length = 32768;
+        c.agent.compact_at = 0.0;
+    });
     let mut windows = Vec::new();
     for n in 0..3 {
         h.send("s1", &long_message(n));
