@@ -136,6 +136,11 @@ pub struct ApprovalRequest {
     /// (exec only); absent when the command can never become a rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// What `rule` covers, in words for a person (exec only): the prefix
+    /// and the longer commands the read-only table accepts, or exactly
+    /// this command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_covers: Option<String>,
     /// The sandbox the command will run in ("off (no sandbox)" when off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,

@@ -150,6 +150,7 @@ mod tests {
                 command: format!("echo {secret}"),
                 cwd: "/w".into(),
                 rule: Some(format!("echo {secret}")),
+                rule_covers: Some(format!("exactly `echo {secret}`")),
                 sandbox: None,
                 escalation: Some(format!("failed: {secret}")),
             }),

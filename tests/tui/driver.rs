@@ -157,6 +157,7 @@ async fn an_approval_rings_the_bell() {
         command: "make".into(),
         cwd: "/ws".into(),
         rule: Some("make".into()),
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })));
@@ -256,6 +257,7 @@ async fn the_loop_arms_the_modal_after_a_quiet_half_second() {
         command: "touch pwned.txt".into(),
         cwd: "/ws".into(),
         rule: Some("touch".into()),
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })));

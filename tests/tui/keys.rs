@@ -26,6 +26,7 @@ fn approval(id: &str, command: &str) -> EventKind {
         command: command.into(),
         cwd: "/home/me/ws".into(),
         rule: egirl::tools::approval::approval_prefix(command),
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })

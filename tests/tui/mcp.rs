@@ -68,6 +68,7 @@ fn approval_modal_for_an_mcp_tool() {
         command: serde_json::to_string_pretty(&arguments).unwrap(),
         cwd: "server `fs`, tool `write_file`".into(),
         rule: Some("mcp__fs__write_file".into()),
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })));

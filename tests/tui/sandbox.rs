@@ -23,6 +23,10 @@ fn request(id: &str, command: &str, escalation: Option<&str>) -> EventKind {
             .is_none()
             .then(|| egirl::tools::approval::approval_prefix(command))
             .flatten(),
+        rule_covers: escalation
+            .is_none()
+            .then(|| egirl::tools::approval::rule_preview(command))
+            .flatten(),
         sandbox: Some(JAIL.into()),
         escalation: escalation.map(str::to_string),
     })

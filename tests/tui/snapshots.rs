@@ -109,6 +109,7 @@ fn busy_app() -> App {
                 command: "rm -rf target".into(),
                 cwd: "/home/me/ws".into(),
                 rule: Some("rm -rf target".into()),
+                rule_covers: None,
                 sandbox: None,
                 escalation: None,
             })),
@@ -197,6 +198,7 @@ fn approval_modal_single() {
         command: "find . -name '*.orig' -mtime +7 -print0 | xargs -0 rm -f && git status --short && echo done cleaning the repository".into(),
         cwd: "/home/me/.egirl/workspace".into(),
         rule: None,
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })));
@@ -216,6 +218,7 @@ fn approval_modal_shows_the_exact_rule_for_a_widening_command() {
         command: command.into(),
         cwd: "/home/me/ws".into(),
         rule: egirl::tools::approval::approval_prefix(command),
+        rule_covers: egirl::tools::approval::rule_preview(command),
         sandbox: None,
         escalation: None,
     })));
@@ -233,6 +236,7 @@ fn approval_modal_for_a_new_web_host() {
         command: "https://docs.example.org/guide/install.html".into(),
         cwd: "/home/me/ws".into(),
         rule: Some("docs.example.org".into()),
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })));
@@ -272,6 +276,7 @@ fn a_delegation_shows_its_progress_and_claude_codes_request() {
         command: r#"Edit {"file_path":"/home/me/ws/src/cli.rs","old_string":"quiet: bool,","new_string":"quiet: bool,\n    verbose: bool,"}"#.into(),
         cwd: "/home/me/ws".into(),
         rule: None,
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })));
@@ -288,6 +293,7 @@ fn approval_modal_queued() {
         command: "cargo test".into(),
         cwd: "/home/me/ws".into(),
         rule: Some("cargo test".into()),
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })));
@@ -301,6 +307,7 @@ fn approval_modal_queued() {
                 command: "systemctl restart llama".into(),
                 cwd: "/srv".into(),
                 rule: Some("systemctl restart".into()),
+                rule_covers: None,
                 sandbox: None,
                 escalation: None,
             }),
@@ -373,6 +380,7 @@ fn any_terminal_size_renders_without_panicking() {
         command: "echo a long command that has to wrap somewhere".into(),
         cwd: "/ws".into(),
         rule: Some("echo a".into()),
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })));
@@ -554,6 +562,7 @@ fn approval_modal_waits_then_arms_then_asks_before_always() {
         command: "touch notes.txt".into(),
         cwd: "/home/me/ws".into(),
         rule: Some("touch".into()),
+        rule_covers: None,
         sandbox: None,
         escalation: None,
     })));

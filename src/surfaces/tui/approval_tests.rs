@@ -17,6 +17,7 @@ fn request(id: &str, escalation: Option<&str>) -> PendingApproval {
             command: "touch pwned.txt".into(),
             cwd: "/ws".into(),
             rule: Some("touch".into()),
+            rule_covers: None,
             sandbox: None,
             escalation: escalation.map(str::to_string),
         },

@@ -21,6 +21,10 @@ impl Approver {
         escalation: Option<&str>,
         ctx: &ToolContext,
     ) -> Result<Answer, Refusal> {
+        let rule_covers = rule
+            .as_ref()
+            .filter(|_| tool == "exec")
+            .and_then(|_| super::rule_preview(command));
         let request = |id: String| {
             EventKind::ApprovalRequest(ApprovalRequest {
                 id,
@@ -28,6 +32,7 @@ impl Approver {
                 command: command.into(),
                 cwd: ctx.workspace.display().to_string(),
                 rule,
+                rule_covers,
                 sandbox,
                 escalation: escalation.map(str::to_string),
             })

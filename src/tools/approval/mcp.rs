@@ -41,6 +41,7 @@ impl Approver {
                 command,
                 cwd: format!("server `{}`, tool `{}`", tool.server, tool.name),
                 rule: Some(rule.to_string()),
+                rule_covers: None,
                 sandbox: None,
                 escalation: None,
             })

@@ -187,11 +187,8 @@ fn push_keys(
         Some(prefix) => {
             // Whether `a`/`p` remember a prefix the read-only table widens,
             // or this exact command only: said before either key is pressed.
-            if let Some(preview) = (request.tool == "exec")
-                .then(|| crate::tools::approval::rule_preview(&request.command))
-                .flatten()
-            {
-                let note = Line::styled(format!("a/p remember {preview}"), t.muted());
+            if let Some(covers) = &request.rule_covers {
+                let note = Line::styled(format!("a/p remember {covers}"), t.muted());
                 let at = keys_at - 1;
                 tail.splice(at..at, super::wrap_lines(vec![note], inner_w));
             }
