@@ -7,3 +7,4 @@ mod protected;
 mod rules;
 mod sandbox;
 mod secrets;
+mod trust;
