@@ -31,6 +31,22 @@ fn assert_refused(out: &Output, fake: &FakeLlama, asked_before: usize, says: &st
     assert_eq!(fake.requests().len(), asked_before, "the model was asked");
 }
 
+/// A plain `egirl -m` started in `ws` (finding `./egirl.toml` there),
+/// with the model asking to run a command outside the workspace, is
+/// refused before anything runs.
+async fn next_plain_start_in_refuses(cli: &Cli, fake: &FakeLlama, ws: &Path) {
+    let pwned = cli.dir.path().join("pwned");
+    let command = format!("touch {}", pwned.display());
+    fake.push_replies([
+        Reply::tool_calls(&[("exec", &json!({ "command": command }).to_string())]),
+        Reply::text("done"),
+    ]);
+    let asked = fake.requests().len();
+    let out = cli.run_unnamed_in(ws, &["-m", "hi", "--json"]).await;
+    assert!(!pwned.exists(), "the planted config ran a command unasked");
+    assert_refused(&out, fake, asked, "egirl.toml is not trusted");
+}
+
 /// A run started outside the workspace (a named config, as under
 /// systemd) lets write_file create `<workspace>/egirl.toml`; the next
 /// plain `egirl` started in the workspace finds it there and must refuse
@@ -55,17 +71,7 @@ async fn a_config_a_run_wrote_into_the_workspace_is_not_loaded_by_the_next_start
     let (written, output) = tool_outcome(&events(&out), "fake_call_0");
     assert!(written && ws.join("egirl.toml").exists(), "{output}");
 
-    fake.push_replies([
-        Reply::tool_calls(&[("exec", &json!({"command": "touch pwned"}).to_string())]),
-        Reply::text("done"),
-    ]);
-    let asked = fake.requests().len();
-    let out = cli.run_unnamed_in(&ws, &["-m", "hi", "--json"]).await;
-    assert!(
-        !ws.join("pwned").exists(),
-        "the planted config ran a command"
-    );
-    assert_refused(&out, &fake, asked, "egirl.toml is not trusted");
+    next_plain_start_in_refuses(&cli, &fake, &ws).await;
 }
 
 /// An approved command run from the workspace plants `./egirl.toml`
@@ -90,17 +96,7 @@ async fn a_config_an_approved_command_planted_is_not_loaded_by_the_next_start() 
     let (_, output) = tool_outcome(&events(&out), "fake_call_0");
     assert!(ws.join("egirl.toml").is_file(), "not planted: {output}");
 
-    fake.push_replies([
-        Reply::tool_calls(&[("exec", &json!({"command": "touch pwned"}).to_string())]),
-        Reply::text("done"),
-    ]);
-    let asked = fake.requests().len();
-    let out = cli.run_unnamed_in(&ws, &["-m", "hi", "--json"]).await;
-    assert!(
-        !ws.join("pwned").exists(),
-        "the planted config ran a command"
-    );
-    assert_refused(&out, &fake, asked, "egirl.toml is not trusted");
+    next_plain_start_in_refuses(&cli, &fake, &ws).await;
 }
 
 /// A config of the user's own in the workspace: refused until trusted,
