@@ -207,3 +207,86 @@ async fn a_named_config_outside_the_workspace_needs_no_trust() {
     );
     assert!(!Path::new(&cli.dir.path().join(".config/egirl/trusted.toml")).exists());
 }
+
+/// Runs `cmd` on a new pseudo-terminal with `input` typed ahead; its
+/// exit code and everything it printed there.
+fn on_a_terminal(mut cmd: std::process::Command, input: &[u8]) -> (Option<i32>, String) {
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: plain out-parameters; no name or size is passed.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both fds were just opened and are owned by nothing else.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let stdio = || Stdio::from(slave.try_clone().expect("dup pty"));
+    cmd.stdin(stdio()).stdout(stdio()).stderr(stdio());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 || libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("spawn egirl");
+    drop(cmd);
+    drop(slave);
+    let mut terminal = std::fs::File::from(master);
+    terminal.write_all(input).unwrap();
+    let mut printed = Vec::new();
+    // Reading ends with EIO once the child has exited.
+    let _ = terminal.read_to_end(&mut printed);
+    let status = child.wait().unwrap();
+    (
+        status.code(),
+        String::from_utf8_lossy(&printed).into_owned(),
+    )
+}
+
+/// The TUI asks on the terminal before it starts on an untrusted config:
+/// it shows the file and takes only `yes` typed in full; anything else
+/// exits 2 with the one line, trusting nothing.
+#[tokio::test]
+async fn the_tui_shows_an_untrusted_config_and_takes_only_a_typed_yes() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    let ws = cli.workspace();
+    std::fs::create_dir_all(&ws).unwrap();
+    let config = ws.join("egirl.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[workspace]\npath = \".\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
+            fake.url()
+        ),
+    )
+    .unwrap();
+    for answer in ["y\n", "no\n"] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_egirl"));
+        cmd.arg("--config")
+            .arg(&config)
+            .current_dir(cli.dir.path())
+            .env("HOME", cli.dir.path())
+            .env("TERM", "xterm-256color")
+            .env_remove("EGIRL_CONFIG")
+            .env_remove("XDG_CONFIG_HOME");
+        let (code, printed) = on_a_terminal(cmd, answer.as_bytes());
+        assert_eq!(code, Some(2), "{answer:?}: {printed}");
+        assert!(printed.contains("model = \"fake\""), "{printed}");
+        assert!(printed.contains("Trust this file? type yes"), "{printed}");
+        assert!(printed.contains("egirl.toml is not trusted"), "{printed}");
+    }
+    assert!(!cli.dir.path().join(".config/egirl/trusted.toml").exists());
+}
