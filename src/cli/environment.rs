@@ -28,7 +28,8 @@ pub struct Environment {
 impl Environment {
     pub fn load(cli: &Cli) -> Result<Self, Exit> {
         let plan = StartUpPlan::read(cli)?;
-        plan.enforce(cli.starts_tui() && super::trust::on_a_terminal())?;
+        let ask = cli.starts_tui() && super::trust::on_a_terminal();
+        plan.enforce(ask.then_some(&super::trust::ask_and_record as &startup::Ask))?;
         let env_files = plan.load_env_files();
         let loaded = plan.loaded;
         let mut config = loaded.config;

@@ -18,6 +18,10 @@ pub struct StartUpFile {
     pub content: Vec<u8>,
 }
 
+/// Asks the user about an untrusted file and, on yes, records it in the
+/// store: whether it is trusted now.
+pub type Ask = dyn Fn(&StartUpFile, &Untrusted, &mut TrustStore) -> Result<bool, Exit>;
+
 /// What a start would read, before anything of it is applied.
 pub struct StartUpPlan {
     pub loaded: LoadedConfig,
@@ -95,29 +99,25 @@ impl StartUpPlan {
     }
 
     /// Refuses the start (one line, exit 2) unless every file is trusted
-    /// or out of the model's reach; `interactive` (the TUI, on a
-    /// terminal) asks the user about each instead.
-    pub fn enforce(&self, interactive: bool) -> Result<(), Exit> {
+    /// or out of the model's reach; with `ask` (the TUI, on a terminal)
+    /// the user is asked about each instead: `ask` shows the file, and
+    /// records it in the store when the answer is yes.
+    pub fn enforce(&self, ask: Option<&Ask>) -> Result<(), Exit> {
         let mut store = TrustStore::open().map_err(Exit::usage)?;
         for (file, why) in self.untrusted(&store) {
             // A file trusted a moment ago in this loop (the same .env
             // twice) passes now.
-            if reach::check(
-                &file.shown,
-                file.searched,
-                &file.content,
-                &self.roots,
-                &store,
-            )
-            .is_ok()
-            {
+            let roots = &self.roots;
+            if reach::check(&file.shown, file.searched, &file.content, roots, &store).is_ok() {
                 continue;
             }
-            let asked = interactive && why.store_reachable.is_none();
-            if !asked || !super::trust::review(file, &why).map_err(Exit::failure)? {
+            let trusted = match ask {
+                Some(ask) if why.store_reachable.is_none() => ask(file, &why, &mut store)?,
+                _ => false,
+            };
+            if !trusted {
                 return Err(Exit::usage(why));
             }
-            super::trust::record(&mut store, file)?;
         }
         Ok(())
     }

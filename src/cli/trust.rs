@@ -160,11 +160,18 @@ fn save(store: &TrustStore) -> Result<(), Exit> {
         .map_err(|e| Exit::failure(format!("cannot write {}: {e}", store.path().display())))
 }
 
-/// The TUI's question before it starts on an untrusted file: whether
-/// the user typed `yes`.
-pub fn review(file: &StartUpFile, why: &Untrusted) -> Result<bool, String> {
-    let store = TrustStore::open()?;
-    review_file(file, Some(why), &store)
+/// The TUI's question before it starts on an untrusted file (see
+/// `StartUpPlan::enforce`): shows it, and trusts it when `yes` is typed.
+pub fn ask_and_record(
+    file: &StartUpFile,
+    why: &Untrusted,
+    store: &mut TrustStore,
+) -> Result<bool, Exit> {
+    if !review_file(file, Some(why), store).map_err(Exit::failure)? {
+        return Ok(false);
+    }
+    record(store, file)?;
+    Ok(true)
 }
 
 /// Shows `file` (a diff when it changed since it was trusted; names only

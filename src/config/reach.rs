@@ -257,7 +257,11 @@ mod tests {
         let ws = dir.path().join("ws");
         let allowed = dir.path().join("notes");
         let earlier = dir.path().join("other-ws");
-        let roots = WritableRoots::new(&ws, std::slice::from_ref(&allowed), &[earlier.clone()]);
+        let roots = WritableRoots::new(
+            &ws,
+            std::slice::from_ref(&allowed),
+            std::slice::from_ref(&earlier),
+        );
         let base = canonical_lossy(dir.path());
         assert_eq!(
             roots.reach(&ws.join("egirl.toml"), false),
@@ -342,7 +346,7 @@ mod tests {
         let file = dir.path().join("state/writable-roots");
         let ws = dir.path().join("ws");
         record_roots_in(&file, &[ws.clone(), dir.path().join("a")]).unwrap();
-        record_roots_in(&file, &[ws.clone()]).unwrap();
+        record_roots_in(&file, std::slice::from_ref(&ws)).unwrap();
         let roots = read_roots(&file);
         assert_eq!(roots.len(), 2, "{roots:?}");
         assert_eq!(roots[0], canonical_lossy(&ws));
