@@ -74,6 +74,8 @@ pub fn find_config(explicit: Option<&Path>) -> Result<Option<FoundConfig>, Confi
         }));
     }
     let [cwd, home] = fallback_paths();
+    // `./egirl.toml`, as a message about it should name it.
+    let cwd = Path::new(".").join(cwd);
     Ok([(cwd, true), (home, false)]
         .into_iter()
         .find(|(p, _)| p.is_file())
