@@ -289,4 +289,22 @@ async fn the_tui_shows_an_untrusted_config_and_takes_only_a_typed_yes() {
         assert!(printed.contains("egirl.toml is not trusted"), "{printed}");
     }
     assert!(!cli.dir.path().join(".config/egirl/trusted.toml").exists());
+
+    // `egirl trust` asks the same way; a typed yes records the file.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_egirl"));
+    cmd.arg("--config")
+        .arg(&config)
+        .arg("trust")
+        .current_dir(cli.dir.path())
+        .env("HOME", cli.dir.path())
+        .env_remove("EGIRL_CONFIG")
+        .env_remove("XDG_CONFIG_HOME");
+    let (code, printed) = on_a_terminal(cmd, b"yes\n");
+    assert_eq!(code, Some(0), "{printed}");
+    assert!(printed.contains("trusted "), "{printed}");
+    let store = std::fs::read_to_string(cli.dir.path().join(".config/egirl/trusted.toml")).unwrap();
+    assert!(
+        store.contains("text = ") && store.contains("model = "),
+        "the text is kept: {store}"
+    );
 }
