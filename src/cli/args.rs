@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{export, init, mcp, memory, skills, stats};
+use super::{export, init, mcp, memory, skills, stats, trust};
 
 /// `egirl --version`: the build, and the `--json` wire version.
 const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 1)");
@@ -79,4 +79,18 @@ pub enum CliCommand {
     Memory(memory::MemoryArgs),
     /// MCP servers: `egirl mcp list [--json]`.
     Mcp(mcp::McpArgs),
+    /// Review and trust start-up files the model could have written (a
+    /// config or `.env` in the workspace or found in the working directory).
+    Trust(trust::TrustArgs),
+}
+
+impl Cli {
+    /// Whether this command line starts the full-screen TUI.
+    pub fn starts_tui(&self) -> bool {
+        self.command.is_none()
+            && self.message.is_none()
+            && !self.compact
+            && !self.fork
+            && self.rewind.is_none()
+    }
 }

@@ -97,6 +97,20 @@ fn config_and_workspace(env: &Environment, report: &mut Report) {
     ) {
         report.line(None, "workspace", exposure);
     }
+    report.line(None, "trust", trust_summary());
+}
+
+/// What the trust store holds: start-up files the model could have
+/// written load only while listed there (docs/security.md).
+fn trust_summary() -> String {
+    match crate::config::trust::TrustStore::open() {
+        Ok(store) => format!(
+            "{} start-up file(s) trusted in {} (`egirl trust --list`); a config or .env the model could have written loads only while trusted",
+            store.entries().len(),
+            store.path().display()
+        ),
+        Err(e) => format!("the trust store cannot be read: {e}"),
+    }
 }
 
 /// The exec sandbox, the web tools and `delegate_claude_code`.

@@ -1,9 +1,10 @@
 //! What start-up resolves before anything runs: the config, the `.env`
 //! files and secrets, the workspace and the paths the model may not touch.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::startup::{self, StartUpPlan};
 use super::{Cli, Exit};
 use crate::agent::{self, AgentHandle};
 use crate::config::{self, Config, Secrets};
@@ -26,8 +27,11 @@ pub struct Environment {
 
 impl Environment {
     pub fn load(cli: &Cli) -> Result<Self, Exit> {
-        let loaded = config::load(cli.config.as_deref()).map_err(Exit::usage)?;
-        let env_files = load_dotenv(loaded.path.as_deref());
+        let plan = StartUpPlan::read(cli)?;
+        let ask = cli.starts_tui() && super::trust::on_a_terminal();
+        plan.enforce(ask.then_some(&super::trust::ask_and_record as &startup::Ask))?;
+        let env_files = plan.load_env_files();
+        let loaded = plan.loaded;
         let mut config = loaded.config;
         // Bad routing rules are a config error like any other (exit 2).
         if let Err(e) = crate::routing::Router::new(&config.routing) {
@@ -53,12 +57,9 @@ impl Environment {
                 .map_or("built-in defaults".into(), |p| p.display().to_string());
             return Err(Exit::usage(format!("{file}: {e}")));
         }
-        if let Some(ws) = &cli.workspace {
-            config.workspace.path = ws.display().to_string();
-        }
-        let (workspace, created) =
-            crate::workspace::ensure(&config::expand_home(&config.workspace.path))
-                .map_err(|e| Exit::failure(format!("{e:#}")))?;
+        config.workspace.path = plan.workspace.display().to_string();
+        let (workspace, created) = crate::workspace::ensure(&plan.workspace)
+            .map_err(|e| Exit::failure(format!("{e:#}")))?;
         if !created.is_empty() {
             print::err(format_args!(
                 "egirl: created workspace {} ({})",
@@ -77,6 +78,7 @@ impl Environment {
                 )),
             }
         }
+        startup::record_writable_roots(&workspace, &allowed_paths);
         let redactor = Arc::new(Redactor::from_environment(&env_files, &config.mcp));
         // Transcripts written before a secret was known are redacted as read.
         crate::sessions::redact_on_read(redactor.clone());
@@ -136,34 +138,7 @@ impl Environment {
         .with_start_up_files(
             config::config_candidates()
                 .into_iter()
-                .chain(dotenv_candidates(self.config_path.as_deref())),
+                .chain(startup::dotenv_candidates(self.config_path.as_deref())),
         )
     }
-}
-
-/// `.env` next to the config file, then in the working directory, then
-/// `~/.egirl/.env`; variables already set win. Returns the files read.
-fn load_dotenv(config_path: Option<&Path>) -> Vec<PathBuf> {
-    let mut read = Vec::new();
-    for path in dotenv_candidates(config_path) {
-        if !path.is_file() {
-            continue;
-        }
-        match dotenvy::from_path(&path) {
-            Ok(()) => read.push(path),
-            Err(e) => print::err(format_args!("egirl: ignoring {}: {e}", path.display())),
-        }
-    }
-    read
-}
-
-/// The `.env` files [`load_dotenv`] tries, in order, existing or not.
-fn dotenv_candidates(config_path: Option<&Path>) -> Vec<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(dir) = config_path.and_then(Path::parent) {
-        candidates.push(dir.join(".env"));
-    }
-    candidates.push(PathBuf::from(".env"));
-    candidates.push(config::expand_home("~/.egirl/.env"));
-    candidates
 }

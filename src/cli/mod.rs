@@ -11,8 +11,10 @@ pub mod memory;
 mod serve;
 mod services;
 pub mod skills;
+mod startup;
 pub mod stats;
 mod timeline;
+mod trust;
 
 use std::path::Path;
 
@@ -67,6 +69,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     if let Some(CliCommand::Init(args)) = &cli.command {
         return init::run(args).map_err(|e| Exit::failure(format!("{e:#}")));
     }
+    // Trusting runs before the start-up files are checked: it is how an
+    // untrusted one becomes trusted.
+    if let Some(CliCommand::Trust(args)) = &cli.command {
+        return trust::run(&cli, args);
+    }
     let env = Environment::load(&cli)?;
     if let Some(result) = run_without_agent(cli.command.as_ref(), &env).await {
         return result;
@@ -93,7 +100,7 @@ async fn run_without_agent(
         CliCommand::Skills(args) => skills::run(&env.config.skills, &env.workspace, args),
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,
-        CliCommand::Init(_) | CliCommand::Serve => return None,
+        CliCommand::Init(_) | CliCommand::Trust(_) | CliCommand::Serve => return None,
     };
     Some(
         done.map(|()| EXIT_OK)

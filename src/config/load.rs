@@ -38,9 +38,23 @@ pub struct LoadedConfig {
     pub path: Option<PathBuf>,
 }
 
+/// A config file found, and whether by the working-directory search
+/// (`./egirl.toml`) rather than named (`--config`, `$EGIRL_CONFIG`) or
+/// in egirl's own home (`~/.egirl/egirl.toml`).
+#[derive(Clone, Debug)]
+pub struct FoundConfig {
+    pub path: PathBuf,
+    pub searched: bool,
+}
+
 /// `--config`, else `$EGIRL_CONFIG`, else `./egirl.toml`, else
 /// `~/.egirl/egirl.toml`. An explicitly named file must exist.
 pub fn find_config_path(explicit: Option<&Path>) -> Result<Option<PathBuf>, ConfigError> {
+    Ok(find_config(explicit)?.map(|found| found.path))
+}
+
+/// As [`find_config_path`], saying how the file was found.
+pub fn find_config(explicit: Option<&Path>) -> Result<Option<FoundConfig>, ConfigError> {
     let named = explicit
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("EGIRL_CONFIG").map(PathBuf::from));
@@ -54,9 +68,18 @@ pub fn find_config_path(explicit: Option<&Path>) -> Result<Option<PathBuf>, Conf
                 message: "config file not found".into(),
             });
         }
-        return Ok(Some(path));
+        return Ok(Some(FoundConfig {
+            path,
+            searched: false,
+        }));
     }
-    Ok(fallback_paths().into_iter().find(|p| p.is_file()))
+    let [cwd, home] = fallback_paths();
+    // `./egirl.toml`, as a message about it should name it.
+    let cwd = Path::new(".").join(cwd);
+    Ok([(cwd, true), (home, false)]
+        .into_iter()
+        .find(|(p, _)| p.is_file())
+        .map(|(path, searched)| FoundConfig { path, searched }))
 }
 
 /// Where a config is looked for when none is named, in order.
@@ -85,20 +108,31 @@ pub fn config_candidates() -> Vec<PathBuf> {
 }
 
 pub fn load(explicit: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
-    let Some(path) = find_config_path(explicit)? else {
+    let Some(found) = find_config(explicit)? else {
         return Ok(LoadedConfig {
             config: Config::default(),
             path: None,
         });
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| ConfigError {
-        file: path.clone(),
+    let text = read_config(&found.path)?;
+    load_text(&text, &found.path)
+}
+
+/// The text of the config file at `path`.
+pub fn read_config(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: path.to_path_buf(),
         line: None,
         column: None,
         key: None,
         message: format!("cannot read: {e}"),
-    })?;
-    let mut config = parse(&text, &path)?;
+    })
+}
+
+/// Parses the text read from `path` (read once: what is checked against
+/// the trust store is what is parsed).
+pub fn load_text(text: &str, path: &Path) -> Result<LoadedConfig, ConfigError> {
+    let mut config = parse(text, path)?;
     // A relative workspace path is relative to the config file, not the cwd.
     let ws = &config.workspace.path;
     if !ws.starts_with('~')
@@ -109,7 +143,7 @@ pub fn load(explicit: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
     }
     Ok(LoadedConfig {
         config,
-        path: Some(path),
+        path: Some(path.to_path_buf()),
     })
 }
 

@@ -8,8 +8,10 @@ mod load;
 mod local;
 pub mod mcp;
 mod proactive;
+pub mod reach;
 mod remote;
 pub mod secrets;
+pub mod trust;
 mod web;
 
 use std::collections::BTreeMap;
@@ -20,7 +22,10 @@ use serde::Deserialize;
 pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateConfig};
 pub use duration::{ConfigDuration, parse_duration};
 pub use load::config_candidates;
-pub use load::{ConfigError, LoadedConfig, find_config_path, load, parse};
+pub use load::{
+    ConfigError, FoundConfig, LoadedConfig, find_config, find_config_path, load, load_text, parse,
+    read_config,
+};
 pub use local::{
     Balance, EmbeddingsConfig, FastConfig, LocalConfig, ManagedServerConfig, ToolFormat,
 };

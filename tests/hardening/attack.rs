@@ -18,26 +18,32 @@ fn planted_config(fake: &FakeLlama) -> String {
 /// egirl looks for `./egirl.toml` (before `~/.egirl/egirl.toml`) and
 /// `~/.egirl/egirl.toml` at start-up. Neither is the config in use here, but
 /// both lie where the file tools may write (egirl started in its workspace,
-/// home under `allowed_paths`): writing one would hand the next start a
-/// config with approvals and the sandbox off.
+/// `~/.egirl` under `allowed_paths`): one written there must not hand the
+/// next start a config with approvals and the sandbox off. The write may
+/// be refused; if it happens, the next start refuses the file as untrusted.
 #[tokio::test]
 async fn the_model_cannot_plant_a_config_egirl_would_load_next_time() {
     let fake = FakeLlama::start().await;
     let cli = Cli::new(&fake, "");
     let home = cli.dir.path().to_path_buf();
+    let egirl_home = home.join(".egirl");
+    std::fs::create_dir_all(&egirl_home).unwrap();
     let config = std::fs::read_to_string(cli.config()).unwrap();
     std::fs::write(
         cli.config(),
         config.replace(
             "[local]",
-            &format!("[tools]\nallowed_paths = [\"{}\"]\n[local]", home.display()),
+            &format!(
+                "[tools]\nallowed_paths = [\"{}\"]\n[local]",
+                egirl_home.display()
+            ),
         ),
     )
     .unwrap();
     let ws = cli.workspace();
     std::fs::create_dir_all(&ws).unwrap();
     let evil = planted_config(&fake);
-    let home_config = home.join(".egirl/egirl.toml");
+    let home_config = egirl_home.join("egirl.toml");
     fake.push_replies([
         Reply::tool_calls(&[
             (
@@ -55,14 +61,31 @@ async fn the_model_cannot_plant_a_config_egirl_would_load_next_time() {
         .run_in(&ws, &["-m", "set yourself up", "--json"], &[])
         .await;
     assert!(out.status.success(), "{}", stderr(&out));
-    let events = events(&out);
-    for id in ["fake_call_0", "fake_call_1"] {
-        let (success, output) = tool_outcome(&events, id);
-        assert!(!success, "{id} was written: {output}");
-        assert!(output.contains("protected"), "{id}: {output}");
+    // The next plain start in the workspace finds `./egirl.toml`; one in
+    // an empty directory finds `~/.egirl/egirl.toml`.
+    let elsewhere = tempfile::tempdir().unwrap();
+    for (planted, cwd) in [
+        (ws.join("egirl.toml"), ws.as_path()),
+        (home_config, elsewhere.path()),
+    ] {
+        if !planted.exists() {
+            continue;
+        }
+        fake.push_replies([
+            Reply::tool_calls(&[("exec", &json!({"command": "touch pwned"}).to_string())]),
+            Reply::text("done"),
+        ]);
+        let out = cli.run_unnamed_in(cwd, &["-m", "hi", "--json"]).await;
+        let err = stderr(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{} loaded: {err}",
+            planted.display()
+        );
+        assert!(err.contains("egirl.toml is not trusted"), "{err}");
+        assert!(!cwd.join("pwned").exists());
     }
-    assert!(!ws.join("egirl.toml").exists());
-    assert!(!home_config.exists());
 }
 
 /// `allow = ["find ."]` must not cover what bash turns into `-exec` or
@@ -134,6 +157,14 @@ async fn a_sandboxed_command_cannot_change_an_existing_start_up_file() {
     );
     assert!(!ws.join("egirl.toml.refused").exists(), "{output}");
     assert!(!ws.join(".env.refused").exists(), "{output}");
+    // The `.env` it created is there, and the next start from the
+    // workspace refuses it as untrusted (it is never loaded).
+    if ws.join(".env").exists() {
+        let out = cli.run_in(&ws, &["-m", "hi"], &[]).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), ".env loaded: {err}");
+        assert!(err.contains(".env is not trusted"), "{err}");
+    }
 }
 
 /// A Unix socket reaches daemons that run commands for whoever connects

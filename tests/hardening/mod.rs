@@ -11,3 +11,4 @@ mod sandbox;
 mod saved_rules;
 mod secrets;
 mod server_env;
+mod trust;

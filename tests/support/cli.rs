@@ -1,5 +1,6 @@
 //! The real `egirl` binary in a temp dir of its own: a config pointing at a
-//! fake server, `HOME` there too, so nothing of the user's is read.
+//! fake server, `HOME` there too (and egirl's trust store under it, or in
+//! a temp dir of its own), so nothing of the user's is read.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -11,6 +12,9 @@ use crate::support::fake_llama::FakeLlama;
 pub struct Cli {
     pub dir: tempfile::TempDir,
     workspace: PathBuf,
+    /// `$XDG_CONFIG_HOME` (egirl's trust store) when `HOME` is inside the
+    /// workspace: a store the model could write would trust nothing.
+    state: Option<tempfile::TempDir>,
 }
 
 impl Cli {
@@ -21,9 +25,14 @@ impl Cli {
 
     /// A Cli whose workspace is the directory holding its config
     /// (`[workspace] path = "."`): the config is inside what the model can
-    /// reach, as when egirl is started from inside its workspace.
+    /// reach, as when egirl is started from inside its workspace. Such a
+    /// config (and a `.env` beside it) loads only when trusted: each run
+    /// first trusts them as they are then, as the user who wrote them
+    /// would (`egirl trust --yes`).
     pub fn holding_its_config(fake: &FakeLlama, extra: &str) -> Self {
-        Self::with_workspace(fake, ".", extra)
+        let mut cli = Self::with_workspace(fake, ".", extra);
+        cli.state = Some(tempfile::tempdir().expect("temp dir"));
+        cli
     }
 
     fn with_workspace(fake: &FakeLlama, path: &str, extra: &str) -> Self {
@@ -38,7 +47,11 @@ impl Cli {
             "." => dir.path().to_path_buf(),
             _ => dir.path().join(path),
         };
-        Self { dir, workspace }
+        Self {
+            dir,
+            workspace,
+            state: None,
+        }
     }
 
     pub fn config(&self) -> PathBuf {
@@ -67,17 +80,52 @@ impl Cli {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> Output {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"));
-        cmd.current_dir(cwd);
-        cmd.arg("--config")
-            .arg(self.config())
-            .args(args)
-            .env("HOME", self.dir.path())
-            .env_remove("EGIRL_CONFIG");
+        if self.state.is_some() {
+            self.trust_its_start_up_files().await;
+        }
+        let mut cmd = self.command(cwd);
+        cmd.arg("--config").arg(self.config()).args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
         cmd.output().await.expect("run egirl")
+    }
+
+    /// egirl started in `cwd` with no `--config`: it finds its config
+    /// the way a user's plain `egirl` would (`./egirl.toml`, then
+    /// `~/.egirl/egirl.toml`).
+    pub async fn run_unnamed_in(&self, cwd: &std::path::Path, args: &[&str]) -> Output {
+        let mut cmd = self.command(cwd);
+        cmd.args(args);
+        cmd.output().await.expect("run egirl")
+    }
+
+    /// The binary with this Cli's `HOME` and trust store, started in `cwd`.
+    fn command(&self, cwd: &std::path::Path) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"));
+        cmd.current_dir(cwd)
+            .env("HOME", self.dir.path())
+            .env_remove("EGIRL_CONFIG")
+            .env_remove("XDG_CONFIG_HOME");
+        if let Some(state) = &self.state {
+            cmd.env("XDG_CONFIG_HOME", state.path());
+        }
+        cmd
+    }
+
+    /// `egirl trust --yes` of the config and the `.env` beside it.
+    async fn trust_its_start_up_files(&self) {
+        let mut cmd = self.command(self.dir.path());
+        cmd.arg("--config")
+            .arg(self.config())
+            .args(["trust", "--yes"])
+            .arg(self.config());
+        let env = self.dir.path().join(".env");
+        if env.is_file() {
+            cmd.arg(env);
+        }
+        let out = cmd.output().await.expect("run egirl trust");
+        assert!(out.status.success(), "egirl trust: {}", stderr(&out));
     }
 }
 
