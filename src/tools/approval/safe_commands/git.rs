@@ -223,7 +223,10 @@ const LOG_OPTIONS: &[Opt] = &[
     opt_arg("tags"),
     opt_arg("remotes"),
     flag('\0', "reverse"),
-    arg('\0', "format"),
+    // git reads `--format` only as `--format=...`; a bare `--format` is
+    // refused after the other options are read, so the word after it is
+    // an option of its own (`--output=` opens its file first).
+    opt_arg("format"),
     opt_arg("pretty"),
     flag('\0', "abbrev-commit"),
     flag('\0', "no-abbrev-commit"),
@@ -254,7 +257,8 @@ const DIFF_OPTIONS: &[Opt] = &[
     flag('p', "patch"),
     flag('s', "no-patch"),
     flag('u', ""),
-    arg('U', "unified"),
+    // `-U` and `--unified` take their count attached only (`-U5`).
+    opt('U', "unified", Value::Optional),
     opt_arg("stat"),
     flag('\0', "shortstat"),
     flag('\0', "numstat"),
