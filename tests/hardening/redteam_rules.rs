@@ -63,11 +63,12 @@ fn git(dir: &std::path::Path, args: &[&str]) {
 /// a comment at the newline between two `-e` (the reader continued it
 /// past a backslash, over an `e` command), git reads `--format` only with
 /// `=` and `-U` only with its count attached (the table took the next
-/// word, `--output=...`, for their value).
+/// word, `--output=...`, for their value), and tail reads `+1f` as its
+/// obsolete option that follows the file forever.
 #[tokio::test]
 async fn a_saved_rule_does_not_cover_a_word_the_program_reads_differently() {
     let fake = FakeLlama::start().await;
-    let cli = Cli::new(&fake, "");
+    let cli = Cli::new(&fake, "[tools.exec]\ntimeout_secs = 3\n");
     let ws = cli.workspace();
     std::fs::create_dir_all(ws.join(".egirl")).unwrap();
     std::fs::write(ws.join("notes.md"), "hello\nworld\n").unwrap();
@@ -77,7 +78,7 @@ async fn a_saved_rule_does_not_cover_a_word_the_program_reads_differently() {
     std::fs::write(ws.join("notes.md"), "hello\nthere\n").unwrap();
     std::fs::write(
         ws.join(".egirl/approvals.toml"),
-        "allow = [\"sed -n 1,5p\", \"git log\", \"git diff\"]\n",
+        "allow = [\"sed -n 1,5p\", \"git log\", \"git diff\", \"tail\"]\n",
     )
     .unwrap();
     let commands = [
@@ -85,6 +86,7 @@ async fn a_saved_rule_does_not_cover_a_word_the_program_reads_differently() {
         "sed -n 1,5p -e '#x\\' -e '1e touch pwned-sed' notes.md",
         "git log --format --output=pwned-log",
         "git diff -U --output=pwned-diff",
+        "tail +1f notes.md",
     ];
     let replies: Vec<Reply> = commands
         .iter()

@@ -106,6 +106,9 @@ pub enum Operands {
     Any,
     /// At most this many (`uniq IN OUT` writes OUT).
     AtMost(usize),
+    /// Files, none starting with `+`: tail reads `tail +1f FILE` as its
+    /// obsolete `+N[bcl][f]` option, and `f` follows the file forever.
+    NoPlusWords,
     /// None unless the command lists (`git branch NAME` creates a branch,
     /// `git branch --list PATTERN` does not).
     OnlyWithList,
@@ -248,6 +251,7 @@ fn check(entry: &Entry, args: &[String], unquoted_glob: bool) -> bool {
     match entry.operands {
         Operands::Any => true,
         Operands::AtMost(n) => parsed.operands.len() <= n,
+        Operands::NoPlusWords => !parsed.operands.iter().any(|o| o.starts_with('+')),
         Operands::OnlyWithList => {
             parsed.operands.is_empty()
                 || parsed

@@ -280,6 +280,9 @@ fn what_a_program_reads_as_a_command_is_never_a_value_or_a_comment() {
             "git log -U --output=notes.md",
             "git diff -U --output=notes.md",
             "git diff --unified --output=notes.md",
+            // tail's obsolete `+N[bcl][f]`: `f` follows the file forever.
+            "tail +1f notes.md",
+            "tail +5cf notes.md",
         ],
     );
     assert_all(
@@ -290,6 +293,7 @@ fn what_a_program_reads_as_a_command_is_never_a_value_or_a_comment() {
             "git log --format=%h",
             "git diff -U5",
             "git diff --unified=5 -- src",
+            "tail -n +2 notes.md",
         ],
     );
 }
