@@ -113,3 +113,50 @@ async fn a_saved_rule_does_not_cover_a_word_the_program_reads_differently() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// `%G?` in a format verifies the commit's signature by running gpg (here
+/// the repository's `gpg.program`, a script that leaves a mark), as
+/// `--show-signature` does, which the table leaves out for that reason.
+#[tokio::test]
+async fn a_saved_git_log_rule_does_not_cover_a_format_that_runs_gpg() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    let ws = cli.workspace();
+    std::fs::create_dir_all(ws.join(".egirl")).unwrap();
+    let spy_dir = tempfile::tempdir().unwrap();
+    let spy = spy_dir.path().join("gpg");
+    let mark = ws.join("pwned-gpg");
+    std::fs::write(
+        &spy,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\ncase \"$*\" in *-bsau*) echo '[GNUPG:] SIG_CREATED ' >&2; \
+             printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nAAAA\\n-----END PGP SIGNATURE-----\\n';; \
+             *) touch '{}';; esac\n",
+            mark.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&spy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(ws.join("notes.md"), "hello\n").unwrap();
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["config", "gpg.program", &spy.display().to_string()]);
+    git(&ws, &["add", "notes.md"]);
+    git(
+        &ws,
+        &["-c", "user.signingkey=x", "commit", "-qS", "-m", "signed"],
+    );
+    std::fs::write(ws.join(".egirl/approvals.toml"), "allow = [\"git log\"]\n").unwrap();
+    fake.push_replies(vec![
+        Reply::tool_calls(&[(
+            "exec",
+            &json!({ "command": "git log '--format=%h %G?'" }).to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    let out = cli.run(&["-m", "history", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (success, output) = tool_outcome(&events(&out), "fake_call_0");
+    assert!(!mark.exists(), "gpg ran: {output}");
+    assert!(!success && output.starts_with("denied"), "{output}");
+}

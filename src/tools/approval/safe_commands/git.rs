@@ -4,7 +4,8 @@
 //!
 //! Left out everywhere: `--output` (writes a file), `--ext-diff` and
 //! `--textconv` (run diff drivers), `-O`/`--open-files-in-pager` of `git
-//! grep` (runs its value as a program), `--show-signature` (runs gpg).
+//! grep` (runs its value as a program), `--show-signature` and a format's
+//! `%G` placeholders (run gpg; refused in `super::judge_git`).
 //! Long options must be spelled in full here: git accepts abbreviations
 //! (`--out` is `--output`), and refusing them costs only a question. What
 //! the repository's own config runs (`core.fsmonitor`, a configured pager

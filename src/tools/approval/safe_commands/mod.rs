@@ -219,6 +219,15 @@ fn judge_git(args: &[String]) -> Verdict {
     if getopt::parse(&global, &args[..at]).is_none_or(|p| !p.operands.is_empty()) {
         return Verdict::Unsafe;
     }
+    // A format's `%G...` placeholders (and ref-filter's `%(signature)`)
+    // verify signatures by running gpg, as `--show-signature` does. Refused
+    // in any word: a pattern or path holding `%G` costs a question.
+    if args
+        .iter()
+        .any(|a| a.contains("%G") || a.contains("%(signature"))
+    {
+        return Verdict::Unsafe;
+    }
     let subcommand = args[at].as_str();
     match TABLE
         .iter()
