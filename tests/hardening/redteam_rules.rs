@@ -87,6 +87,7 @@ async fn a_saved_rule_does_not_cover_a_word_the_program_reads_differently() {
         "git log --format --output=pwned-log",
         "git diff -U --output=pwned-diff",
         "tail +1f notes.md",
+        "tail -cf notes.md",
     ];
     let replies: Vec<Reply> = commands
         .iter()

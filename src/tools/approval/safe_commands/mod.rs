@@ -106,9 +106,11 @@ pub enum Operands {
     Any,
     /// At most this many (`uniq IN OUT` writes OUT).
     AtMost(usize),
-    /// Files, none starting with `+`: tail reads `tail +1f FILE` as its
-    /// obsolete `+N[bcl][f]` option, and `f` follows the file forever.
-    NoPlusWords,
+    /// tail's files: tail reads `tail +1f FILE` and `tail -cf FILE` as
+    /// its obsolete `[+-][N][bcl][f]` option, and `f` follows the file
+    /// forever; so no operand starting with `+`, and no `-cf` (the one
+    /// spelling getopt also reads, as `-c f`).
+    TailFiles,
     /// None unless the command lists (`git branch NAME` creates a branch,
     /// `git branch --list PATTERN` does not).
     OnlyWithList,
@@ -260,7 +262,9 @@ fn check(entry: &Entry, args: &[String], unquoted_glob: bool) -> bool {
     match entry.operands {
         Operands::Any => true,
         Operands::AtMost(n) => parsed.operands.len() <= n,
-        Operands::NoPlusWords => !parsed.operands.iter().any(|o| o.starts_with('+')),
+        Operands::TailFiles => {
+            !parsed.operands.iter().any(|o| o.starts_with('+')) && !args.iter().any(|a| a == "-cf")
+        }
         Operands::OnlyWithList => {
             parsed.operands.is_empty()
                 || parsed

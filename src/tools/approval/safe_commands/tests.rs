@@ -283,6 +283,7 @@ fn what_a_program_reads_as_a_command_is_never_a_value_or_a_comment() {
             // tail's obsolete `+N[bcl][f]`: `f` follows the file forever.
             "tail +1f notes.md",
             "tail +5cf notes.md",
+            "tail -cf notes.md",
             // `%G?` verifies a signature with gpg, as --show-signature does.
             "git log --format=%G?",
             "git log '--pretty=format:%h %GS'",
