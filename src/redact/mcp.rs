@@ -33,7 +33,7 @@ pub fn entries(config: &McpConfig) -> Vec<(String, String)> {
             let Ok(value) = expand_vars(value) else {
                 continue;
             };
-            if let Some(token) = AUTH_SCHEMES.iter().find_map(|s| value.strip_prefix(s)) {
+            if let Some(token) = after_scheme(&value) {
                 found.push((label.clone(), token.to_string()));
             }
             found.push((label, value));
@@ -42,9 +42,38 @@ pub fn entries(config: &McpConfig) -> Vec<(String, String)> {
     found
 }
 
+/// The credential after an auth scheme (`Bearer abc` → `abc`). HTTP
+/// reads the scheme in any case (`bearer abc` is the same header), so the
+/// token alone is redacted however the config spells it.
+fn after_scheme(value: &str) -> Option<&str> {
+    AUTH_SCHEMES
+        .iter()
+        .find_map(|scheme| {
+            let head = value.get(..scheme.len())?;
+            head.eq_ignore_ascii_case(scheme)
+                .then(|| value[scheme.len()..].trim_start())
+        })
+        .filter(|token| !token.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_after_a_scheme_in_any_case_is_found_alone() {
+        for value in ["bearer tok-123", "BEARER  tok-123", "token tok-123"] {
+            let config: McpConfig = toml::from_str(&format!(
+                "[servers.web]\nurl = \"http://127.0.0.1:1/mcp\"\nheaders = {{ Authorization = \"{value}\" }}\n"
+            ))
+            .unwrap();
+            let found = entries(&config);
+            assert!(
+                found.iter().any(|(_, v)| v == "tok-123"),
+                "{value}: {found:?}"
+            );
+        }
+    }
 
     #[test]
     fn secret_entries_and_referenced_variables_are_found() {

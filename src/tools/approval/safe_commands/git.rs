@@ -4,7 +4,8 @@
 //!
 //! Left out everywhere: `--output` (writes a file), `--ext-diff` and
 //! `--textconv` (run diff drivers), `-O`/`--open-files-in-pager` of `git
-//! grep` (runs its value as a program), `--show-signature` (runs gpg).
+//! grep` (runs its value as a program), `--show-signature` and a format's
+//! `%G` placeholders (run gpg; refused in `super::judge_git`).
 //! Long options must be spelled in full here: git accepts abbreviations
 //! (`--out` is `--output`), and refusing them costs only a question. What
 //! the repository's own config runs (`core.fsmonitor`, a configured pager
@@ -223,7 +224,10 @@ const LOG_OPTIONS: &[Opt] = &[
     opt_arg("tags"),
     opt_arg("remotes"),
     flag('\0', "reverse"),
-    arg('\0', "format"),
+    // git reads `--format` only as `--format=...`; a bare `--format` is
+    // refused after the other options are read, so the word after it is
+    // an option of its own (`--output=` opens its file first).
+    opt_arg("format"),
     opt_arg("pretty"),
     flag('\0', "abbrev-commit"),
     flag('\0', "no-abbrev-commit"),
@@ -254,7 +258,8 @@ const DIFF_OPTIONS: &[Opt] = &[
     flag('p', "patch"),
     flag('s', "no-patch"),
     flag('u', ""),
-    arg('U', "unified"),
+    // `-U` and `--unified` take their count attached only (`-U5`).
+    opt('U', "unified", Value::Optional),
     opt_arg("stat"),
     flag('\0', "shortstat"),
     flag('\0', "numstat"),

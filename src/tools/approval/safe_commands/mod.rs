@@ -106,6 +106,11 @@ pub enum Operands {
     Any,
     /// At most this many (`uniq IN OUT` writes OUT).
     AtMost(usize),
+    /// tail's files: tail reads `tail +1f FILE` and `tail -cf FILE` as
+    /// its obsolete `[+-][N][bcl][f]` option, and `f` follows the file
+    /// forever; so no operand starting with `+`, and no `-cf` (the one
+    /// spelling getopt also reads, as `-c f`).
+    TailFiles,
     /// None unless the command lists (`git branch NAME` creates a branch,
     /// `git branch --list PATTERN` does not).
     OnlyWithList,
@@ -216,6 +221,15 @@ fn judge_git(args: &[String]) -> Verdict {
     if getopt::parse(&global, &args[..at]).is_none_or(|p| !p.operands.is_empty()) {
         return Verdict::Unsafe;
     }
+    // A format's `%G...` placeholders (and ref-filter's `%(signature)`)
+    // verify signatures by running gpg, as `--show-signature` does. Refused
+    // in any word: a pattern or path holding `%G` costs a question.
+    if args
+        .iter()
+        .any(|a| a.contains("%G") || a.contains("%(signature"))
+    {
+        return Verdict::Unsafe;
+    }
     let subcommand = args[at].as_str();
     match TABLE
         .iter()
@@ -248,6 +262,9 @@ fn check(entry: &Entry, args: &[String], unquoted_glob: bool) -> bool {
     match entry.operands {
         Operands::Any => true,
         Operands::AtMost(n) => parsed.operands.len() <= n,
+        Operands::TailFiles => {
+            !parsed.operands.iter().any(|o| o.starts_with('+')) && !args.iter().any(|a| a == "-cf")
+        }
         Operands::OnlyWithList => {
             parsed.operands.is_empty()
                 || parsed

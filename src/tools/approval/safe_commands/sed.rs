@@ -66,7 +66,7 @@ impl Reader {
     /// One command with its addresses.
     fn command(&mut self) -> Option<()> {
         if self.peek() == Some('#') {
-            return self.rest_of_line();
+            return self.comment();
         }
         self.address_range()?;
         self.skip_blanks();
@@ -259,8 +259,16 @@ impl Reader {
         self.end_of_command()
     }
 
-    /// Text of `a`/`i`/`c` or a comment: up to the end of the line, a
-    /// backslash before the newline continuing it. It is printed, never run.
+    /// A comment: up to the end of the line. A backslash does not continue
+    /// it (GNU sed ends a comment at the newline whatever precedes it), so
+    /// `-e '#\' -e 'e cmd'` is a comment and then a command.
+    fn comment(&mut self) -> Option<()> {
+        while self.next().is_some_and(|c| c != '\n') {}
+        Some(())
+    }
+
+    /// Text of `a`/`i`/`c`: up to the end of the line, a backslash before
+    /// the newline continuing it. It is printed, never run.
     fn rest_of_line(&mut self) -> Option<()> {
         while let Some(c) = self.next() {
             match c {

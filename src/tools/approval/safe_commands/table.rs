@@ -16,7 +16,7 @@
 //! shells and interpreters, `tar`, `curl`, `fd`.
 
 use super::Longs::{Abbreviated, Exact};
-use super::Operands::{Any, AtMost, FindExpression, SedScript};
+use super::Operands::{Any, AtMost, FindExpression, SedScript, TailFiles};
 use super::options::{DU, GREP, HEAD, LS, RG, SORT};
 use super::{Entry, Value, arg, flag, opt, opt_arg};
 
@@ -101,7 +101,7 @@ pub const TABLE: &[Entry] = &[
         longs: Abbreviated,
         options: &[HEAD],
         digit_options: true,
-        operands: Any,
+        operands: TailFiles,
         other_longs: &[
             "follow",
             "pid",

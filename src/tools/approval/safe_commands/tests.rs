@@ -260,3 +260,46 @@ fn coreutils_and_search_tools_read_only() {
         ],
     );
 }
+
+/// Words a value-taking option swallowed in the table's reading, where the
+/// program reads them as what they are; and sed text the reader took for a
+/// comment where GNU sed runs it.
+#[test]
+fn what_a_program_reads_as_a_command_is_never_a_value_or_a_comment() {
+    assert_all(
+        Verdict::Unsafe,
+        &[
+            // GNU sed ends a comment at the newline, backslash or not.
+            "sed -n 1,5p -e '#x\\' -e 'e touch pwned' notes.md",
+            "sed -n -e 'p #\\' -e '1e touch pwned' notes.md",
+            "sed -n -e 's/a/b/#\\' -e 'w pwned' notes.md",
+            // `--format` is only `--format=...` and `-U` takes its count
+            // attached: git reads the next word as an option.
+            "git log --format --output=notes.md",
+            "git show --format --output=notes.md",
+            "git log -U --output=notes.md",
+            "git diff -U --output=notes.md",
+            "git diff --unified --output=notes.md",
+            // tail's obsolete `+N[bcl][f]`: `f` follows the file forever.
+            "tail +1f notes.md",
+            "tail +5cf notes.md",
+            "tail -cf notes.md",
+            // `%G?` verifies a signature with gpg, as --show-signature does.
+            "git log --format=%G?",
+            "git log '--pretty=format:%h %GS'",
+            "git show --format=%GK HEAD",
+            "git branch --format='%(signature)'",
+        ],
+    );
+    assert_all(
+        Verdict::Safe,
+        &[
+            "sed -n -e '#x\\' -e '1p' notes.md",
+            "sed -n -e '1a text\\' -e 'e not run: appended text' notes.md",
+            "git log --format=%h",
+            "git diff -U5",
+            "git diff --unified=5 -- src",
+            "tail -n +2 notes.md",
+        ],
+    );
+}

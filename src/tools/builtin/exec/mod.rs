@@ -189,6 +189,33 @@ async fn execute(
     out
 }
 
+/// git takes a working directory holding `HEAD`, `objects/` and `refs/`
+/// for a bare repository and runs what its `config` names (a textconv for
+/// `git diff --no-index`, `core.fsmonitor`). A workspace without `.git` is
+/// plain files the model may write, so a rule for `git diff` would run the
+/// model's program. `safe.bareRepository=explicit`, given as command-line
+/// config (which a repository cannot override), makes git use a bare
+/// repository only when told (`--git-dir`). Appended after any
+/// `GIT_CONFIG_COUNT` entries already in `env`.
+fn git_refuses_implicit_bare(env: &[(OsString, OsString)]) -> [(OsString, OsString); 3] {
+    let count = env
+        .iter()
+        .find(|(k, _)| k == "GIT_CONFIG_COUNT")
+        .and_then(|(_, v)| v.to_str()?.parse::<usize>().ok())
+        .unwrap_or(0);
+    [
+        (
+            format!("GIT_CONFIG_KEY_{count}").into(),
+            "safe.bareRepository".into(),
+        ),
+        (
+            format!("GIT_CONFIG_VALUE_{count}").into(),
+            "explicit".into(),
+        ),
+        ("GIT_CONFIG_COUNT".into(), (count + 1).to_string().into()),
+    ]
+}
+
 /// `env` replaces egirl's environment (see `sandbox::env`); `sandbox`
 /// None: the command runs as the user, unconfined.
 fn spawn(
@@ -211,6 +238,7 @@ fn spawn(
         // Nobody can page through output: keep git and friends from trying.
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
+        .envs(git_refuses_implicit_bare(env))
         .kill_on_drop(true);
     // SAFETY: the closure runs in the forked child before exec and only calls
     // setsid(2) and close_range(2), async-signal-safe, touching no parent
