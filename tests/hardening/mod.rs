@@ -5,6 +5,7 @@ mod attack;
 mod bounds;
 mod history;
 mod protected;
+mod redteam_sandbox;
 mod root;
 mod rules;
 mod sandbox;

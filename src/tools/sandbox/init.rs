@@ -15,6 +15,14 @@
 //! the keeper (exec's timeout and stop kill its process group), kills the
 //! whole namespace.
 //!
+//! PID 1 is not the command: once `/proc` is mounted it forks the command
+//! ([`fork_command`]) and only waits. A command that was PID 1 itself could
+//! clear its own death signal (`prctl`, or an exec that changes its
+//! credentials) and leave the keeper's group (`setsid`), and outlive its
+//! timeout and egirl. egirl's PID 1 never execs, stays non-dumpable (its
+//! memory out of the command's reach) and cannot be signalled from inside
+//! its namespace.
+//!
 //! Only raw, async-signal-safe syscalls: the caller is a forked child of a
 //! threaded process.
 
@@ -60,8 +68,47 @@ pub fn fork_first_process() -> io::Result<()> {
     Ok(())
 }
 
-/// The keeper's life: holds `alive` open, waits for `first`, exits as it
-/// did.
+/// Where egirl's command line lies in its memory (`arg_start`, `arg_end`
+/// of `/proc/self/stat`), read in the parent: PID 1 is a copy of egirl
+/// that the command can see, and its `/proc/1/cmdline` would show egirl's
+/// arguments.
+pub fn own_arguments() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // After the command name, which may hold spaces and parentheses, the
+    // fields go on from the third: arg_start is the 48th.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace().skip(45);
+    let start = fields.next()?.parse().ok()?;
+    let end = fields.next()?.parse().ok()?;
+    (start < end).then_some((start, end))
+}
+
+/// In PID 1, once its `/proc` is mounted: returns Ok only in the forked
+/// child, which goes on to become the command; PID 1 itself blanks its
+/// copy of egirl's command line (`arguments`, see [`own_arguments`]), waits
+/// for the command and exits as it did (see the module doc).
+pub fn fork_command(arguments: Option<(usize, usize)>) -> io::Result<()> {
+    // SAFETY: raw syscalls in a forked child; no allocation, no lock.
+    unsafe {
+        let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0, 0, 0, 0);
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if pid > 0 {
+            if let Some((start, end)) = arguments {
+                // This process's own copy of the argument strings, on the
+                // stack the kernel laid out; nothing reads them again.
+                std::ptr::write_bytes(start as *mut u8, 0, end - start);
+            }
+            keep(pid as libc::pid_t, -1);
+        }
+    }
+    Ok(())
+}
+
+/// The keeper's (and PID 1's) life: holds `alive` open (none: -1), closes
+/// every other descriptor, waits for `first`, exits as it did. Waiting for
+/// any child reaps the orphans PID 1 inherits.
 unsafe fn keep(first: libc::pid_t, alive: libc::c_int) -> ! {
     // SAFETY: raw syscalls in a forked child; it never returns into std.
     unsafe {
@@ -72,7 +119,7 @@ unsafe fn keep(first: libc::pid_t, alive: libc::c_int) -> ! {
         libc::syscall(libc::SYS_close_range, (alive + 1) as u32, u32::MAX, 0u32);
         let mut status = 0;
         loop {
-            let waited = libc::waitpid(first, &mut status, 0);
+            let waited = libc::waitpid(-1, &mut status, 0);
             if waited == first {
                 break;
             }

@@ -28,9 +28,9 @@
 //!    namespace. A writable root without `.git` gets an empty read-only
 //!    one for the command's time ([`Placeholders`]);
 //! 2. [`init`]: the forked child forks PID 1 of the new namespace, which
-//!    mounts its own `/proc`; the command sees none of egirl's or the
-//!    user's processes, and everything it started dies when it ends, or
-//!    when egirl does (parent-death signals);
+//!    mounts its own `/proc` and forks the command; the command sees none
+//!    of egirl's or the user's processes, and everything it started dies
+//!    when it ends, or when egirl does (parent-death signals);
 //! 3. where user namespaces are off, a root egirl still gets the mount and
 //!    PID namespaces, and [`privileges`] drops every capability;
 //! 4. `no_new_privs`, then Landlock ([`filesystem`]): read and execute
@@ -180,6 +180,8 @@ pub struct Prepared {
 struct ChildSetup {
     /// egirl's pid, read before the fork.
     egirl: libc::pid_t,
+    /// egirl's command line in memory, blanked in PID 1 ([`init::own_arguments`]).
+    arguments: Option<(usize, usize)>,
     mounts: Option<MountPlan>,
     landlock: Option<OwnedFd>,
     seccomp: Option<Arc<BpfProgram>>,
@@ -258,6 +260,7 @@ pub fn prepare_with(
         tmp,
         child: Arc::new(ChildSetup {
             egirl: std::process::id() as libc::pid_t,
+            arguments: init::own_arguments(),
             mounts,
             landlock,
             seccomp,
@@ -316,6 +319,7 @@ impl ChildSetup {
             mounts.enter()?;
             init::fork_first_process()?;
             mounts::mount_proc()?;
+            init::fork_command(self.arguments)?;
             privileged = mounts.isolation().kind == mounts::NamespaceKind::Privileged;
         }
         if privileged {

@@ -1,0 +1,65 @@
+//! Ways out of the exec sandbox a steered model tried, through the real
+//! binary (headless, `--approve-exec`, a scripted model).
+
+use crate::support::cli::Cli;
+use crate::support::fake_llama::{FakeLlama, Reply};
+
+/// Clears its own parent-death signal, leaves the keeper's process group
+/// and keeps appending to `alive` in the workspace for ten seconds.
+const OUTLIVER: &str = r#"
+import ctypes, os, time
+ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)
+os.setsid()
+os.close(1); os.close(2)
+for _ in range(50):
+    try:
+        with open("alive", "a") as f: f.write("x")
+    except OSError: pass
+    time.sleep(0.2)
+"#;
+
+#[tokio::test]
+async fn a_command_that_clears_its_death_signal_still_dies_at_its_timeout() {
+    if !crate::hardening::sandbox::mount_namespace() {
+        return;
+    }
+    if std::process::Command::new("python3")
+        .arg("-c")
+        .arg("")
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    std::fs::create_dir_all(cli.workspace()).unwrap();
+    let script = cli.dir.path().join("outliver.py");
+    std::fs::write(&script, OUTLIVER).unwrap();
+    let args = serde_json::json!({
+        "command": format!("exec python3 {}", script.display()),
+        "timeout_secs": 2,
+    })
+    .to_string();
+    fake.push_replies(vec![
+        Reply::tool_calls(&[("exec", args.as_str())]),
+        Reply::text("done"),
+    ]);
+    let out = cli.run(&["-m", "go", "--json", "--approve-exec"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::support::cli::stderr(&out)
+    );
+    let alive = cli.workspace().join("alive");
+    let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let at_end = size(&alive);
+    assert!(at_end > 0, "the command never ran");
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(
+        size(&alive),
+        at_end,
+        "the command went on writing after its timeout killed it"
+    );
+}
