@@ -20,16 +20,7 @@ for _ in range(50):
 
 #[tokio::test]
 async fn a_command_that_clears_its_death_signal_still_dies_at_its_timeout() {
-    if !crate::hardening::sandbox::mount_namespace() {
-        return;
-    }
-    if std::process::Command::new("python3")
-        .arg("-c")
-        .arg("")
-        .status()
-        .map_or(true, |s| !s.success())
-    {
-        eprintln!("skipped: no python3");
+    if !crate::hardening::sandbox::mount_namespace() || !python3() {
         return;
     }
     let fake = FakeLlama::start().await;
@@ -62,4 +53,63 @@ async fn a_command_that_clears_its_death_signal_still_dies_at_its_timeout() {
         at_end,
         "the command went on writing after its timeout killed it"
     );
+}
+
+/// `add_key` of a user key named `name` into the session keyring, which
+/// the command shares with egirl (and the user's login).
+fn planting(name: &str) -> String {
+    format!(
+        "python3 -c \"import ctypes; l = ctypes.CDLL(None); print('added', l.syscall({}, b'user', b'{name}', b'v', 1, -3))\"",
+        libc::SYS_add_key
+    )
+}
+
+#[tokio::test]
+async fn a_command_cannot_change_egirls_keyrings() {
+    if !crate::hardening::sandbox::mount_namespace() || !python3() {
+        return;
+    }
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    std::fs::create_dir_all(cli.workspace()).unwrap();
+    let name = format!("egirl-planted-{}", std::process::id());
+    // As after a login (pam_keyinit): a session keyring of its own, which
+    // egirl (spawned from this thread) inherits.
+    // SAFETY: KEYCTL_JOIN_SESSION_KEYRING with no name: a fresh anonymous one.
+    let joined = unsafe { libc::syscall(libc::SYS_keyctl, 1, std::ptr::null::<libc::c_char>()) };
+    assert!(joined >= 0, "{}", std::io::Error::last_os_error());
+    let ev = crate::hardening::sandbox::approved(&cli, &fake, &[planting(&name).as_str()]).await;
+    let results = crate::hardening::sandbox::results(&ev);
+    let desc = std::ffi::CString::new(name).unwrap();
+    // SAFETY: a keyctl search with NUL-terminated strings of ours.
+    let found = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            10, // KEYCTL_SEARCH
+            -3, // KEY_SPEC_SESSION_KEYRING
+            c"user".as_ptr(),
+            desc.as_ptr(),
+            0,
+        )
+    };
+    if found >= 0 {
+        // SAFETY: unlinks the key this test planted.
+        unsafe { libc::syscall(libc::SYS_keyctl, 9, found, -3) };
+    }
+    assert!(
+        found < 0,
+        "the command put a key in egirl's session keyring: {results:?}"
+    );
+}
+
+fn python3() -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("")
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: no python3");
+    }
+    ok
 }
