@@ -113,3 +113,58 @@ fn python3() -> bool {
     }
     ok
 }
+
+/// An exec step of a scripted run, then "done".
+fn exec_then_done(command: &str) -> Vec<Reply> {
+    let args = serde_json::json!({ "command": command }).to_string();
+    vec![
+        Reply::tool_calls(&[("exec", args.as_str())]),
+        Reply::text("done"),
+    ]
+}
+
+/// Two egirls on one workspace without `.git` (a chat surface and the
+/// user's TUI): the first one's command ending must not take the read-only
+/// `.git` away from the second one's, still running.
+#[tokio::test]
+async fn another_egirls_command_ending_leaves_git_read_only() {
+    if !crate::hardening::sandbox::landlock() || !crate::hardening::sandbox::mount_namespace() {
+        return;
+    }
+    let (fake_a, fake_b) = (FakeLlama::start().await, FakeLlama::start().await);
+    let (a, b) = (Cli::new(&fake_a, ""), Cli::new(&fake_b, ""));
+    let ws = a.workspace();
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws_arg = ws.display().to_string();
+    fake_a.push_replies(exec_then_done("sleep 2"));
+    fake_b.push_replies(exec_then_done(
+        "sleep 4; mkdir -p .git && printf '[core]\\n\\tfsmonitor = touch pwned\\n' > .git/config && echo planted",
+    ));
+    let args = |ws: &str| -> Vec<String> {
+        ["--workspace", ws, "-m", "go", "--json", "--approve-exec"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let (args_a, args_b) = (args(&ws_arg), args(&ws_arg));
+    let run_a = async {
+        let argv: Vec<&str> = args_a.iter().map(String::as_str).collect();
+        a.run(&argv).await
+    };
+    let run_b = async {
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        let argv: Vec<&str> = args_b.iter().map(String::as_str).collect();
+        b.run(&argv).await
+    };
+    let (out_a, out_b) = tokio::join!(run_a, run_b);
+    assert!(
+        out_a.status.success(),
+        "{}",
+        crate::support::cli::stderr(&out_a)
+    );
+    let results = crate::hardening::sandbox::results(&crate::support::cli::events(&out_b));
+    assert!(
+        !ws.join(".git/config").exists(),
+        "the second command planted .git/config: {results:?}"
+    );
+}
