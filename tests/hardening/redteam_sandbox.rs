@@ -168,3 +168,32 @@ async fn another_egirls_command_ending_leaves_git_read_only() {
         "the second command planted .git/config: {results:?}"
     );
 }
+
+/// A System V shared memory segment made by a command stays behind it in
+/// egirl's IPC namespace (state outside every writable root, which other
+/// processes of the same user can attach to) unless the command has an IPC
+/// namespace of its own.
+#[tokio::test]
+async fn a_command_leaves_no_shared_memory_behind() {
+    if !crate::hardening::sandbox::mount_namespace() || !python3() {
+        return;
+    }
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    std::fs::create_dir_all(cli.workspace()).unwrap();
+    let key = 0x6567_0000 | (std::process::id() as i32 & 0xffff);
+    // IPC_CREAT | 0600
+    let command = format!(
+        "python3 -c \"import ctypes; print('segment', ctypes.CDLL(None).shmget({key}, 4096, 0o1600))\""
+    );
+    let ev = crate::hardening::sandbox::approved(&cli, &fake, &[command.as_str()]).await;
+    let results = crate::hardening::sandbox::results(&ev);
+    assert!(results[0].1.contains("segment"), "{results:?}");
+    // SAFETY: looks the key up; removes a segment the command left.
+    let left = unsafe { libc::shmget(key, 0, 0) };
+    if left >= 0 {
+        // SAFETY: IPC_RMID on the segment found above.
+        unsafe { libc::shmctl(left, libc::IPC_RMID, std::ptr::null_mut()) };
+    }
+    assert!(left < 0, "the command's segment outlived it: {results:?}");
+}

@@ -1,6 +1,6 @@
 //! The command's namespaces: a user namespace (root's too), a mount
-//! namespace in which everything is read-only but the writable roots, and a
-//! PID namespace (entered by [`super::init`]).
+//! namespace in which everything is read-only but the writable roots, an
+//! IPC namespace and a PID namespace (entered by [`super::init`]).
 //!
 //! Landlock only grants, it cannot deny a subtree of a writable root, and it
 //! does not cover metadata (`chmod`, `chown`, `utime`, `setxattr`) at all.
@@ -134,7 +134,10 @@ impl MountPlan {
     /// syscalls, no allocation.
     pub fn enter(&self) -> io::Result<()> {
         let user = self.isolation.kind == NamespaceKind::User;
-        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+        // An IPC namespace of its own: System V and POSIX IPC objects the
+        // command makes go with it, and those of egirl's other processes
+        // are out of its reach.
+        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
         if user {
             flags |= libc::CLONE_NEWUSER;
         }
