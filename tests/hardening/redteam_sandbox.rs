@@ -197,3 +197,31 @@ async fn a_command_leaves_no_shared_memory_behind() {
     }
     assert!(left < 0, "the command's segment outlived it: {results:?}");
 }
+
+/// Root inside the sandbox's user namespace is uid 0 to the kernel, and
+/// sysctl files check the uid, not a capability: a `/proc` the command
+/// could write would let it set `kernel.core_pattern` (a program the kernel
+/// runs as root). Landlock refuses the write where the kernel has it; the
+/// command's own `/proc` is read-only as well, for kernels without.
+#[tokio::test]
+async fn the_commands_proc_is_read_only() {
+    if !crate::hardening::sandbox::mount_namespace() {
+        return;
+    }
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    std::fs::create_dir_all(cli.workspace()).unwrap();
+    // Opens for writing without writing anything.
+    let ev = crate::hardening::sandbox::approved(
+        &cli,
+        &fake,
+        &["exec 3>>/proc/sys/kernel/core_pattern && echo opened"],
+    )
+    .await;
+    let results = crate::hardening::sandbox::results(&ev);
+    assert!(!results[0].0, "{results:?}");
+    assert!(
+        results[0].1.contains("Read-only file system"),
+        "{results:?}"
+    );
+}

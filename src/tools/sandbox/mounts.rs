@@ -205,7 +205,10 @@ impl MountPlan {
 }
 
 /// In the first process of the PID namespace: a `/proc` of its own, which
-/// shows only the command's processes.
+/// shows only the command's processes. Read-only: root in the user
+/// namespace is uid 0 to the kernel, and the sysctl files check the uid,
+/// not a capability (`kernel.core_pattern` names a program the kernel runs
+/// as root); Landlock refuses those writes too, where the kernel has it.
 pub fn mount_proc() -> io::Result<()> {
     // SAFETY: a raw mount on static strings.
     check(unsafe {
@@ -213,7 +216,7 @@ pub fn mount_proc() -> io::Result<()> {
             c"proc".as_ptr(),
             c"/proc".as_ptr(),
             c"proc".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
             std::ptr::null(),
         )
     })
