@@ -225,3 +225,44 @@ async fn the_commands_proc_is_read_only() {
         "{results:?}"
     );
 }
+
+/// egirl's state dir (the trust store and the recorded writable roots) in
+/// an allowed path: a command that wrote it could trust a config of its
+/// own and drop the root that gives it away, for the next start to load.
+#[tokio::test]
+async fn the_trust_store_stays_read_only_in_an_allowed_path() {
+    if !crate::hardening::sandbox::landlock() || !crate::hardening::sandbox::mount_namespace() {
+        return;
+    }
+    let fake = FakeLlama::start().await;
+    // `~` is the Cli's own dir: the state dir is ~/.config/egirl.
+    let cli = Cli::new(&fake, "[tools]\nallowed_paths = [\"~/.config\"]\n");
+    let state = cli.dir.path().join(".config/egirl");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("trusted.toml"), "").unwrap();
+    let ev = crate::hardening::sandbox::approved(
+        &cli,
+        &fake,
+        &[
+            &format!(
+                "echo '# planted' >> {}",
+                state.join("trusted.toml").display()
+            ),
+            &format!(
+                "printf '/elsewhere\\n' > {}",
+                state.join("writable-roots").display()
+            ),
+            "echo fine > ~/.config/other.conf",
+        ],
+    )
+    .await;
+    let results = crate::hardening::sandbox::results(&ev);
+    assert!(results[2].0, "{results:?}");
+    assert_eq!(
+        std::fs::read_to_string(state.join("trusted.toml")).unwrap(),
+        "",
+        "{results:?}"
+    );
+    let roots = std::fs::read_to_string(state.join("writable-roots")).unwrap_or_default();
+    assert!(!roots.contains("/elsewhere"), "{roots}: {results:?}");
+}
