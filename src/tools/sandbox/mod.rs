@@ -27,10 +27,11 @@
 //!    roots, which hold the protected paths read-only again, and a PID
 //!    namespace. A writable root without `.git` gets an empty read-only
 //!    one for the command's time ([`placeholders`]);
-//! 2. [`init`]: the forked child forks PID 1 of the new namespace, which
-//!    mounts its own `/proc` and forks the command; the command sees none
-//!    of egirl's or the user's processes, and everything it started dies
-//!    when it ends, or when egirl does (parent-death signals);
+//! 2. [`init`]: the forked child forks PID 1 of the new namespace (egirl's
+//!    own, idle) and the command's process, which mounts its own `/proc`;
+//!    the command sees none of egirl's or the user's processes, and
+//!    everything it started dies when it ends, or when egirl does
+//!    (parent-death signals);
 //! 3. where user namespaces are off, a root egirl still gets the mount and
 //!    PID namespaces, and [`privileges`] drops every capability;
 //! 4. `no_new_privs`, then Landlock ([`filesystem`]): read and execute
@@ -319,9 +320,8 @@ impl ChildSetup {
         if let Some(mounts) = &self.mounts {
             init::die_with_parent(self.egirl)?;
             mounts.enter()?;
-            init::fork_first_process()?;
+            init::fork_first_process(self.arguments)?;
             mounts::mount_proc()?;
-            init::fork_command(self.arguments)?;
             privileged = mounts.isolation().kind == mounts::NamespaceKind::Privileged;
         }
         if privileged {
