@@ -138,7 +138,10 @@ impl Environment {
         .with_start_up_files(
             config::config_candidates()
                 .into_iter()
-                .chain(startup::dotenv_candidates(self.config_path.as_deref())),
+                .chain(startup::dotenv_candidates(self.config_path.as_deref()))
+                // The trust store and the recorded writable roots decide
+                // what the next start loads.
+                .chain(std::iter::once(config::trust::state_dir())),
         )
     }
 }

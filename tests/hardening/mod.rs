@@ -6,6 +6,7 @@ mod bounds;
 mod history;
 mod protected;
 mod redteam_rules;
+mod redteam_sandbox;
 mod root;
 mod rules;
 mod sandbox;

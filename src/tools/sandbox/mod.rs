@@ -26,11 +26,12 @@
 //!    mount namespace where every mount is read-only but the writable
 //!    roots, which hold the protected paths read-only again, and a PID
 //!    namespace. A writable root without `.git` gets an empty read-only
-//!    one for the command's time ([`Placeholders`]);
-//! 2. [`init`]: the forked child forks PID 1 of the new namespace, which
-//!    mounts its own `/proc`; the command sees none of egirl's or the
-//!    user's processes, and everything it started dies when it ends, or
-//!    when egirl does (parent-death signals);
+//!    one for the command's time ([`placeholders`]);
+//! 2. [`init`]: the forked child forks PID 1 of the new namespace (egirl's
+//!    own, idle) and the command's process, which mounts its own `/proc`;
+//!    the command sees none of egirl's or the user's processes, and
+//!    everything it started dies when it ends, or when egirl does
+//!    (parent-death signals);
 //! 3. where user namespaces are off, a root egirl still gets the mount and
 //!    PID namespaces, and [`privileges`] drops every capability;
 //! 4. `no_new_privs`, then Landlock ([`filesystem`]): read and execute
@@ -58,6 +59,7 @@ pub mod env;
 pub mod filesystem;
 pub mod init;
 pub mod mounts;
+pub mod placeholders;
 pub mod privileges;
 pub mod probe;
 pub mod protected;
@@ -96,6 +98,7 @@ pub fn hide_own_environment() {
 use crate::config::{ExecConfig, ExecSandbox};
 use crate::tools::ToolContext;
 use mounts::MountPlan;
+use placeholders::Placeholders;
 use seccompiler::BpfProgram;
 
 /// One line for the approval modal, the tools pane and the tool output:
@@ -180,6 +183,8 @@ pub struct Prepared {
 struct ChildSetup {
     /// egirl's pid, read before the fork.
     egirl: libc::pid_t,
+    /// egirl's command line in memory, blanked in PID 1 ([`init::own_arguments`]).
+    arguments: Option<(usize, usize)>,
     mounts: Option<MountPlan>,
     landlock: Option<OwnedFd>,
     seccomp: Option<Arc<BpfProgram>>,
@@ -258,6 +263,7 @@ pub fn prepare_with(
         tmp,
         child: Arc::new(ChildSetup {
             egirl: std::process::id() as libc::pid_t,
+            arguments: init::own_arguments(),
             mounts,
             landlock,
             seccomp,
@@ -314,7 +320,7 @@ impl ChildSetup {
         if let Some(mounts) = &self.mounts {
             init::die_with_parent(self.egirl)?;
             mounts.enter()?;
-            init::fork_first_process()?;
+            init::fork_first_process(self.arguments)?;
             mounts::mount_proc()?;
             privileged = mounts.isolation().kind == mounts::NamespaceKind::Privileged;
         }
@@ -339,92 +345,6 @@ impl ChildSetup {
             syscalls::install(program)?;
         }
         Ok(())
-    }
-}
-
-/// Empty `.git` directories made where a writable root has none, so that
-/// the mount namespace can bind them read-only like an existing one: a
-/// command that created `.git` would have the user's own `git` (a shell
-/// prompt) run its hooks and fsmonitor outside the sandbox. git's discovery
-/// passes over an empty `.git`. Each is removed after the last command
-/// using it, if still empty.
-#[derive(Default)]
-struct Placeholders(Vec<PathBuf>);
-
-/// The placeholders egirl made and how many running commands use each:
-/// removing one while another command runs would detach that command's
-/// read-only bind (the kernel unmounts a removed mountpoint in every
-/// namespace) and let it create `.git` after all.
-static PLACEHOLDER_USERS: std::sync::Mutex<Vec<(PathBuf, usize)>> =
-    std::sync::Mutex::new(Vec::new());
-
-impl Placeholders {
-    fn create(roots: &[PathBuf]) -> Self {
-        let mut users = PLACEHOLDER_USERS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut made = Vec::new();
-        for git in roots
-            .iter()
-            .filter(|root| root.is_dir())
-            .map(|root| root.join(".git"))
-        {
-            if let Some((_, count)) = users.iter_mut().find(|(p, _)| *p == git) {
-                *count += 1;
-                made.push(git);
-            } else if std::fs::symlink_metadata(&git).is_err()
-                // Best effort: a root we cannot write, the command cannot either.
-                && std::fs::create_dir(&git).is_ok()
-            {
-                users.push((git.clone(), 1));
-                made.push(git);
-            }
-        }
-        Self(made)
-    }
-}
-
-impl Drop for Placeholders {
-    fn drop(&mut self) {
-        let mut users = PLACEHOLDER_USERS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for git in &self.0 {
-            let Some(at) = users.iter().position(|(p, _)| p == git) else {
-                continue;
-            };
-            users[at].1 -= 1;
-            if users[at].1 == 0 {
-                users.remove(at);
-                // Only an empty directory goes: whatever the user put there since stays.
-                let _ = std::fs::remove_dir(git);
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod placeholder_tests {
-    use super::Placeholders;
-
-    #[test]
-    fn a_placeholder_stays_until_the_last_command_using_it_ends() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        let first = Placeholders::create(std::slice::from_ref(&root));
-        let second = Placeholders::create(std::slice::from_ref(&root));
-        assert!(root.join(".git").is_dir());
-        drop(first);
-        assert!(
-            root.join(".git").is_dir(),
-            "removed under a running command"
-        );
-        drop(second);
-        assert!(!root.join(".git").exists());
-        // A `.git` of the user's own is never touched.
-        std::fs::create_dir(root.join(".git")).unwrap();
-        drop(Placeholders::create(std::slice::from_ref(&root)));
-        assert!(root.join(".git").is_dir());
     }
 }
 

@@ -1,6 +1,6 @@
 //! The command's namespaces: a user namespace (root's too), a mount
-//! namespace in which everything is read-only but the writable roots, and a
-//! PID namespace (entered by [`super::init`]).
+//! namespace in which everything is read-only but the writable roots, an
+//! IPC namespace and a PID namespace (entered by [`super::init`]).
 //!
 //! Landlock only grants, it cannot deny a subtree of a writable root, and it
 //! does not cover metadata (`chmod`, `chown`, `utime`, `setxattr`) at all.
@@ -134,7 +134,10 @@ impl MountPlan {
     /// syscalls, no allocation.
     pub fn enter(&self) -> io::Result<()> {
         let user = self.isolation.kind == NamespaceKind::User;
-        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+        // An IPC namespace of its own: System V and POSIX IPC objects the
+        // command makes go with it, and those of egirl's other processes
+        // are out of its reach.
+        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
         if user {
             flags |= libc::CLONE_NEWUSER;
         }
@@ -202,7 +205,10 @@ impl MountPlan {
 }
 
 /// In the first process of the PID namespace: a `/proc` of its own, which
-/// shows only the command's processes.
+/// shows only the command's processes. Read-only: root in the user
+/// namespace is uid 0 to the kernel, and the sysctl files check the uid,
+/// not a capability (`kernel.core_pattern` names a program the kernel runs
+/// as root); Landlock refuses those writes too, where the kernel has it.
 pub fn mount_proc() -> io::Result<()> {
     // SAFETY: a raw mount on static strings.
     check(unsafe {
@@ -210,7 +216,7 @@ pub fn mount_proc() -> io::Result<()> {
             c"proc".as_ptr(),
             c"/proc".as_ptr(),
             c"proc".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
             std::ptr::null(),
         )
     })

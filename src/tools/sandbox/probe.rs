@@ -116,7 +116,7 @@ fn try_in_child(isolation: Isolation) -> Result<(), String> {
     if pid == 0 {
         let entered = plan
             .enter()
-            .and_then(|()| super::init::fork_first_process())
+            .and_then(|()| super::init::fork_first_process(None))
             .and_then(|()| super::mounts::mount_proc());
         let code = match entered {
             Ok(()) => 0,

@@ -137,6 +137,8 @@ fn describe(root: &Path) -> &'static str {
         Some(".git") => "git's config and hooks run code",
         Some(".egirl") => "egirl's own state: approvals, cron jobs, the memory index",
         Some("sessions") => "session transcripts, sent back to the model as history",
+        // `$XDG_CONFIG_HOME/egirl` (`config::trust::state_dir`).
+        Some("egirl") => "egirl's trust store: the start-up files the next start loads",
         _ if is_env_file(root) => "a .env file egirl reads at start-up",
         _ => "egirl's config file",
     }

@@ -9,7 +9,9 @@
 //! - other processes' memory (`ptrace`, `process_vm_readv/writev`);
 //! - mount changes (`mount`, `umount2`, `pivot_root` and the new mount API:
 //!   the fresh `/proc` and the read-only binds stay where they are);
-//! - namespaces (`setns`, `unshare` with a `CLONE_NEW*` flag).
+//! - namespaces (`setns`, `unshare` with a `CLONE_NEW*` flag);
+//! - the kernel keyrings (`keyctl`, `add_key`, `request_key`): the session
+//!   keyring is shared with egirl and the user's login, past every mount.
 //!
 //! With `network = false`, `socket()` and io_uring (whose
 //! `IORING_OP_SOCKET` would go around a syscall filter) too. Why seccomp
@@ -70,6 +72,9 @@ const ALWAYS: &[i64] = &[
     libc::SYS_fspick,
     libc::SYS_mount_setattr,
     libc::SYS_setns,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
 ];
 
 const NETWORK: &[i64] = &[
