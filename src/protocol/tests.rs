@@ -102,3 +102,16 @@ fn an_escalations_ends_are_written_back_as_they_were_read() {
         Some("anthropic/claude")
     );
 }
+
+/// Every event is as large as the largest kind, and the TUI keeps a long
+/// session's events: a text added to a large payload costs 24 bytes per
+/// event unless it stays within this size (a `Box<str>` or a `Box` of the
+/// payload). 168 bytes is what the kinds needed when this was written.
+#[test]
+fn an_event_kind_stays_within_168_bytes() {
+    assert!(
+        std::mem::size_of::<EventKind>() <= 168,
+        "EventKind grew to {} bytes",
+        std::mem::size_of::<EventKind>()
+    );
+}

@@ -150,9 +150,9 @@ mod tests {
                 command: format!("echo {secret}"),
                 cwd: "/w".into(),
                 rule: Some(format!("echo {secret}")),
-                rule_covers: Some(format!("exactly `echo {secret}`")),
+                rule_covers: Some(format!("exactly `echo {secret}`").into()),
                 sandbox: None,
-                escalation: Some(format!("failed: {secret}")),
+                escalation: Some(format!("failed: {secret}").into()),
             }),
             EventKind::Escalation(Escalation {
                 from: "local".into(),

@@ -26,9 +26,10 @@ fn request(id: &str, command: &str, escalation: Option<&str>) -> EventKind {
         rule_covers: escalation
             .is_none()
             .then(|| egirl::tools::approval::rule_preview(command))
-            .flatten(),
+            .flatten()
+            .map(Into::into),
         sandbox: Some(JAIL.into()),
-        escalation: escalation.map(str::to_string),
+        escalation: escalation.map(Into::into),
     })
 }
 

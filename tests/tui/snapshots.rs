@@ -218,7 +218,7 @@ fn approval_modal_shows_the_exact_rule_for_a_widening_command() {
         command: command.into(),
         cwd: "/home/me/ws".into(),
         rule: egirl::tools::approval::approval_prefix(command),
-        rule_covers: egirl::tools::approval::rule_preview(command),
+        rule_covers: egirl::tools::approval::rule_preview(command).map(Into::into),
         sandbox: None,
         escalation: None,
     })));

@@ -19,7 +19,7 @@ fn request(id: &str, escalation: Option<&str>) -> PendingApproval {
             rule: Some("touch".into()),
             rule_covers: None,
             sandbox: None,
-            escalation: escalation.map(str::to_string),
+            escalation: escalation.map(Into::into),
         },
     }
 }

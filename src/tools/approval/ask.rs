@@ -32,9 +32,9 @@ impl Approver {
                 command: command.into(),
                 cwd: ctx.workspace.display().to_string(),
                 rule,
-                rule_covers,
-                sandbox,
-                escalation: escalation.map(str::to_string),
+                rule_covers: rule_covers.map(Into::into),
+                sandbox: sandbox.map(Into::into),
+                escalation: escalation.map(Into::into),
             })
         };
         self.ask_with(ctx, request, escalation.is_some()).await
