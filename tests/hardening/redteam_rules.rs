@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use super::saved_rules::{git, notes_repo, wrong_verdicts};
 use crate::support::cli::{Cli, events, stderr, tool_outcome};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
@@ -49,16 +50,6 @@ async fn a_saved_git_rule_does_not_run_a_workspace_planted_as_a_bare_repository(
     assert!(!planted.exists(), "the planted textconv ran: {output}");
 }
 
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 /// Where the table read a word differently from the program: GNU sed ends
 /// a comment at the newline between two `-e` (the reader continued it
 /// past a backslash, over an `e` command), git reads `--format` only with
@@ -69,18 +60,8 @@ fn git(dir: &std::path::Path, args: &[&str]) {
 async fn a_saved_rule_does_not_cover_a_word_the_program_reads_differently() {
     let fake = FakeLlama::start().await;
     let cli = Cli::new(&fake, "[tools.exec]\ntimeout_secs = 3\n");
-    let ws = cli.workspace();
-    std::fs::create_dir_all(ws.join(".egirl")).unwrap();
-    std::fs::write(ws.join("notes.md"), "hello\nworld\n").unwrap();
-    git(&ws, &["init", "-q"]);
-    git(&ws, &["add", "notes.md"]);
-    git(&ws, &["commit", "-qm", "notes"]);
+    let ws = notes_repo(&cli, &["sed -n 1,5p", "git log", "git diff", "tail"]);
     std::fs::write(ws.join("notes.md"), "hello\nthere\n").unwrap();
-    std::fs::write(
-        ws.join(".egirl/approvals.toml"),
-        "allow = [\"sed -n 1,5p\", \"git log\", \"git diff\", \"tail\"]\n",
-    )
-    .unwrap();
     let commands = [
         "sed -n 1,5p notes.md",
         "sed -n 1,5p -e '#x\\' -e '1e touch pwned-sed' notes.md",
@@ -89,29 +70,8 @@ async fn a_saved_rule_does_not_cover_a_word_the_program_reads_differently() {
         "tail +1f notes.md",
         "tail -cf notes.md",
     ];
-    let replies: Vec<Reply> = commands
-        .iter()
-        .map(|c| Reply::tool_calls(&[("exec", &json!({ "command": c }).to_string())]))
-        .chain([Reply::text("done")])
-        .collect();
-    fake.push_replies(replies);
-    let out = cli.run(&["-m", "read notes", "--json"]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    let events = events(&out);
-    let mut wrong = Vec::new();
-    for (i, command) in commands.iter().enumerate() {
-        let (success, output) = tool_outcome(&events, &format!("fake_call_{i}"));
-        let denied = !success && output.starts_with("denied");
-        if (i < 1) == denied {
-            let first = output.lines().next().unwrap_or("");
-            wrong.push(format!("{command}: {first}"));
-        }
-    }
-    for planted in ["pwned-sed", "pwned-log", "pwned-diff"] {
-        if ws.join(planted).exists() {
-            wrong.push(format!("{planted} was written"));
-        }
-    }
+    let planted = ["pwned-sed", "pwned-log", "pwned-diff"];
+    let wrong = wrong_verdicts(&cli, &fake, &commands, 1, &planted).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
