@@ -17,6 +17,7 @@
 //! | 1 | `stop_signals` | the signals that stop `-m` and `serve` |
 //! | 2 | `bus` | fans every event out to each surface's own queue |
 //! | 2 | `chat` | messages, tool calls, tool specs and token usage |
+//! | 3 | `link` | a surface's connection to the core: in this process or over its socket |
 //! | 3 | `config` | `egirl.toml`, the MCP servers' entries included |
 //! | 4 | `workspace` | the personality and memory files |
 //! | 5 | `cron` | cron jobs as data: the store, a job, its schedule |
@@ -41,6 +42,7 @@ pub mod cli;
 pub mod config;
 pub mod cron;
 pub mod fsutil;
+pub mod link;
 pub mod logging;
 pub mod mcp;
 pub mod memory;

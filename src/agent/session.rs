@@ -93,7 +93,7 @@ impl Session {
 
     pub fn apply(&mut self, command: Command) {
         match command {
-            Command::ForceTarget(target) => self.forced = Some(target),
+            Command::ForceTarget { target } => self.forced = Some(target),
             Command::Clear => {
                 self.history.clear();
                 self.summary = None;

@@ -6,6 +6,7 @@ mod doctor;
 mod environment;
 pub mod export;
 mod init;
+mod link;
 pub mod mcp;
 pub mod memory;
 mod serve;
@@ -121,8 +122,9 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     let session = session_id(&cli, &env)?;
     let servers = start_managed_servers(&env, &log_dir).await?;
     let (agent, core, notices) = env.start_agent();
+    let link = link::in_process(&agent, link::Bots::default(), Vec::new());
     let code = match cli.message {
-        None if cli.compact => exit_code(headless::compact(&agent, &session).await),
+        None if cli.compact => exit_code(headless::compact(&link, &session).await),
         Some(text) => {
             let opts = HeadlessOptions {
                 session,
@@ -134,7 +136,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
                     print::err(format_args!("egirl: {notice}"));
                 }
             }
-            exit_code(headless::run_once(&agent, text, &opts).await)
+            exit_code(headless::run_once(&link, text, &opts).await)
         }
         None if serving => run_serve(&env, &agent, notices).await,
         None => run_tui(&env, &agent, session, notices).await,
@@ -232,15 +234,7 @@ async fn run_tui(
             None
         }
     };
-    let options = tui::TuiOptions {
-        session,
-        theme: env.config.ui.theme.clone(),
-        workspace: env.workspace.clone(),
-        model: env.config.local.model.clone(),
-        endpoint: env.config.local.endpoint_list()[0].clone(),
-        endpoints: env.config.local.endpoints.clone(),
-        context_length: env.config.local.context_length,
-        notices,
+    let bots = link::Bots {
         discord: services
             .as_ref()
             .and_then(|s| s.discord.as_ref())
@@ -250,7 +244,18 @@ async fn run_tui(
             .and_then(|s| s.telegram.as_ref())
             .map(|t| t.status.clone()),
     };
-    let code = match tui::run(agent, options).await {
+    let core = link::in_process(agent, bots, env.config.local.endpoint_list());
+    let options = tui::TuiOptions {
+        session,
+        theme: env.config.ui.theme.clone(),
+        workspace: env.workspace.clone(),
+        model: env.config.local.model.clone(),
+        endpoint: env.config.local.endpoint_list()[0].clone(),
+        context_length: env.config.local.context_length,
+        notices,
+        skills: Some(agent.skills.clone()),
+    };
+    let code = match tui::run(&core, options).await {
         tui::TuiOutcome::Quit => EXIT_OK,
         tui::TuiOutcome::Failed => EXIT_FAILURE,
     };

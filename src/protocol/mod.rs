@@ -29,6 +29,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 
 mod events;
 mod route;
+pub mod wire;
 pub use events::*;
 pub use route::{LOCAL_PROVIDER, LocalRole, Route, RoutedModel};
 
@@ -157,10 +158,13 @@ impl fmt::Display for Target {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// On the wire: `{"name": "clear"}`, `{"name": "rewind", "turn":
+/// 2}`... (docs/protocol.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "snake_case")]
 pub enum Command {
     /// Force the target of the session's next turn.
-    ForceTarget(Target),
+    ForceTarget { target: Target },
     /// Forget the in-memory history of a session (the transcript stays on disk).
     Clear,
     /// Search memory for the session (`/memory Q`): answered with `memory_hits`.
@@ -174,6 +178,7 @@ pub enum Command {
     /// Replace the older history with a summary now (`/compact [what to
     /// keep]`): answered with `compaction`, or `error` when it could not.
     Compact {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         focus: Option<String>,
         origin: Origin,
     },
@@ -200,8 +205,9 @@ impl fmt::Display for SubmissionId {
     }
 }
 
-/// An op with the id its events will carry.
-#[derive(Clone, Debug)]
+/// An op with the id its events will carry. On the wire (an `op` frame)
+/// `{"id": ..., "op": {...}}`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Submission {
     pub id: SubmissionId,
     pub op: Op,
@@ -217,7 +223,11 @@ impl Submission {
     }
 }
 
-#[derive(Clone, Debug)]
+/// On the wire tagged by `"type"` (`user_message`, `approval_decision`,
+/// `interrupt`, `command`); `Shutdown` is this process's own and has no
+/// wire form (no client stops the core).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum Op {
     UserMessage {
         session: SessionId,
@@ -236,11 +246,14 @@ pub enum Op {
         session: SessionId,
         command: Command,
     },
+    #[serde(skip)]
     Shutdown,
 }
 
 /// A background bot's connection (the Discord bridge), as surfaces show it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// On the wire `{"state": "ready", "detail": "egirl#0001"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", content = "detail", rename_all = "snake_case")]
 pub enum BotStatus {
     /// Not running: disabled, or no bot in this process.
     Off,

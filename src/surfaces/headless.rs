@@ -3,7 +3,7 @@
 //! Exec is denied (the model hears "denied by user") unless
 //! `--approve-exec` or the approval policy allows it.
 
-use crate::agent::AgentHandle;
+use crate::link::CoreLink;
 use crate::print;
 use crate::protocol::{
     ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, ErrorEvent, EventKind,
@@ -25,15 +25,15 @@ pub enum Outcome {
     Interrupted,
 }
 
-pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions) -> Outcome {
-    let mut events = agent.bus.subscribe();
+pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) -> Outcome {
+    let mut events = agent.subscribe();
     // One turn, no later one to pick up a server that connects meanwhile:
     // it starts once every MCP server is up or has failed (each bounded by
     // its startup_timeout).
     agent.start_mcp();
-    let mut mcp = agent.mcp.clone();
-    let _ = mcp
-        .wait_for(|servers| servers.iter().all(|s| s.state != "starting"))
+    let mut status = agent.status.clone();
+    let _ = status
+        .wait_for(|status| status.mcp.iter().all(|s| s.state != "starting"))
         .await;
     agent.submit(Op::UserMessage {
         session: opts.session.clone(),
@@ -125,8 +125,8 @@ pub async fn run_once(agent: &AgentHandle, text: String, opts: &HeadlessOptions)
 
 /// `egirl --session ID --compact`: compacts the session now and prints
 /// the summary (what the model sees from then on in place of older turns).
-pub async fn compact(agent: &AgentHandle, session: &str) -> Outcome {
-    let mut events = agent.bus.subscribe();
+pub async fn compact(agent: &CoreLink, session: &str) -> Outcome {
+    let mut events = agent.subscribe();
     agent.submit(Op::Command {
         session: session.to_string(),
         command: Command::Compact {

@@ -3,6 +3,7 @@
 pub mod clock;
 pub mod cron;
 pub mod discord;
+pub mod gateway;
 pub mod headless;
 pub mod heartbeat;
 pub mod telegram;

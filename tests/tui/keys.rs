@@ -272,7 +272,9 @@ fn slash_commands_become_ops_or_notices() {
     assert!(matches!(
         &local[..],
         [Op::Command {
-            command: Command::ForceTarget(Target::Local),
+            command: Command::ForceTarget {
+                target: Target::Local
+            },
             ..
         }]
     ));
@@ -280,7 +282,9 @@ fn slash_commands_become_ops_or_notices() {
     assert!(matches!(
         &remote[..],
         [Op::Command {
-            command: Command::ForceTarget(Target::Remote),
+            command: Command::ForceTarget {
+                target: Target::Remote
+            },
             ..
         }]
     ));

@@ -25,8 +25,9 @@ use super::app::{App, AppOptions, Effect};
 use super::conversation::Level;
 use super::driver::{AppEvent, Host, drive};
 use super::theme::Theme;
-use crate::agent::AgentHandle;
-use crate::protocol::{BotStatus, SessionId, Submission};
+use crate::link::CoreLink;
+use crate::protocol::wire::CoreStatus;
+use crate::protocol::{SessionId, Submission};
 
 /// What start-up knows that the TUI shows.
 pub struct TuiOptions {
@@ -36,15 +37,11 @@ pub struct TuiOptions {
     pub workspace: PathBuf,
     pub model: String,
     pub endpoint: String,
-    /// `[local] endpoints` (replicas); the status line counts those up.
-    pub endpoints: Vec<String>,
     pub context_length: u64,
     /// Start-up news for the user (a remote provider left out, and why).
     pub notices: Vec<String>,
-    /// The Discord bot's status, when this process runs one.
-    pub discord: Option<watch::Receiver<BotStatus>>,
-    /// The Telegram bot's status, when this process runs one.
-    pub telegram: Option<watch::Receiver<BotStatus>>,
+    /// The skills the core uses (slash commands, `/skills`).
+    pub skills: Option<std::sync::Arc<crate::skills::Registry>>,
 }
 
 /// How the TUI ended; `cli` turns it into the process's exit code (a
@@ -61,9 +58,9 @@ pub enum TuiOutcome {
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
 
 /// Runs the TUI until the user quits.
-pub async fn run(agent: &AgentHandle, options: TuiOptions) -> TuiOutcome {
+pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     // Subscribe before anything can be submitted: no event is missed.
-    let events = agent.bus.subscribe();
+    let events = core.subscribe();
     let mut dirs = vec![options.workspace.clone()];
     if let Ok(cwd) = std::env::current_dir() {
         dirs.push(cwd);
@@ -80,7 +77,7 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> TuiOutcome {
         endpoint: options.endpoint.clone(),
         context_length: options.context_length,
     });
-    app.skills = Some(agent.skills.clone());
+    app.skills = options.skills;
     if let Some(e) = theme_error {
         app.notice(Level::Error, format!("{e}; using the default theme"));
     }
@@ -116,25 +113,12 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> TuiOutcome {
         let _ = ready.send(AppEvent::HighlighterReady);
     });
     watch_signals(tx.clone());
-    if let Some(status) = options.discord {
-        watch_discord(status, tx.clone());
-    }
-    if let Some(status) = options.telegram {
-        watch_bot(status, tx.clone(), AppEvent::Telegram);
-    }
-    if !agent.mcp.borrow().is_empty() {
-        watch_mcp(agent.mcp.clone(), tx.clone());
-    }
-    let mut endpoints = options.endpoints.clone();
-    if endpoints.is_empty() {
-        endpoints.push(options.endpoint.clone());
-    }
-    watch_local_health(endpoints, tx);
+    watch_status(core.status.clone(), tx);
     // The first frame before the MCP servers spawn and handshake, which
     // would compete with it for the CPU; the loop draws again at once.
     let _ = terminal.draw(|f| super::draw(&app, f));
-    agent.start_mcp();
-    let mut host = Crossterm { agent };
+    core.start_mcp();
+    let mut host = Crossterm { core };
     let result = drive(
         &mut terminal,
         &mut app,
@@ -156,12 +140,12 @@ pub async fn run(agent: &AgentHandle, options: TuiOptions) -> TuiOutcome {
 
 /// The real terminal as the loop's host.
 struct Crossterm<'a> {
-    agent: &'a AgentHandle,
+    core: &'a CoreLink,
 }
 
 impl Host<CrosstermBackend<io::Stdout>> for Crossterm<'_> {
     fn submit(&mut self, submission: Submission) -> bool {
-        self.agent.submit_with(submission)
+        self.core.submit_with(submission)
     }
 
     fn effect(&mut self, term: &mut Term, effect: Effect) -> anyhow::Result<()> {
@@ -204,85 +188,55 @@ fn watch_signals(tx: mpsc::UnboundedSender<AppEvent>) {
     });
 }
 
-/// How often the status line's local endpoint dot is refreshed.
-const HEALTH_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Probes the local endpoints now and every few seconds, so a server that
-/// died (or came back) shows before the next turn fails. The loop redraws
-/// only when the answer changes. With several endpoints the status line
-/// shows how many answer (`local 2/2`).
-fn watch_local_health(endpoints: Vec<String>, tx: mpsc::UnboundedSender<AppEvent>) {
-    let urls: Vec<String> = endpoints
-        .iter()
-        .map(|e| format!("{}/health", e.trim_end_matches('/')))
-        .collect();
+/// Forwards the core's status (bots, MCP servers, local health) to the
+/// loop as it changes, each part only when it changed.
+fn watch_status(mut status: watch::Receiver<CoreStatus>, tx: mpsc::UnboundedSender<AppEvent>) {
     tokio::spawn(async move {
-        let Ok(client) = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(3))
-            .build()
-        else {
-            return;
-        };
-        loop {
-            // 503 while the model loads counts as not up yet.
-            let mut up = 0;
-            for url in &urls {
-                up += usize::from(
-                    matches!(client.get(url).send().await, Ok(r) if r.status().is_success()),
-                );
-            }
-            if urls.len() > 1 && tx.send(AppEvent::Replicas(up, urls.len())).is_err() {
-                return;
-            }
-            if tx.send(AppEvent::LocalHealth(up > 0)).is_err() {
-                return;
-            }
-            tokio::time::sleep(HEALTH_EVERY).await;
-        }
-    });
-}
-
-/// Forwards a bot's status changes to the loop, wrapped by `event`.
-fn watch_bot(
-    mut status: watch::Receiver<BotStatus>,
-    tx: mpsc::UnboundedSender<AppEvent>,
-    event: fn(BotStatus) -> AppEvent,
-) {
-    tokio::spawn(async move {
+        let mut shown = CoreStatus::default();
+        let mut first = true;
         loop {
             let now = status.borrow_and_update().clone();
-            if tx.send(event(now)).is_err() || status.changed().await.is_err() {
+            for event in status_changes(&shown, &now, first) {
+                if tx.send(event).is_err() {
+                    return;
+                }
+            }
+            shown = now;
+            first = false;
+            if status.changed().await.is_err() {
                 return;
             }
         }
     });
 }
 
-/// Forwards the bot's status changes to the loop.
-fn watch_discord(mut status: watch::Receiver<BotStatus>, tx: mpsc::UnboundedSender<AppEvent>) {
-    tokio::spawn(async move {
-        loop {
-            let now = status.borrow_and_update().clone();
-            if tx.send(AppEvent::Discord(now)).is_err() || status.changed().await.is_err() {
-                return;
-            }
+/// The loop's messages for what differs between `old` and `new`.
+fn status_changes(old: &CoreStatus, new: &CoreStatus, first: bool) -> Vec<AppEvent> {
+    let mut out = Vec::new();
+    if let Some(bot) = new
+        .discord
+        .as_ref()
+        .filter(|b| first || old.discord.as_ref() != Some(b))
+    {
+        out.push(AppEvent::Discord(bot.clone()));
+    }
+    if let Some(bot) = new
+        .telegram
+        .as_ref()
+        .filter(|b| first || old.telegram.as_ref() != Some(b))
+    {
+        out.push(AppEvent::Telegram(bot.clone()));
+    }
+    if old.mcp != new.mcp {
+        out.push(AppEvent::Mcp(new.mcp.clone()));
+    }
+    if let Some(local) = new.local.filter(|l| old.local != Some(*l)) {
+        if local.total > 1 {
+            out.push(AppEvent::Replicas(local.up, local.total));
         }
-    });
-}
-
-/// Forwards the MCP servers' state changes to the loop.
-fn watch_mcp(
-    mut status: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
-    tx: mpsc::UnboundedSender<AppEvent>,
-) {
-    tokio::spawn(async move {
-        loop {
-            let now = status.borrow_and_update().clone();
-            if tx.send(AppEvent::Mcp(now)).is_err() || status.changed().await.is_err() {
-                return;
-            }
-        }
-    });
+        out.push(AppEvent::LocalHealth(local.up > 0));
+    }
+    out
 }
 
 /// Also hands copied text to the desktop's clipboard tool when there is

@@ -11,7 +11,7 @@ pub(super) fn force_target(app: &mut App, target: Target) -> Vec<Effect> {
     app.notice(Level::Info, format!("next turn: {target}"));
     vec![Effect::submit(Op::Command {
         session: app.session.clone(),
-        command: Command::ForceTarget(target),
+        command: Command::ForceTarget { target },
     })]
 }
 

@@ -1,0 +1,141 @@
+//! The in-process [`CoreLink`]: the agent core of this process, with the
+//! status of the bots this process runs, its MCP servers and the local
+//! model's health folded into one [`CoreStatus`] that the TUI and the
+//! gateway's clients read alike.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::agent::AgentHandle;
+use crate::link::CoreLink;
+use crate::protocol::BotStatus;
+use crate::protocol::wire::{CoreStatus, LocalHealth};
+
+/// How often the local endpoints' `/health` is probed while anyone reads
+/// the status besides the link itself.
+const HEALTH_EVERY: Duration = Duration::from_secs(10);
+
+/// The bots this process runs, as their status watches.
+#[derive(Default)]
+pub struct Bots {
+    pub discord: Option<watch::Receiver<BotStatus>>,
+    pub telegram: Option<watch::Receiver<BotStatus>>,
+}
+
+/// A link to `agent`, with a task that keeps its status current; the task
+/// ends when every receiver of the status is gone.
+pub fn in_process(agent: &AgentHandle, bots: Bots, endpoints: Vec<String>) -> CoreLink {
+    // Filled now, not by the task's first pass: a reader that waits for the
+    // MCP servers must see them starting, not an empty list.
+    let (tx, rx) = watch::channel(CoreStatus {
+        mcp: agent.mcp.borrow().clone(),
+        discord: bots.discord.as_ref().map(|d| d.borrow().clone()),
+        telegram: bots.telegram.as_ref().map(|t| t.borrow().clone()),
+        local: None,
+    });
+    tokio::spawn(keep_status(tx, agent.mcp.clone(), bots, endpoints));
+    let submit_to = agent.clone();
+    let start = agent.clone();
+    CoreLink::new(
+        Arc::new(move |submission| submit_to.submit_with(submission)),
+        agent.bus.clone(),
+        rx,
+        Arc::new(move || start.start_mcp()),
+        None,
+    )
+}
+
+async fn keep_status(
+    tx: watch::Sender<CoreStatus>,
+    mut mcp: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
+    mut bots: Bots,
+    endpoints: Vec<String>,
+) {
+    let probe = HealthProbe::new(endpoints);
+    let mut next_probe = tokio::time::Instant::now();
+    loop {
+        let mut status = tx.borrow().clone();
+        status.mcp = mcp.borrow_and_update().clone();
+        status.discord = bots.discord.as_mut().map(|d| d.borrow_and_update().clone());
+        status.telegram = bots
+            .telegram
+            .as_mut()
+            .map(|t| t.borrow_and_update().clone());
+        // Only the link itself reads it: nobody to probe for.
+        let watched = tx.receiver_count() > 1;
+        if watched && tokio::time::Instant::now() >= next_probe {
+            if let Some(probe) = &probe {
+                status.local = Some(probe.run().await);
+            }
+            next_probe = tokio::time::Instant::now() + HEALTH_EVERY;
+        }
+        tx.send_if_modified(|now| {
+            let changed = *now != status;
+            *now = status;
+            changed
+        });
+        if tx.is_closed() {
+            return;
+        }
+        tokio::select! {
+            r = mcp.changed() => if r.is_err() { return },
+            Some(()) = changed(&mut bots.discord) => {}
+            Some(()) = changed(&mut bots.telegram) => {}
+            () = tokio::time::sleep_until(next_probe), if probe.is_some() => {}
+            () = tx.closed() => return,
+        }
+    }
+}
+
+/// Resolves when the bot's status changes; never when there is no bot or
+/// it is gone.
+async fn changed(bot: &mut Option<watch::Receiver<BotStatus>>) -> Option<()> {
+    match bot {
+        Some(rx) => match rx.changed().await {
+            Ok(()) => Some(()),
+            Err(_) => {
+                *bot = None;
+                None
+            }
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// Asks each local endpoint's `/health`; 503 while a model loads counts
+/// as not up yet.
+struct HealthProbe {
+    client: reqwest::Client,
+    urls: Vec<String>,
+}
+
+impl HealthProbe {
+    fn new(endpoints: Vec<String>) -> Option<Self> {
+        if endpoints.is_empty() {
+            return None;
+        }
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(3))
+            .build()
+            .ok()?;
+        let urls = endpoints
+            .iter()
+            .map(|e| format!("{}/health", e.trim_end_matches('/')))
+            .collect();
+        Some(HealthProbe { client, urls })
+    }
+
+    async fn run(&self) -> LocalHealth {
+        let mut up = 0;
+        for url in &self.urls {
+            let ok = matches!(self.client.get(url).send().await, Ok(r) if r.status().is_success());
+            up += usize::from(ok);
+        }
+        LocalHealth {
+            up,
+            total: self.urls.len(),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The protocol on a socket: the frames a client and the process that owns
+//! the core (`egirl serve`, or the TUI that started first) exchange over
+//! `.egirl/egirl.sock` or a WebSocket. docs/protocol.md documents every
+//! frame with examples; this file is what it describes.
+//!
+//! One frame is one JSON object on one line (`\n`-terminated; a WebSocket
+//! text message carries one frame without the newline), tagged by
+//! `"frame"`. The client opens with `hello`, then sends `op`s; the server
+//! answers `hello`, then sends `event`s, each with a sequence number one
+//! higher than the event before it in the server's stream, and `status`
+//! when the bots, the MCP servers or the local model's health change.
+//! Events inside an `event` frame are exactly the `--json` lines
+//! ([`super::Event`], version [`super::PROTOCOL_VERSION`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::{BotStatus, Event, McpServerInfo, SessionId, Submission};
+
+/// The frames' version: `hello` carries it both ways, and a server refuses
+/// a client whose major version differs. Bumped when a frame changes
+/// incompatibly; a new optional field or a new frame does not bump it.
+pub const WIRE_VERSION: u32 = 1;
+
+/// The longest frame a server reads from a client: an op carries at most a
+/// pasted message, and a line without end must not grow the server.
+pub const MAX_CLIENT_FRAME: usize = 4 * 1024 * 1024;
+
+/// What a client sends.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "frame", rename_all = "snake_case")]
+pub enum ClientFrame {
+    /// The first frame: who the client is, and where its view left off.
+    Hello(ClientHello),
+    /// An op for the core under the client's own id; the events it causes
+    /// carry that id as `submission`.
+    Op(Submission),
+    /// Trades a one-time pairing code (`egirl pair`) for a device token of
+    /// the client's own; TCP only, sent instead of `hello`.
+    Pair(PairRequest),
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ClientHello {
+    /// [`WIRE_VERSION`] as the client knows it.
+    pub version: u32,
+    /// The client's name and version, for the server's log (`egirl-tui
+    /// 0.1.0`, `my-script`).
+    #[serde(default)]
+    pub client: String,
+    /// A device or gateway token (TCP only; a Unix socket's owner is
+    /// checked by the kernel). Never logged, never echoed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// The `seq` of the last event this client applied, when it
+    /// reconnects: the server replays what came after it, or sends
+    /// `resync` when that is no longer in its buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_after: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PairRequest {
+    /// The code `egirl pair` shows (`1234-5678`).
+    pub code: String,
+    /// What the user calls this device (`phone`), shown by `egirl
+    /// devices list`.
+    pub device: String,
+}
+
+/// What a server sends.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "frame", rename_all = "snake_case")]
+pub enum ServerFrame {
+    Hello(ServerHello),
+    Event(SequencedEvent),
+    Status(CoreStatus),
+    /// The client's view can no longer be continued event by event (it
+    /// fell behind the server's bound, or asked to resume from an event
+    /// the buffer no longer has): it reloads the sessions' transcripts.
+    /// The approvals still open follow as `event` frames.
+    Resync(Resync),
+    /// An op was not taken (a malformed frame, an origin a client may not
+    /// use); the connection stays open.
+    Rejected(Rejected),
+    /// The answer to `pair`: the device's own token, shown once.
+    Paired(Paired),
+    /// The connection is refused or ends (a wrong token, a revoked device,
+    /// a version the server does not speak); the server closes it next.
+    Error(WireError),
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ServerHello {
+    /// [`WIRE_VERSION`].
+    pub version: u32,
+    /// The events' version ([`super::PROTOCOL_VERSION`]).
+    pub events: u32,
+    /// `egirl 0.1.0`.
+    pub server: String,
+    /// The process that owns the core (`attached: serve pid N`).
+    pub pid: u32,
+    /// `serve` or `tui`: which kind of process owns the core.
+    pub mode: String,
+    /// The workspace the core works in (its `sessions/` holds the
+    /// transcripts a client on the same machine reloads).
+    pub workspace: String,
+    /// What this server does beyond the frames above (`pairing`, ...).
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// The `seq` of the last event sent so far: a fresh client's view
+    /// starts after it.
+    pub seq: u64,
+    /// The sessions the core has open now, and whether a turn runs.
+    #[serde(default)]
+    pub sessions: Vec<LiveSession>,
+    /// The local model, as the TUI's status line shows it.
+    #[serde(default)]
+    pub model: String,
+    #[serde(default)]
+    pub context_length: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LiveSession {
+    pub id: SessionId,
+    /// The origin of its last turn (`tui`, `discord:<channel>`...).
+    pub origin: String,
+    /// A turn is running or queued.
+    pub busy: bool,
+}
+
+/// One event of the server's stream.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SequencedEvent {
+    /// One more than the event before it in the server's stream; a client
+    /// that sees a number twice has seen that event already. Streamed text
+    /// a slow client had not read yet may arrive merged into one `delta`,
+    /// which then carries the last of the merged events' numbers.
+    pub seq: u64,
+    pub event: Event,
+}
+
+/// The background parts of the core as surfaces show them; sent after
+/// `hello` and whenever one changes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CoreStatus {
+    /// The Discord bot, when the core's process runs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discord: Option<BotStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telegram: Option<BotStatus>,
+    #[serde(default)]
+    pub mcp: Vec<McpServerInfo>,
+    /// How many local endpoints answer `/health`, of how many; absent
+    /// until the first probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<LocalHealth>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalHealth {
+    pub up: usize,
+    pub total: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Resync {
+    /// `lagged` (the client read too slowly) or `gap` (its `resume_after`
+    /// is older than the buffer).
+    pub reason: String,
+    /// The stream goes on after this `seq`.
+    pub seq: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Rejected {
+    /// The op's id, when the frame had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Paired {
+    /// The device's id (`egirl devices revoke ID`).
+    pub device: String,
+    /// Its token: the client keeps it and sends it in `hello`.
+    pub token: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WireError {
+    pub message: String,
+}

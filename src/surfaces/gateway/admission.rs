@@ -1,0 +1,47 @@
+//! Who may use a connection: the listener decides how a client proves it
+//! is the owner (a Unix socket's peer is checked by the kernel; a TCP
+//! client presents a token), and the connection asks its [`Admission`]
+//! at `hello`, before each op, and for `pair`.
+
+use crate::protocol::wire::{PairRequest, Paired};
+
+/// Whom a connection was admitted as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Admitted {
+    /// The socket's owner (same user, checked at accept).
+    Owner,
+    /// The gateway token of this machine's config dir.
+    GatewayToken,
+    /// A paired device, by id.
+    Device(String),
+}
+
+/// A listener's rules for its connections.
+pub trait Admission: Send + Sync {
+    /// Checks `hello`'s token: whom it admits, or why not (one line that
+    /// never repeats the token).
+    fn admit(&self, token: Option<&str>) -> Result<Admitted, String>;
+    /// Asked before each op a connection sends: false once the device was
+    /// revoked (the connection is told and closed).
+    fn still_admitted(&self, who: &Admitted) -> bool;
+    /// Trades a pairing code for a device token.
+    fn pair(&self, request: &PairRequest) -> Result<Paired, String>;
+}
+
+/// The Unix socket's rule: whoever could connect is the owner (the socket
+/// is 0600 in a 0700 directory and the listener checks the peer's uid).
+pub struct SocketOwner;
+
+impl Admission for SocketOwner {
+    fn admit(&self, _token: Option<&str>) -> Result<Admitted, String> {
+        Ok(Admitted::Owner)
+    }
+
+    fn still_admitted(&self, _who: &Admitted) -> bool {
+        true
+    }
+
+    fn pair(&self, _request: &PairRequest) -> Result<Paired, String> {
+        Err("pairing is for TCP clients; this socket's owner needs no token".into())
+    }
+}
