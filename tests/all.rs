@@ -6,6 +6,7 @@ mod delegate;
 mod discord;
 mod docs;
 mod fleet;
+mod gateway;
 mod hardening;
 mod headless_cli;
 mod json_events;

@@ -1,0 +1,2 @@
+//! The protocol on a socket through the real binary: the daemon serves,
+//! clients attach (docs/protocol.md).
