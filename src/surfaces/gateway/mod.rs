@@ -5,3 +5,4 @@
 //! order, numbered, and sends ops as the in-process surfaces do.
 
 pub mod admission;
+pub mod auth;
