@@ -57,6 +57,16 @@ impl Environment {
                 .map_or("built-in defaults".into(), |p| p.display().to_string());
             return Err(Exit::usage(format!("{file}: {e}")));
         }
+        if let Err(e) = config
+            .gateway
+            .plan(config::gateway::auth_off_by_environment())
+        {
+            let file = loaded
+                .path
+                .as_deref()
+                .map_or("built-in defaults".into(), |p| p.display().to_string());
+            return Err(Exit::usage(format!("{file}: {e}")));
+        }
         config.workspace.path = plan.workspace.display().to_string();
         let (workspace, created) = crate::workspace::ensure(&plan.workspace)
             .map_err(|e| Exit::failure(format!("{e:#}")))?;

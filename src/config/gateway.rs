@@ -5,6 +5,7 @@
 //! pending pairing code (hashed) and, on a client, the device token
 //! pairing gave it.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use serde::Deserialize;
@@ -26,6 +27,43 @@ impl GatewayConfig {
     pub fn listen(&self) -> Option<&str> {
         Some(self.listen.trim()).filter(|l| !l.is_empty())
     }
+
+    /// The listener this section asks for (None: off), or why it cannot
+    /// run, as one line (start-up exits 2): `listen` is not an address, or
+    /// auth is switched off for an address other machines reach.
+    pub fn plan(&self, auth_off: bool) -> Result<Option<TcpPlan>, String> {
+        let Some(listen) = self.listen() else {
+            return Ok(None);
+        };
+        let addr = parse_listen(listen).ok_or_else(|| {
+            format!(
+                "[gateway] listen = \"{listen}\" is not an address (host:port, e.g. 127.0.0.1:7420)"
+            )
+        })?;
+        if auth_off && !addr.ip().is_loopback() {
+            return Err(format!(
+                "[gateway] listen = \"{listen}\" is not a loopback address: the gateway does not run without auth there (unset {NO_AUTH_VAR})"
+            ));
+        }
+        Ok(Some(TcpPlan { addr, auth_off }))
+    }
+}
+
+/// Where and how the listener runs, checked before anything starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpPlan {
+    pub addr: SocketAddr,
+    /// `EGIRL_GATEWAY_NO_AUTH=1` (loopback only).
+    pub auth_off: bool,
+}
+
+/// `ip:port`, `[v6]:port` or `localhost:port`.
+fn parse_listen(listen: &str) -> Option<SocketAddr> {
+    if let Ok(addr) = listen.parse() {
+        return Some(addr);
+    }
+    let port = listen.strip_prefix("localhost:")?.parse().ok()?;
+    Some(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port))
 }
 
 /// The gateway's secrets: a 0700 directory in egirl's config dir.
@@ -72,4 +110,27 @@ pub fn secret_entries() -> Vec<(String, String)> {
         (!value.is_empty()).then(|| (name.to_string(), value.to_string()))
     })
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(listen: &str) -> GatewayConfig {
+        GatewayConfig {
+            listen: listen.into(),
+        }
+    }
+
+    #[test]
+    fn the_plan_refuses_a_bad_address_and_no_auth_off_loopback() {
+        assert_eq!(config("").plan(false), Ok(None));
+        let local = config("localhost:7420").plan(true).unwrap().unwrap();
+        assert_eq!(local.addr, "127.0.0.1:7420".parse().unwrap());
+        let err = config("nowhere").plan(false).unwrap_err();
+        assert!(err.contains("is not an address"), "{err}");
+        let err = config("0.0.0.0:7420").plan(true).unwrap_err();
+        assert!(err.contains("not a loopback address") && !err.contains('\n'));
+        assert!(config("0.0.0.0:7420").plan(false).is_ok());
+    }
 }
