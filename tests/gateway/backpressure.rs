@@ -1,0 +1,1 @@
+//! A slow client against the real daemon.

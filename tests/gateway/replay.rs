@@ -1,0 +1,1 @@
+//! Resuming after a cut connection, against the real daemon.
