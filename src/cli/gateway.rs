@@ -1,10 +1,12 @@
 //! The socket of the process that holds the services lock
 //! (`<workspace>/.egirl/egirl.sock`): `egirl serve`, or the TUI that
-//! started first, serves its core to other processes (docs/protocol.md).
+//! started first, serves its core to other processes (docs/protocol.md),
+//! and on TCP + WebSocket when `[gateway] listen` is set.
 
 use super::Environment;
 use crate::link::CoreLink;
 use crate::link::client::socket_path;
+use crate::surfaces::gateway::tcp::{self, TcpServer};
 use crate::surfaces::gateway::unix::{self, UnixServer};
 use crate::surfaces::gateway::{Bounds, Gateway, HelloFacts};
 
@@ -14,7 +16,7 @@ const RING_EVENTS_VAR: &str = "EGIRL_GATEWAY_RING_EVENTS";
 
 /// Starts serving `link` on the workspace's socket; `mode` is `serve` or
 /// `tui`. Err is one line saying why not.
-pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<UnixServer, String> {
+pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners, String> {
     let facts = HelloFacts {
         server: format!("egirl {}", env!("CARGO_PKG_VERSION")),
         mode: mode.to_string(),
@@ -32,5 +34,24 @@ pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<UnixServe
     }
     let gateway = Gateway::start(link.clone(), facts, bounds);
     let path = socket_path(&env.workspace);
-    unix::listen(gateway, &path).map_err(|e| format!("{e:#}; other processes cannot attach"))
+    let socket = unix::listen(gateway.clone(), &path)
+        .map_err(|e| format!("{e:#}; other processes cannot attach"))?;
+    let tcp = tcp::start(&env.config.gateway, &gateway)?;
+    Ok(Listeners { socket, tcp })
+}
+
+/// The core's listeners: the Unix socket, and TCP when `[gateway]
+/// listen` asks for it.
+pub struct Listeners {
+    pub socket: UnixServer,
+    pub tcp: Option<TcpServer>,
+}
+
+impl Listeners {
+    pub async fn stop(self) {
+        if let Some(tcp) = self.tcp {
+            tcp.stop().await;
+        }
+        self.socket.stop().await;
+    }
 }

@@ -3,5 +3,7 @@
 
 mod backpressure;
 mod daemon;
+mod pairing;
 mod replay;
+mod tcp;
 mod wire;
