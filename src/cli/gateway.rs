@@ -12,9 +12,25 @@ use crate::surfaces::gateway::{Bounds, Gateway, HelloFacts};
 /// byte bound stays).
 const RING_EVENTS_VAR: &str = "EGIRL_GATEWAY_RING_EVENTS";
 
+/// The listeners serving this process's core to other processes; one
+/// [`Gateway`] (one numbered stream) behind all of them.
+pub struct Listeners {
+    /// For a TCP listener to serve the same stream.
+    #[allow(dead_code)]
+    pub gateway: Gateway,
+    pub socket: UnixServer,
+}
+
+impl Listeners {
+    /// Closes every connection and removes the socket file.
+    pub async fn stop(self) {
+        self.socket.stop().await;
+    }
+}
+
 /// Starts serving `link` on the workspace's socket; `mode` is `serve` or
 /// `tui`. Err is one line saying why not.
-pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<UnixServer, String> {
+pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners, String> {
     let facts = HelloFacts {
         server: format!("egirl {}", env!("CARGO_PKG_VERSION")),
         mode: mode.to_string(),
@@ -32,5 +48,7 @@ pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<UnixServe
     }
     let gateway = Gateway::start(link.clone(), facts, bounds);
     let path = socket_path(&env.workspace);
-    unix::listen(gateway, &path).map_err(|e| format!("{e:#}; other processes cannot attach"))
+    let socket = unix::listen(gateway.clone(), &path)
+        .map_err(|e| format!("{e:#}; other processes cannot attach"))?;
+    Ok(Listeners { gateway, socket })
 }

@@ -13,11 +13,11 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::EXIT_OK;
+use super::gateway::Listeners;
 use super::services::Services;
 use crate::agent::AgentHandle;
 use crate::print;
 use crate::protocol::BotStatus;
-use crate::surfaces::gateway::unix::UnixServer;
 
 /// How long a turn in flight may take to finish after a stop signal.
 const FINISH_GRACE: Duration = Duration::from_secs(10);
@@ -26,7 +26,7 @@ pub async fn run(
     notices: Vec<String>,
     mut services: Services,
     agent: &AgentHandle,
-    socket: UnixServer,
+    listeners: Listeners,
 ) -> u8 {
     agent.start_mcp();
     for notice in &notices {
@@ -42,7 +42,7 @@ pub async fn run(
     }
     print::err(format_args!(
         "egirl: listening on {}",
-        socket.path().display()
+        listeners.socket.path().display()
     ));
     print::err("egirl: stop with Ctrl+C or SIGTERM");
     let mut status = services.discord.as_ref().map(|d| d.status.clone());
@@ -76,7 +76,7 @@ pub async fn run(
     }
     services.stop().await;
     // Last: attached clients see the turn in flight to its end.
-    socket.stop().await;
+    listeners.stop().await;
     EXIT_OK
 }
 
