@@ -14,8 +14,29 @@ use crate::surfaces::gateway::{Bounds, Gateway, HelloFacts};
 /// byte bound stays).
 const RING_EVENTS_VAR: &str = "EGIRL_GATEWAY_RING_EVENTS";
 
-/// Starts serving `link` on the workspace's socket; `mode` is `serve` or
-/// `tui`. Err is one line saying why not.
+/// The listeners serving this process's core to other processes; one
+/// [`Gateway`] (one numbered stream) behind all of them.
+pub struct Listeners {
+    /// For a further listener to serve the same stream.
+    #[allow(dead_code)]
+    pub gateway: Gateway,
+    pub socket: UnixServer,
+    /// `[gateway] listen`'s WebSocket listener, when set.
+    pub tcp: Option<TcpServer>,
+}
+
+impl Listeners {
+    /// Closes every connection and removes the socket file.
+    pub async fn stop(self) {
+        if let Some(tcp) = self.tcp {
+            tcp.stop().await;
+        }
+        self.socket.stop().await;
+    }
+}
+
+/// Starts serving `link` on the workspace's socket (and TCP when
+/// configured); `mode` is `serve` or `tui`. Err is one line saying why not.
 pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners, String> {
     let facts = HelloFacts {
         server: format!("egirl {}", env!("CARGO_PKG_VERSION")),
@@ -37,21 +58,9 @@ pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners
     let socket = unix::listen(gateway.clone(), &path)
         .map_err(|e| format!("{e:#}; other processes cannot attach"))?;
     let tcp = tcp::start(&env.config.gateway, &gateway)?;
-    Ok(Listeners { socket, tcp })
-}
-
-/// The core's listeners: the Unix socket, and TCP when `[gateway]
-/// listen` asks for it.
-pub struct Listeners {
-    pub socket: UnixServer,
-    pub tcp: Option<TcpServer>,
-}
-
-impl Listeners {
-    pub async fn stop(self) {
-        if let Some(tcp) = self.tcp {
-            tcp.stop().await;
-        }
-        self.socket.stop().await;
-    }
+    Ok(Listeners {
+        gateway,
+        socket,
+        tcp,
+    })
 }

@@ -235,15 +235,15 @@ async fn run_serve(env: &Environment, agent: &AgentHandle, mut notices: Vec<Stri
                 telegram: services.telegram.as_ref().map(|t| t.status.clone()),
             };
             let core = link::in_process(agent, bots, env.config.local.endpoint_list());
-            let socket = match gateway::start(env, &core, "serve") {
-                Ok(socket) => socket,
+            let listeners = match gateway::start(env, &core, "serve") {
+                Ok(listeners) => listeners,
                 Err(why) => {
                     print::err(format_args!("egirl: {why}"));
                     services.stop().await;
                     return EXIT_FAILURE;
                 }
             };
-            serve::run(notices, services, agent, socket).await
+            serve::run(notices, services, agent, listeners).await
         }
         Err(why) => {
             print::err(format_args!("egirl: {why}"));
@@ -279,7 +279,7 @@ async fn run_tui(
     };
     let core = link::in_process(agent, bots, env.config.local.endpoint_list());
     // The process that runs the services serves its core to a second egirl.
-    let socket = match services {
+    let listeners = match services {
         Some(_) => gateway::start(env, &core, "tui")
             .inspect_err(|why| notices.push(why.clone()))
             .ok(),
@@ -299,8 +299,8 @@ async fn run_tui(
         tui::TuiOutcome::Quit => EXIT_OK,
         tui::TuiOutcome::Failed => EXIT_FAILURE,
     };
-    if let Some(socket) = socket {
-        socket.stop().await;
+    if let Some(listeners) = listeners {
+        listeners.stop().await;
     }
     if let Some(mut services) = services {
         // Quitting must not cut an answer a Telegram chat waits

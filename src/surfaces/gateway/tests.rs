@@ -205,3 +205,28 @@ async fn a_resume_from_before_the_ring_is_a_gap() {
     assert_eq!(text_of(&turn(&mut events).await), "next");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn probe_finds_a_live_server_and_nothing_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("egirl.sock");
+    assert!(client::probe(&path).await.is_none());
+    let (core, _bus, _seen) = fake_core();
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let hello = client::probe(&path).await.unwrap();
+    assert_eq!(
+        (hello.mode.as_str(), hello.pid),
+        ("serve", std::process::id())
+    );
+    // A live socket is not taken over; a stale one is.
+    let err = unix::listen(gateway.clone(), &path).err().unwrap();
+    assert!(format!("{err:#}").contains("answers on"), "{err:#}");
+    server.stop().await;
+    drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+    assert!(path.exists());
+    let server = serve(&gateway, dir.path());
+    assert!(client::probe(&path).await.is_some());
+    server.stop().await;
+    assert!(client::probe(&path).await.is_none());
+}
