@@ -2,13 +2,16 @@
 //! workspace, logs, then the agent core and a surface.
 
 mod args;
+mod devices;
 mod doctor;
 mod environment;
 pub mod export;
+mod gateway;
 mod init;
 mod link;
 pub mod mcp;
 pub mod memory;
+pub mod pair;
 mod serve;
 mod services;
 pub mod skills;
@@ -70,6 +73,17 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     if let Some(CliCommand::Init(args)) = &cli.command {
         return init::run(args).map_err(|e| Exit::failure(format!("{e:#}")));
     }
+    // Pairing and the devices live in the config dir: no workspace needed.
+    if let Some(CliCommand::Pair(args)) = &cli.command {
+        return pair::run(args)
+            .map(|()| EXIT_OK)
+            .map_err(|e| Exit::failure(format!("{e:#}")));
+    }
+    if let Some(CliCommand::Devices(args)) = &cli.command {
+        return devices::run(args)
+            .map(|()| EXIT_OK)
+            .map_err(|e| Exit::failure(format!("{e:#}")));
+    }
     // Trusting runs before the start-up files are checked: it is how an
     // untrusted one becomes trusted.
     if let Some(CliCommand::Trust(args)) = &cli.command {
@@ -101,7 +115,11 @@ async fn run_without_agent(
         CliCommand::Skills(args) => skills::run(&env.config.skills, &env.workspace, args),
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,
-        CliCommand::Init(_) | CliCommand::Trust(_) | CliCommand::Serve => return None,
+        CliCommand::Init(_)
+        | CliCommand::Trust(_)
+        | CliCommand::Pair(_)
+        | CliCommand::Devices(_)
+        | CliCommand::Serve => return None,
     };
     Some(
         done.map(|()| EXIT_OK)
@@ -211,7 +229,22 @@ async fn start_managed_servers(
 /// `egirl serve`: the services without a TUI, until a signal.
 async fn run_serve(env: &Environment, agent: &AgentHandle, mut notices: Vec<String>) -> u8 {
     match services::start(env, agent, false, &mut notices).await {
-        Ok(services) => serve::run(notices, services, agent).await,
+        Ok(services) => {
+            let bots = link::Bots {
+                discord: services.discord.as_ref().map(|d| d.status.clone()),
+                telegram: services.telegram.as_ref().map(|t| t.status.clone()),
+            };
+            let core = link::in_process(agent, bots, env.config.local.endpoint_list());
+            let listeners = match gateway::start(env, &core, "serve") {
+                Ok(listeners) => listeners,
+                Err(why) => {
+                    print::err(format_args!("egirl: {why}"));
+                    services.stop().await;
+                    return EXIT_FAILURE;
+                }
+            };
+            serve::run(notices, services, agent, listeners).await
+        }
         Err(why) => {
             print::err(format_args!("egirl: {why}"));
             EXIT_FAILURE
@@ -245,6 +278,13 @@ async fn run_tui(
             .map(|t| t.status.clone()),
     };
     let core = link::in_process(agent, bots, env.config.local.endpoint_list());
+    // The process that runs the services serves its core to a second egirl.
+    let listeners = match services {
+        Some(_) => gateway::start(env, &core, "tui")
+            .inspect_err(|why| notices.push(why.clone()))
+            .ok(),
+        None => None,
+    };
     let options = tui::TuiOptions {
         session,
         theme: env.config.ui.theme.clone(),
@@ -259,6 +299,9 @@ async fn run_tui(
         tui::TuiOutcome::Quit => EXIT_OK,
         tui::TuiOutcome::Failed => EXIT_FAILURE,
     };
+    if let Some(listeners) = listeners {
+        listeners.stop().await;
+    }
     if let Some(mut services) = services {
         // Quitting must not cut an answer a Telegram chat waits
         // for: no new messages, then a moment for the turn.
