@@ -230,3 +230,26 @@ async fn probe_finds_a_live_server_and_nothing_elsewhere() {
     server.stop().await;
     assert!(client::probe(&path).await.is_none());
 }
+
+#[tokio::test]
+async fn an_op_past_the_server_s_bound_is_refused_by_the_client_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let (core, _bus, seen) = fake_core();
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let mut events = link.subscribe();
+    let huge = "x".repeat(crate::protocol::wire::MAX_CLIENT_FRAME);
+    assert!(link.submit_with(message(&huge, Origin::Tui)));
+    let got = turn(&mut events).await;
+    assert!(
+        matches!(&got[0].kind, EventKind::Error(_)),
+        "{:?}",
+        got[0].kind
+    );
+    // Still connected: the next one goes through.
+    assert!(link.submit_with(message("small", Origin::Tui)));
+    assert_eq!(text_of(&turn(&mut events).await), "small");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    server.stop().await;
+}
