@@ -253,3 +253,62 @@ async fn an_op_past_the_server_s_bound_is_refused_by_the_client_itself() {
     assert_eq!(seen.lock().unwrap().len(), 1);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn after_a_gap_the_open_approval_reaches_the_client_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (core, bus, _seen) = fake_core();
+    let bounds = Bounds {
+        events: 4,
+        bytes: usize::MAX,
+    };
+    let gateway = Gateway::start(core, facts(), bounds);
+    let server = serve(&gateway, dir.path());
+    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let mut events = link.subscribe();
+    let mut state = link.connection.clone().unwrap();
+    let emit = |session: &str, kind| {
+        bus.send(Event {
+            submission: None,
+            session: session.into(),
+            origin: Origin::Cli,
+            kind,
+        })
+    };
+    emit(
+        "a",
+        EventKind::ApprovalRequest(crate::protocol::ApprovalRequest {
+            id: "r1".into(),
+            tool: "exec".into(),
+            command: "make".into(),
+            cwd: ".".into(),
+            rule: None,
+            rule_covers: None,
+            sandbox: None,
+            escalation: None,
+        }),
+    );
+    assert!(matches!(
+        next(&mut events).await.kind,
+        EventKind::ApprovalRequest(_)
+    ));
+
+    server.stop().await;
+    state
+        .wait_for(|s| matches!(s, LinkState::Reconnecting { .. }))
+        .await
+        .unwrap();
+    for i in 0..8 {
+        emit(
+            &format!("s{i}"),
+            EventKind::TurnEnded(TurnEnded { interrupted: false }),
+        );
+    }
+    let server = serve(&gateway, dir.path());
+    match next(&mut events).await.kind {
+        EventKind::ApprovalRequest(request) => assert_eq!(request.id, "r1"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(*state.borrow(), LinkState::Connected { resyncs: 1 });
+    server.stop().await;
+}
