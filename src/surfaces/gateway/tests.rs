@@ -312,3 +312,30 @@ async fn after_a_gap_the_open_approval_reaches_the_client_again() {
     assert_eq!(*state.borrow(), LinkState::Connected { resyncs: 1 });
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_status_change_reaches_the_attached_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, status) = watch::channel(CoreStatus::default());
+    let core = CoreLink::new(
+        Arc::new(|_| true),
+        EventBus::new(),
+        status,
+        Arc::new(|| {}),
+        None,
+    );
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let mut link = client::connect_unix(server.path(), "test").await.unwrap();
+    let local = crate::protocol::wire::LocalHealth { up: 1, total: 2 };
+    tx.send_replace(CoreStatus {
+        local: Some(local),
+        ..CoreStatus::default()
+    });
+    let changed = link.status.wait_for(|s| s.local == Some(local));
+    tokio::time::timeout(Duration::from_secs(10), changed)
+        .await
+        .expect("the status within 10 s")
+        .unwrap();
+    server.stop().await;
+}
