@@ -56,7 +56,7 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
     let mut connection = agent.connection.clone();
     loop {
         let event = match next(&mut events, &mut stop, &mut connection).await {
-            Next::Event(event) => event,
+            Next::Event(event) => *event,
             // Ctrl+C, SIGTERM and SIGHUP interrupt the turn, which kills a
             // running command's process group, and the turn then ends.
             Next::Stop => {
@@ -166,7 +166,7 @@ impl Turn {
 
 /// What a headless run waits for next.
 pub enum Next {
-    Event(Event),
+    Event(Box<Event>),
     /// Ctrl+C, SIGTERM or SIGHUP.
     Stop,
     /// The connection to the daemon was lost (attached only): why.
@@ -180,7 +180,7 @@ pub async fn next(
 ) -> Next {
     tokio::select! {
         e = events.recv() => match e {
-            Some(e) => Next::Event(e),
+            Some(e) => Next::Event(Box::new(e)),
             None => Next::Lost("the core stopped before the turn ended".into()),
         },
         () = stop.next() => Next::Stop,
@@ -234,7 +234,7 @@ pub async fn compact(agent: &CoreLink, session: &str) -> Outcome {
     let mut connection = agent.connection.clone();
     loop {
         let event = match next(&mut events, &mut stop, &mut connection).await {
-            Next::Event(event) => event,
+            Next::Event(event) => *event,
             Next::Stop => {
                 agent.submit(Op::Interrupt {
                     session: session.to_string(),
