@@ -53,7 +53,7 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
     let mut outcome = Outcome::Failed;
     let mut stdout = std::io::stdout().lock();
     let mut stop = StopSignals::watch();
-    let mut connection = agent.connection.clone();
+    let mut connection = Connection::of(agent);
     loop {
         let event = match next(&mut events, &mut stop, &mut connection).await {
             Next::Event(event) => *event,
@@ -173,12 +173,34 @@ pub enum Next {
     Lost(String),
 }
 
+/// An attached link's connection, and the resyncs it had when the run
+/// began (a later one means events of the run may have been skipped).
+pub struct Connection {
+    state: watch::Receiver<LinkState>,
+    resyncs: u64,
+}
+
+impl Connection {
+    /// `None` in process: there is no connection to lose.
+    pub fn of(agent: &CoreLink) -> Option<Self> {
+        let state = agent.connection.clone()?;
+        let resyncs = match &*state.borrow() {
+            LinkState::Connected { resyncs } => *resyncs,
+            _ => 0,
+        };
+        Some(Connection { state, resyncs })
+    }
+}
+
+/// The next thing the run reacts to. Events already received come first,
+/// so a turn that ended just before the daemon went away still counts.
 pub async fn next(
     events: &mut EventReceiver,
     stop: &mut StopSignals,
-    connection: &mut Option<watch::Receiver<LinkState>>,
+    connection: &mut Option<Connection>,
 ) -> Next {
     tokio::select! {
+        biased;
         e = events.recv() => match e {
             Some(e) => Next::Event(Box::new(e)),
             None => Next::Lost("the core stopped before the turn ended".into()),
@@ -190,18 +212,14 @@ pub async fn next(
 
 /// Resolves when an attached link loses its daemon; never in process. A
 /// resync also ends the run: events of the turn may be among those skipped.
-async fn connection_lost(connection: &mut Option<watch::Receiver<LinkState>>) -> String {
-    let Some(connection) = connection else {
+async fn connection_lost(connection: &mut Option<Connection>) -> String {
+    let Some(Connection { state, resyncs }) = connection else {
         return std::future::pending().await;
     };
-    let resyncs = match &*connection.borrow() {
-        LinkState::Connected { resyncs } => *resyncs,
-        _ => 0,
-    };
     loop {
-        let state = connection.borrow_and_update().clone();
-        match state {
-            LinkState::Connected { resyncs: now } if now == resyncs => {}
+        let now = state.borrow_and_update().clone();
+        match now {
+            LinkState::Connected { resyncs: now } if now == *resyncs => {}
             LinkState::Connected { .. } => {
                 return "the daemon's event stream skipped events of this turn; it goes on there (see its transcript)".into();
             }
@@ -209,7 +227,7 @@ async fn connection_lost(connection: &mut Option<watch::Receiver<LinkState>>) ->
                 return format!("lost the connection to the daemon ({why})");
             }
         }
-        if connection.changed().await.is_err() {
+        if state.changed().await.is_err() {
             return "lost the connection to the daemon".into();
         }
     }
@@ -231,7 +249,7 @@ pub async fn compact(agent: &CoreLink, session: &str) -> Outcome {
         },
     );
     let mut stop = StopSignals::watch();
-    let mut connection = agent.connection.clone();
+    let mut connection = Connection::of(agent);
     loop {
         let event = match next(&mut events, &mut stop, &mut connection).await {
             Next::Event(event) => *event,
