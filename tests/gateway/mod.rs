@@ -3,5 +3,6 @@
 
 mod backpressure;
 mod daemon;
+mod headless;
 mod replay;
 mod wire;
