@@ -156,6 +156,45 @@ async fn a_second_process_runs_its_turn_through_the_daemon() {
     assert!(sent.contains("hi") && !sent.contains("again"), "{sent}");
 }
 
+/// `--compact` through the daemon: the summary on stdout, the count on
+/// stderr, as without a daemon, and the daemon's session goes on from it.
+#[tokio::test]
+async fn compact_goes_through_the_daemon() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "[agent]\nmemory_flush = false\nkeep_recent = 1\n");
+    let _daemon = Daemon::start(&cli).await;
+    for n in 1..=2 {
+        fake.push_reply(Reply::text(&format!("answer {n}")));
+        let text = format!("short question {n}");
+        let out = cli.run(&["-m", &text, "--session", "m"]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    fake.push_reply(Reply::text("SUMMARY-ABC: two short questions."));
+    let out = cli.run(&["--session", "m", "--compact"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "SUMMARY-ABC: two short questions.\n"
+    );
+    assert!(
+        stderr(&out).starts_with("egirl: compacted "),
+        "{}",
+        stderr(&out)
+    );
+    fake.push_reply(Reply::text("answer 3"));
+    let out = cli.run(&["-m", "short question 3", "--session", "m"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = fake.requests().last().cloned().unwrap().to_string();
+    assert!(
+        sent.contains("SUMMARY-ABC") && !sent.contains("short question 1"),
+        "{sent}"
+    );
+    let starting = log_lines(&cli)
+        .into_iter()
+        .filter(|l| l.contains(" starting"));
+    assert_eq!(starting.count(), 1);
+}
+
 /// Ctrl+C interrupts the headless run's own turn, not the one another
 /// client has running in the daemon at the same time.
 #[tokio::test]
