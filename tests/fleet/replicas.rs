@@ -136,20 +136,7 @@ async fn a_recovered_endpoint_takes_its_sessions_back() {
     h.send(s2, "two");
     assert_eq!(usage_endpoints(&h.turn(s2).await), vec![Some(b.url())]);
 
-    a.set_down(false);
-    let probes = a.hits("/health");
-    let mut recovered = false;
-    for attempt in 0..100 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        if a.hits("/health") > probes {
-            // The probe that saw it healthy; let its answer land.
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            recovered = true;
-            break;
-        }
-        assert!(attempt < 99, "a was never probed again");
-    }
-    assert!(recovered);
+    recover(&a).await;
     h.send(s3, "three");
     let events = h.turn(s3).await;
     assert_eq!(usage_endpoints(&events), vec![Some(a.url())], "{events:?}");
@@ -160,6 +147,48 @@ async fn a_recovered_endpoint_takes_its_sessions_back() {
         let events = h.turn(session).await;
         assert_eq!(usage_endpoints(&events), vec![Some(a.url())], "{session}");
         assert!(notices(&events).is_empty(), "{events:?}");
+    }
+}
+
+/// A session back on its home after a failover is in its old slot there
+/// (the session keeps one slot number, src/agent/session.rs), so the cache
+/// it left is found again.
+#[tokio::test]
+async fn a_session_back_home_gets_its_slot_back() {
+    let (a, b) = (FakeLlama::start().await, FakeLlama::start().await);
+    a.set_total_slots(2);
+    b.set_total_slots(2);
+    let urls = [a.url(), b.url()];
+    let (first, second) = (&session_on(&urls, 0, 0), &session_on(&urls, 0, 1));
+    let mut h = start_replicas(&[&a, &b], |_| {});
+    for session in [first, second] {
+        h.send(session, "hello");
+        assert_eq!(usage_endpoints(&h.turn(session).await), vec![Some(a.url())]);
+    }
+    let slot = |fake: &FakeLlama| fake.requests().last().map(|r| r["id_slot"].clone());
+    assert_eq!(slot(&a), Some(1.into()));
+
+    a.set_down(true);
+    h.send(second, "away");
+    assert_eq!(usage_endpoints(&h.turn(second).await), vec![Some(b.url())]);
+    recover(&a).await;
+    h.send(second, "back");
+    assert_eq!(usage_endpoints(&h.turn(second).await), vec![Some(a.url())]);
+    assert_eq!(slot(&a), Some(1.into()));
+}
+
+/// `fake` answers again: waits until the pool's probe has seen it.
+async fn recover(fake: &FakeLlama) {
+    fake.set_down(false);
+    let probes = fake.hits("/health");
+    for attempt in 0..100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if fake.hits("/health") > probes {
+            // The probe that saw it healthy; let its answer land.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            return;
+        }
+        assert!(attempt < 99, "never probed again");
     }
 }
 
