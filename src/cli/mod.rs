@@ -12,6 +12,7 @@ mod link;
 pub mod mcp;
 pub mod memory;
 pub mod pair;
+mod remote;
 mod serve;
 mod services;
 pub mod skills;
@@ -93,6 +94,9 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     if let Some(result) = run_without_agent(cli.command.as_ref(), &env).await {
         return result;
     }
+    if let Some(done) = remote::timeline(&cli, &env).await {
+        return done;
+    }
     if let Some(id) = cli.session.as_deref().filter(|_| cli.fork) {
         return timeline::fork(&env, id);
     }
@@ -135,9 +139,13 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     let serving = matches!(cli.command, Some(CliCommand::Serve));
     let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.redactor, serving)
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
+    let session = session_id(&cli, &env)?;
+    // A daemon owns the workspace: the headless run goes through its core.
+    if let Some(code) = remote::headless(&cli, &env, &session).await {
+        return Ok(code);
+    }
     tracing::info!(config = ?env.config_path, workspace = %env.workspace.display(), "starting");
 
-    let session = session_id(&cli, &env)?;
     let servers = start_managed_servers(&env, &log_dir).await?;
     let (agent, core, notices) = env.start_agent();
     let link = link::in_process(&agent, link::Bots::default(), Vec::new());

@@ -1,5 +1,7 @@
 //! `egirl --session ID --fork` and `egirl --session ID --rewind N`: the
 //! TUI's `/fork` and `/rewind` from the shell, without starting the core.
+//! (When a daemon owns the workspace they go through its core instead:
+//! `remote`.)
 
 use super::{EXIT_OK, Environment, Exit};
 use crate::agent::rewind::{Bounds, fork_session, rewind_session};
@@ -27,6 +29,12 @@ pub fn rewind(env: &Environment, session: &str, turn: usize) -> Result<u8, Exit>
     };
     let event = rewind_session(&bounds, &checkpoints, session, turn)
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
+    Ok(print_rewound(session, event))
+}
+
+/// What `rewound` says, one line each: the message gone back before, the
+/// files, what is not undone.
+pub(super) fn print_rewound(session: &str, event: EventKind) -> u8 {
     let EventKind::Rewound(Rewound {
         turn,
         text,
@@ -37,7 +45,7 @@ pub fn rewind(env: &Environment, session: &str, turn: usize) -> Result<u8, Exit>
         untracked,
     }) = event
     else {
-        return Ok(EXIT_OK);
+        return EXIT_OK;
     };
     let mut out = vec![format!(
         "rewound {session} to before message {turn} ({dropped_messages} messages out; the transcript keeps them)"
@@ -52,5 +60,5 @@ pub fn rewind(env: &Environment, session: &str, turn: usize) -> Result<u8, Exit>
     out.push(format!("message {turn} was: {text}"));
     let mut stdout = std::io::stdout().lock();
     let _ = print::write_clean(&mut stdout, &format!("{}\n", out.join("\n")));
-    Ok(EXIT_OK)
+    EXIT_OK
 }

@@ -34,8 +34,8 @@ pub struct LocalConfig {
     pub timeout: ConfigDuration,
     pub embeddings: Option<EmbeddingsConfig>,
     pub server: Option<ManagedServerConfig>,
-    /// Replicas of the model: each session stays on one (its prefix cache),
-    /// new sessions go to the least loaded. Replaces `endpoint` when set.
+    /// Replicas of the model: each session lives on one (its prefix cache),
+    /// chosen by hashing its id (`providers::placement`). Replaces `endpoint` when set.
     pub endpoints: Vec<String>,
     /// How sessions are spread over `endpoints` (round-robin is for benchmarks).
     pub balance: Balance,
@@ -49,7 +49,7 @@ pub struct LocalConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Balance {
-    /// A session keeps its endpoint (and slot); new ones go to the least loaded.
+    /// A session keeps its endpoint (and slot), its rendezvous home.
     #[default]
     Affinity,
     /// Every request to the next endpoint in turn (to measure what affinity saves).

@@ -1,12 +1,13 @@
 //! The endpoints of one local role (`[local]` or `[local.fast]`): replicas
 //! of one model behind the same provider seam.
 //!
-//! A session keeps the endpoint that holds its prefix cache (affinity);
-//! a new session goes to the least-loaded healthy endpoint; `max_concurrent`
-//! applies per endpoint. An endpoint that fails (connect error, timeout,
-//! 5xx) is marked down and probed (`/health`) in the background until it
-//! answers again; its sessions move to another endpoint, and a request
-//! that failed before anything streamed is sent again there.
+//! A session lives on one endpoint, which holds its prefix cache: its
+//! rendezvous home among the healthy endpoints (`placement`), the same in
+//! every process; `max_concurrent` applies per endpoint. An endpoint that
+//! fails (connect error, timeout, 5xx) is marked down and probed
+//! (`/health`) in the background until it answers again; its sessions move
+//! to their next home meanwhile, and a request that failed before anything
+//! streamed is sent again there. When it answers, they return.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -17,6 +18,7 @@ use tokio::sync::{OnceCell, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::llamacpp::LlamaCpp;
+use super::placement;
 use super::probe;
 use super::server_kind::{ServerInfo, ServerKind};
 use super::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
@@ -272,7 +274,10 @@ impl Pool {
     }
 
     /// The endpoint for the next request, and the move when the session's
-    /// own endpoint is down.
+    /// own endpoint is down. A session goes to its rendezvous home among
+    /// the endpoints up (`placement`), so every process agrees where it
+    /// lives; it leaves only when that endpoint is down and returns when
+    /// it answers again.
     fn pick(&self, session: Option<&str>) -> (usize, Option<Failover>) {
         let n = self.members.len();
         if self.balance == Balance::RoundRobin {
@@ -285,27 +290,47 @@ impl Pool {
             return (self.least_loaded(&affinity).unwrap_or(0), None);
         };
         let current = affinity.get(session).map(|a| a.0);
-        if let Some(i) = current.filter(|&i| self.is_up(i)) {
-            return (i, None);
+        let home = placement::home(session, &self.urls(), |i| self.is_up(i));
+        // Nothing up: stay where the cache is, or start at the session's
+        // home over all endpoints; the request says why it fails.
+        let chosen = home
+            .or(current)
+            .or_else(|| placement::home(session, &self.urls(), |_| true))
+            .unwrap_or_default();
+        if current == Some(chosen) {
+            return (chosen, None);
         }
-        // Nothing up: stay (or start) where the cache is; the request says why.
-        let chosen = self.least_loaded(&affinity).or(current).unwrap_or_default();
         let ordinal = self.members[chosen].placed.fetch_add(1, Ordering::Relaxed);
         affinity.insert(session.to_string(), (chosen, ordinal));
-        let moved = current.filter(|&i| i != chosen).map(|from| Failover {
-            from: self.members[from].server.endpoint().to_string(),
-            to: self.members[chosen].server.endpoint().to_string(),
+        let Some(from) = current else {
+            return (chosen, None);
+        };
+        let from_url = self.members[from].server.endpoint().to_string();
+        let to_url = self.members[chosen].server.endpoint().to_string();
+        if self.is_up(from) {
+            // Its home answers again: back to it, no failure to report.
+            tracing::info!(from = from_url, to = to_url, session, "session back home");
+            return (chosen, None);
+        }
+        let moved = Failover {
+            from: from_url,
+            to: to_url,
             why: "it is down".into(),
-        });
-        (chosen, moved)
+        };
+        (chosen, Some(moved))
+    }
+
+    fn urls(&self) -> Vec<&str> {
+        self.members.iter().map(|m| m.server.endpoint()).collect()
     }
 
     fn is_up(&self, index: usize) -> bool {
         self.members[index].up.load(Ordering::SeqCst)
     }
 
-    /// The healthy endpoint with the fewest requests in flight, then the
-    /// fewest sessions; ties go to the first.
+    /// For requests of no session (a classification): the healthy endpoint
+    /// with the fewest requests in flight, then the fewest sessions; ties go
+    /// to the first.
     fn least_loaded(&self, affinity: &HashMap<String, (usize, usize)>) -> Option<usize> {
         (0..self.members.len())
             .filter(|&i| self.is_up(i))

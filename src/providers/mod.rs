@@ -11,6 +11,7 @@ mod http;
 pub mod llamacpp;
 pub mod managed;
 pub mod openai;
+pub mod placement;
 pub mod probe;
 pub mod remote;
 pub mod remote_api;

@@ -1,13 +1,19 @@
 //! `egirl -m TEXT`: one turn without a UI. The final answer goes to stdout;
 //! with `--json` every event of the session goes to stdout, one per line.
 //! Exec is denied (the model hears "denied by user") unless
-//! `--approve-exec` or the approval policy allows it.
+//! `--approve-exec` or the approval policy allows it. The core may be in
+//! this process or in a daemon's (`CoreLink`): the run reacts only to the
+//! events of its own submission, so it never answers another session's
+//! approval, and a lost connection to the daemon ends it with one line.
 
-use crate::link::CoreLink;
+use tokio::sync::watch;
+
+use crate::bus::EventReceiver;
+use crate::link::{CoreLink, LinkState};
 use crate::print;
 use crate::protocol::{
-    ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, ErrorEvent, EventKind,
-    FinalAnswer, Notice, Op, Origin, ReviewDecision, TurnEnded,
+    ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, ErrorEvent, Event, EventKind,
+    FinalAnswer, Notice, Op, Origin, ReviewDecision, Submission, SubmissionId, TurnEnded,
 };
 use crate::stop_signals::StopSignals;
 
@@ -35,28 +41,36 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
     let _ = status
         .wait_for(|status| status.mcp.iter().all(|s| s.state != "starting"))
         .await;
-    agent.submit(Op::UserMessage {
-        session: opts.session.clone(),
-        origin: Origin::Cli,
-        text,
-    });
+    let turn = Turn::submit(
+        agent,
+        &opts.session,
+        Op::UserMessage {
+            session: opts.session.clone(),
+            origin: Origin::Cli,
+            text,
+        },
+    );
     let mut outcome = Outcome::Failed;
     let mut stdout = std::io::stdout().lock();
     let mut stop = StopSignals::watch();
+    let mut connection = Connection::of(agent);
     loop {
-        let event = tokio::select! {
-            e = events.recv() => match e {
-                Some(e) => e,
-                None => return Outcome::Failed,
-            },
+        let event = match next(&mut events, &mut stop, &mut connection).await {
+            Next::Event(event) => *event,
             // Ctrl+C, SIGTERM and SIGHUP interrupt the turn, which kills a
             // running command's process group, and the turn then ends.
-            () = stop.next() => {
-                agent.submit(Op::Interrupt { session: opts.session.clone() });
+            Next::Stop => {
+                agent.submit(Op::Interrupt {
+                    session: opts.session.clone(),
+                });
                 continue;
             }
+            Next::Lost(why) => {
+                print::err(format_args!("egirl: {why}"));
+                return Outcome::Failed;
+            }
         };
-        if event.session != opts.session {
+        if !turn.answers(&event) {
             continue;
         }
         // JSON is escaped, C1 controls included; the answer is cleaned of
@@ -67,38 +81,11 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
             let _ = print::write_clean(&mut stdout, &format!("{}\n", print::json_line(&line)));
         }
         match event.kind {
-            EventKind::ApprovalRequest(ApprovalRequest {
-                id,
-                tool,
-                command,
-                escalation,
-                ..
-            }) => {
-                // --approve-exec never covers running outside the sandbox,
-                // nor Claude Code's own permission requests (nobody saw them),
-                // nor an MCP server's tool.
-                let mcp_tool = tool.starts_with("mcp__");
-                let decision = if opts.approve_exec
-                    && escalation.is_none()
-                    && tool != CLAUDE_CODE_PERMISSION
-                    && !mcp_tool
-                {
-                    ReviewDecision::ApprovedOnce
-                } else {
-                    if !opts.json && mcp_tool {
-                        print::err(format_args!(
-                            "egirl: denied `{tool}` (headless runs never approve MCP tools; `approval = \"allow\"` on a server trusts it)"
-                        ));
-                    } else if !opts.json {
-                        print::err(format_args!(
-                            "egirl: denied `{command}` (pass --approve-exec to allow commands)"
-                        ));
-                    }
-                    ReviewDecision::Denied
-                };
+            EventKind::ApprovalRequest(request) => {
+                let id = request.id.clone();
                 agent.submit(Op::ApprovalDecision {
                     id,
-                    decision,
+                    decision: decide(opts, &request),
                     by: Origin::Cli,
                 });
             }
@@ -123,30 +110,161 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
     }
 }
 
+/// The answer to one of the turn's approval requests. --approve-exec
+/// never covers running outside the sandbox, nor Claude Code's own
+/// permission requests (nobody saw them), nor an MCP server's tool.
+fn decide(opts: &HeadlessOptions, request: &ApprovalRequest) -> ReviewDecision {
+    let ApprovalRequest {
+        tool,
+        command,
+        escalation,
+        ..
+    } = request;
+    let mcp_tool = tool.starts_with("mcp__");
+    if opts.approve_exec && escalation.is_none() && tool != CLAUDE_CODE_PERMISSION && !mcp_tool {
+        return ReviewDecision::ApprovedOnce;
+    }
+    if !opts.json && mcp_tool {
+        print::err(format_args!(
+            "egirl: denied `{tool}` (headless runs never approve MCP tools; `approval = \"allow\"` on a server trusts it)"
+        ));
+    } else if !opts.json {
+        print::err(format_args!(
+            "egirl: denied `{command}` (pass --approve-exec to allow commands)"
+        ));
+    }
+    ReviewDecision::Denied
+}
+
+/// The one submission a headless run makes, under an id no other client
+/// of the same core has (attached, other processes submit too), so that
+/// it reacts only to its own events: never to another session's, nor to
+/// another surface's turn or approval in the same session.
+pub struct Turn {
+    session: String,
+    id: SubmissionId,
+}
+
+impl Turn {
+    pub fn submit(agent: &CoreLink, session: &str, op: Op) -> Self {
+        let unique = uuid::Uuid::new_v4().simple().to_string();
+        let id = SubmissionId(format!("cli-{}", &unique[..12]));
+        agent.submit_with(Submission { id: id.clone(), op });
+        Turn {
+            session: session.to_string(),
+            id,
+        }
+    }
+
+    /// Whether `event` is this submission's. Events carry the id of the
+    /// submission they answer; one emitted from a task of its own may carry
+    /// none, and is the session's.
+    pub fn answers(&self, event: &Event) -> bool {
+        event.session == self.session && event.submission.as_ref().is_none_or(|id| *id == self.id)
+    }
+}
+
+/// What a headless run waits for next.
+pub enum Next {
+    Event(Box<Event>),
+    /// Ctrl+C, SIGTERM or SIGHUP.
+    Stop,
+    /// The connection to the daemon was lost (attached only): why.
+    Lost(String),
+}
+
+/// An attached link's connection, and the resyncs it had when the run
+/// began (a later one means events of the run may have been skipped).
+pub struct Connection {
+    state: watch::Receiver<LinkState>,
+    resyncs: u64,
+}
+
+impl Connection {
+    /// `None` in process: there is no connection to lose.
+    pub fn of(agent: &CoreLink) -> Option<Self> {
+        let state = agent.connection.clone()?;
+        let resyncs = match &*state.borrow() {
+            LinkState::Connected { resyncs } => *resyncs,
+            _ => 0,
+        };
+        Some(Connection { state, resyncs })
+    }
+}
+
+/// The next thing the run reacts to. Events already received come first,
+/// so a turn that ended just before the daemon went away still counts.
+pub async fn next(
+    events: &mut EventReceiver,
+    stop: &mut StopSignals,
+    connection: &mut Option<Connection>,
+) -> Next {
+    tokio::select! {
+        biased;
+        e = events.recv() => match e {
+            Some(e) => Next::Event(Box::new(e)),
+            None => Next::Lost("the core stopped before the turn ended".into()),
+        },
+        () = stop.next() => Next::Stop,
+        why = connection_lost(connection) => Next::Lost(why),
+    }
+}
+
+/// Resolves when an attached link loses its daemon; never in process. A
+/// resync also ends the run: events of the turn may be among those skipped.
+async fn connection_lost(connection: &mut Option<Connection>) -> String {
+    let Some(Connection { state, resyncs }) = connection else {
+        return std::future::pending().await;
+    };
+    loop {
+        let now = state.borrow_and_update().clone();
+        match now {
+            LinkState::Connected { resyncs: now } if now == *resyncs => {}
+            LinkState::Connected { .. } => {
+                return "the daemon's event stream skipped events of this turn; it goes on there (see its transcript)".into();
+            }
+            LinkState::Reconnecting { why, .. } | LinkState::Closed(why) => {
+                return format!("lost the connection to the daemon ({why})");
+            }
+        }
+        if state.changed().await.is_err() {
+            return "lost the connection to the daemon".into();
+        }
+    }
+}
+
 /// `egirl --session ID --compact`: compacts the session now and prints
 /// the summary (what the model sees from then on in place of older turns).
 pub async fn compact(agent: &CoreLink, session: &str) -> Outcome {
     let mut events = agent.subscribe();
-    agent.submit(Op::Command {
-        session: session.to_string(),
-        command: Command::Compact {
-            focus: None,
-            origin: Origin::Cli,
-        },
-    });
-    let mut stop = StopSignals::watch();
-    loop {
-        let event = tokio::select! {
-            e = events.recv() => match e {
-                Some(e) => e,
-                None => return Outcome::Failed,
+    let turn = Turn::submit(
+        agent,
+        session,
+        Op::Command {
+            session: session.to_string(),
+            command: Command::Compact {
+                focus: None,
+                origin: Origin::Cli,
             },
-            () = stop.next() => {
-                agent.submit(Op::Interrupt { session: session.to_string() });
+        },
+    );
+    let mut stop = StopSignals::watch();
+    let mut connection = Connection::of(agent);
+    loop {
+        let event = match next(&mut events, &mut stop, &mut connection).await {
+            Next::Event(event) => *event,
+            Next::Stop => {
+                agent.submit(Op::Interrupt {
+                    session: session.to_string(),
+                });
                 continue;
             }
+            Next::Lost(why) => {
+                print::err(format_args!("egirl: {why}"));
+                return Outcome::Failed;
+            }
         };
-        if event.session != session {
+        if !turn.answers(&event) {
             continue;
         }
         match event.kind {

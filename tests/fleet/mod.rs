@@ -1,10 +1,11 @@
 //! Several local models and endpoints (docs/routing.md): replicas of one model
-//! with session affinity, failover and recovery; the fast role; vLLM- and
+//! with sessions placed by rendezvous hashing, failover and recovery; the fast role; vLLM- and
 //! Ollama-shaped servers; `egirl doctor` per endpoint.
 
 mod config;
 mod fast;
 mod kinds;
+mod placement;
 mod replicas;
 mod tui;
 
@@ -25,6 +26,23 @@ pub fn start_replicas(fakes: &[&FakeLlama], tweak: impl FnOnce(&mut Config)) -> 
         c.local.probe_every = ConfigDuration(Duration::from_millis(50));
         tweak(c);
     })
+}
+
+/// The endpoint (its index in `urls`) that `session` lives on while all
+/// answer: its rendezvous home (src/providers/placement.rs).
+pub fn home_of(session: &str, urls: &[String]) -> usize {
+    egirl::providers::placement::home(session, urls, |_| true).expect("an endpoint")
+}
+
+/// The `nth` of the ids `s0`, `s1`, ... whose home is `urls[index]`: the
+/// fake servers' ports change each run, so tests name sessions by where
+/// they live.
+pub fn session_on(urls: &[String], index: usize, nth: usize) -> String {
+    (0..)
+        .map(|k| format!("s{k}"))
+        .filter(|s| home_of(s, urls) == index)
+        .nth(nth)
+        .expect("an id")
 }
 
 /// Whether a chat request to `fake` carried a user message containing `text`.

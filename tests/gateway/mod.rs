@@ -3,6 +3,7 @@
 
 mod backpressure;
 mod daemon;
+mod headless;
 mod pairing;
 mod replay;
 mod tcp;
