@@ -254,6 +254,7 @@ async fn run_tui(
         context_length: env.config.local.context_length,
         notices,
         skills: Some(agent.skills.clone()),
+        live_sessions: Vec::new(),
     };
     let code = match tui::run(&core, options).await {
         tui::TuiOutcome::Quit => EXIT_OK,

@@ -19,6 +19,7 @@ pub mod highlight;
 pub mod input;
 mod keys;
 pub mod layout;
+pub mod link;
 pub mod markdown;
 pub mod mcp;
 pub mod panes;
