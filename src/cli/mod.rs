@@ -5,6 +5,7 @@ mod args;
 mod doctor;
 mod environment;
 pub mod export;
+mod gateway;
 mod init;
 mod link;
 pub mod mcp;
@@ -211,7 +212,22 @@ async fn start_managed_servers(
 /// `egirl serve`: the services without a TUI, until a signal.
 async fn run_serve(env: &Environment, agent: &AgentHandle, mut notices: Vec<String>) -> u8 {
     match services::start(env, agent, false, &mut notices).await {
-        Ok(services) => serve::run(notices, services, agent).await,
+        Ok(services) => {
+            let bots = link::Bots {
+                discord: services.discord.as_ref().map(|d| d.status.clone()),
+                telegram: services.telegram.as_ref().map(|t| t.status.clone()),
+            };
+            let core = link::in_process(agent, bots, env.config.local.endpoint_list());
+            let listeners = match gateway::start(env, &core, "serve") {
+                Ok(listeners) => listeners,
+                Err(why) => {
+                    print::err(format_args!("egirl: {why}"));
+                    services.stop().await;
+                    return EXIT_FAILURE;
+                }
+            };
+            serve::run(notices, services, agent, listeners).await
+        }
         Err(why) => {
             print::err(format_args!("egirl: {why}"));
             EXIT_FAILURE
@@ -245,6 +261,13 @@ async fn run_tui(
             .map(|t| t.status.clone()),
     };
     let core = link::in_process(agent, bots, env.config.local.endpoint_list());
+    // The process that runs the services serves its core to a second egirl.
+    let listeners = match services {
+        Some(_) => gateway::start(env, &core, "tui")
+            .inspect_err(|why| notices.push(why.clone()))
+            .ok(),
+        None => None,
+    };
     let options = tui::TuiOptions {
         session,
         theme: env.config.ui.theme.clone(),
@@ -260,6 +283,9 @@ async fn run_tui(
         tui::TuiOutcome::Quit => EXIT_OK,
         tui::TuiOutcome::Failed => EXIT_FAILURE,
     };
+    if let Some(listeners) = listeners {
+        listeners.stop().await;
+    }
     if let Some(mut services) = services {
         // Quitting must not cut an answer a Telegram chat waits
         // for: no new messages, then a moment for the turn.

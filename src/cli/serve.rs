@@ -1,4 +1,5 @@
-//! `egirl serve`: the background services without a TUI, until SIGTERM,
+//! `egirl serve`: the background services and the socket other processes
+//! attach to (`.egirl/egirl.sock`), without a TUI, until SIGTERM,
 //! SIGHUP or Ctrl+C. Approvals nobody can answer here fall back to the policy (deny
 //! unless a rule allows, or the owner answers in Discord when allowed);
 //! unattended origins' approvals time out as denied.
@@ -11,8 +12,9 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::EXIT_OK;
+use super::gateway::Listeners;
 use super::services::Services;
-use super::{EXIT_FAILURE, EXIT_OK};
 use crate::agent::AgentHandle;
 use crate::print;
 use crate::protocol::BotStatus;
@@ -20,21 +22,27 @@ use crate::protocol::BotStatus;
 /// How long a turn in flight may take to finish after a stop signal.
 const FINISH_GRACE: Duration = Duration::from_secs(10);
 
-pub async fn run(notices: Vec<String>, mut services: Services, agent: &AgentHandle) -> u8 {
+pub async fn run(
+    notices: Vec<String>,
+    mut services: Services,
+    agent: &AgentHandle,
+    listeners: Listeners,
+) -> u8 {
     agent.start_mcp();
     for notice in &notices {
         print::err(format_args!("egirl: {notice}"));
     }
-    if services.running.is_empty() {
+    // The socket is a service of its own: with nothing else configured,
+    // the daemon still serves attached clients.
+    if !services.running.is_empty() {
         print::err(format_args!(
-            "egirl: nothing to serve: enable [channels.discord], [channels.telegram], [heartbeat] every, [cron] or set EGIRL_WEBHOOK_SECRET"
+            "egirl: serving {}",
+            services.running.join(", ")
         ));
-        services.stop().await;
-        return EXIT_FAILURE;
     }
     print::err(format_args!(
-        "egirl: serving {}",
-        services.running.join(", ")
+        "egirl: listening on {}",
+        listeners.socket.path().display()
     ));
     print::err("egirl: stop with Ctrl+C or SIGTERM");
     let mut status = services.discord.as_ref().map(|d| d.status.clone());
@@ -67,6 +75,8 @@ pub async fn run(notices: Vec<String>, mut services: Services, agent: &AgentHand
         }
     }
     services.stop().await;
+    // Last: attached clients see the turn in flight to its end.
+    listeners.stop().await;
     EXIT_OK
 }
 

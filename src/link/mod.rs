@@ -4,6 +4,9 @@
 //! [`CoreLink`] submits ops and reads events the same way in both cases,
 //! so the TUI and the headless turn attach to a daemon without knowing it.
 
+pub mod client;
+pub mod frames;
+
 use std::sync::Arc;
 
 use tokio::sync::watch;

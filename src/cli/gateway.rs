@@ -1,0 +1,54 @@
+//! The socket of the process that holds the services lock
+//! (`<workspace>/.egirl/egirl.sock`): `egirl serve`, or the TUI that
+//! started first, serves its core to other processes (docs/protocol.md).
+
+use super::Environment;
+use crate::link::CoreLink;
+use crate::link::client::socket_path;
+use crate::surfaces::gateway::unix::{self, UnixServer};
+use crate::surfaces::gateway::{Bounds, Gateway, HelloFacts};
+
+/// Overrides the replay ring's event count (a tuning and test knob; the
+/// byte bound stays).
+const RING_EVENTS_VAR: &str = "EGIRL_GATEWAY_RING_EVENTS";
+
+/// The listeners serving this process's core to other processes; one
+/// [`Gateway`] (one numbered stream) behind all of them.
+pub struct Listeners {
+    /// For a TCP listener to serve the same stream.
+    #[allow(dead_code)]
+    pub gateway: Gateway,
+    pub socket: UnixServer,
+}
+
+impl Listeners {
+    /// Closes every connection and removes the socket file.
+    pub async fn stop(self) {
+        self.socket.stop().await;
+    }
+}
+
+/// Starts serving `link` on the workspace's socket; `mode` is `serve` or
+/// `tui`. Err is one line saying why not.
+pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners, String> {
+    let facts = HelloFacts {
+        server: format!("egirl {}", env!("CARGO_PKG_VERSION")),
+        mode: mode.to_string(),
+        workspace: env.workspace.display().to_string(),
+        capabilities: Vec::new(),
+        model: env.config.local.model.clone(),
+        context_length: env.config.local.context_length,
+    };
+    let mut bounds = Bounds::default();
+    if let Some(events) = std::env::var(RING_EVENTS_VAR)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        bounds.events = events.max(1);
+    }
+    let gateway = Gateway::start(link.clone(), facts, bounds);
+    let path = socket_path(&env.workspace);
+    let socket = unix::listen(gateway.clone(), &path)
+        .map_err(|e| format!("{e:#}; other processes cannot attach"))?;
+    Ok(Listeners { gateway, socket })
+}

@@ -1,0 +1,232 @@
+//! The gateway and the attached link together, in process: a fake core
+//! (a bus and a submit that answers), the Unix listener, the client.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::unix::{self, UnixServer};
+use super::{Bounds, Gateway, HelloFacts};
+use crate::bus::{EventBus, EventReceiver};
+use crate::link::client;
+use crate::link::{CoreLink, LinkState};
+use crate::protocol::wire::CoreStatus;
+use crate::protocol::{
+    AnswerDelta, Event, EventKind, FinalAnswer, Op, Origin, Submission, TurnEnded, TurnStarted,
+};
+
+/// A core that answers each user message with `turn_started`, its text
+/// as two deltas, `final` and `turn_ended`.
+fn fake_core() -> (CoreLink, EventBus, Arc<Mutex<Vec<Submission>>>) {
+    let bus = EventBus::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (core_bus, log) = (bus.clone(), seen.clone());
+    let submit = Arc::new(move |submission: Submission| {
+        log.lock().unwrap().push(submission.clone());
+        if let Op::UserMessage {
+            session,
+            origin,
+            text,
+        } = submission.op
+        {
+            let emit = |kind| {
+                core_bus.send(Event {
+                    submission: Some(submission.id.clone()),
+                    session: session.clone(),
+                    origin: origin.clone(),
+                    kind,
+                })
+            };
+            emit(EventKind::TurnStarted(TurnStarted { text: text.clone() }));
+            for half in [&text[..text.len() / 2], &text[text.len() / 2..]] {
+                emit(EventKind::Delta(AnswerDelta { text: half.into() }));
+            }
+            emit(EventKind::Final(FinalAnswer { text }));
+            emit(EventKind::TurnEnded(TurnEnded { interrupted: false }));
+        }
+        true
+    });
+    let (_tx, status) = watch::channel(CoreStatus::default());
+    let link = CoreLink::new(submit, bus.clone(), status, Arc::new(|| {}), None);
+    (link, bus, seen)
+}
+
+fn facts() -> HelloFacts {
+    HelloFacts {
+        server: "egirl test".into(),
+        mode: "serve".into(),
+        ..HelloFacts::default()
+    }
+}
+
+fn message(text: &str, origin: Origin) -> Submission {
+    Submission::new(Op::UserMessage {
+        session: "s".into(),
+        origin,
+        text: text.into(),
+    })
+}
+
+async fn next(events: &mut EventReceiver) -> Event {
+    tokio::time::timeout(Duration::from_secs(10), events.recv())
+        .await
+        .expect("an event within 10 s")
+        .expect("the bus is open")
+}
+
+/// The events up to and including the next `turn_ended`.
+async fn turn(events: &mut EventReceiver) -> Vec<Event> {
+    let mut got = Vec::new();
+    loop {
+        let event = next(events).await;
+        let ended = matches!(event.kind, EventKind::TurnEnded(_));
+        got.push(event);
+        if ended {
+            return got;
+        }
+    }
+}
+
+fn text_of(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Delta(d) => Some(d.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn serve(gateway: &Gateway, dir: &std::path::Path) -> UnixServer {
+    unix::listen(gateway.clone(), &dir.join("egirl.sock")).unwrap()
+}
+
+#[tokio::test]
+async fn a_client_submits_and_reads_the_answer_under_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (core, _bus, seen) = fake_core();
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let (link, hello) = client::attach_unix(server.path(), "test").await.unwrap();
+    assert_eq!(hello.mode, "serve");
+    assert_eq!(
+        link.attached.as_deref(),
+        Some(&*format!("serve pid {}", std::process::id()))
+    );
+    let mut events = link.subscribe();
+    let submission = message("hello there", Origin::Tui);
+    let id = submission.id.clone();
+    assert!(link.submit_with(submission));
+    let got = turn(&mut events).await;
+    assert_eq!(text_of(&got), "hello there");
+    assert!(got.iter().all(|e| e.submission.as_ref() == Some(&id)));
+    assert_eq!(seen.lock().unwrap()[0].id, id);
+    server.stop().await;
+    assert!(!dir.path().join("egirl.sock").exists());
+}
+
+#[tokio::test]
+async fn an_op_in_another_origin_s_name_is_rejected_in_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (core, _bus, seen) = fake_core();
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let mut events = link.subscribe();
+    assert!(link.submit_with(message("x", Origin::Discord("1".into()))));
+    let got = turn(&mut events).await;
+    match &got[0].kind {
+        EventKind::Error(e) => assert!(e.message.contains("discord:1"), "{}", e.message),
+        other => panic!("{other:?}"),
+    }
+    assert!(seen.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_cut_connection_resumes_with_every_event_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (core, bus, _seen) = fake_core();
+    let gateway = Gateway::start(core.clone(), facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let mut events = link.subscribe();
+    let mut state = link.connection.clone().unwrap();
+    assert!(link.submit_with(message("before", Origin::Tui)));
+    assert_eq!(text_of(&turn(&mut events).await), "before");
+
+    server.stop().await;
+    state
+        .wait_for(|s| matches!(s, LinkState::Reconnecting { .. }))
+        .await
+        .unwrap();
+    // The core goes on while the client is away.
+    core.submit_with(message("while away", Origin::Cli));
+    drop(bus);
+    let server = serve(&gateway, dir.path());
+    // Submitted while disconnected: sent once the link is back.
+    assert!(link.submit_with(message("after", Origin::Tui)));
+    assert_eq!(text_of(&turn(&mut events).await), "while away");
+    assert_eq!(text_of(&turn(&mut events).await), "after");
+    assert_eq!(*state.borrow(), LinkState::Connected { resyncs: 0 });
+    assert!(events.try_recv().is_err());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_resume_from_before_the_ring_is_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let (core, _bus, _seen) = fake_core();
+    let bounds = Bounds {
+        events: 4,
+        bytes: usize::MAX,
+    };
+    let gateway = Gateway::start(core.clone(), facts(), bounds);
+    let server = serve(&gateway, dir.path());
+    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let mut events = link.subscribe();
+    let mut state = link.connection.clone().unwrap();
+    server.stop().await;
+    state
+        .wait_for(|s| matches!(s, LinkState::Reconnecting { .. }))
+        .await
+        .unwrap();
+    // More events than the ring holds (waiting deltas merge on the bus).
+    core.submit_with(message("lost while away", Origin::Cli));
+    core.submit_with(message("and this too", Origin::Cli));
+    let server = serve(&gateway, dir.path());
+    let seen = state.clone();
+    let resynced = state.wait_for(|s| *s == LinkState::Connected { resyncs: 1 });
+    tokio::time::timeout(Duration::from_secs(20), resynced)
+        .await
+        .unwrap_or_else(|_| panic!("no resync: {:?}", *seen.borrow()))
+        .unwrap();
+    assert!(link.submit_with(message("next", Origin::Tui)));
+    assert_eq!(text_of(&turn(&mut events).await), "next");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn probe_finds_a_live_server_and_nothing_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("egirl.sock");
+    assert!(client::probe(&path).await.is_none());
+    let (core, _bus, _seen) = fake_core();
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let hello = client::probe(&path).await.unwrap();
+    assert_eq!(
+        (hello.mode.as_str(), hello.pid),
+        ("serve", std::process::id())
+    );
+    // A live socket is not taken over; a stale one is.
+    let err = unix::listen(gateway.clone(), &path).err().unwrap();
+    assert!(format!("{err:#}").contains("answers on"), "{err:#}");
+    server.stop().await;
+    drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+    assert!(path.exists());
+    let server = serve(&gateway, dir.path());
+    assert!(client::probe(&path).await.is_some());
+    server.stop().await;
+    assert!(client::probe(&path).await.is_none());
+}
