@@ -2,6 +2,7 @@
 //! workspace, logs, then the agent core and a surface.
 
 mod args;
+mod attach;
 mod doctor;
 mod environment;
 pub mod export;
@@ -80,6 +81,16 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     if let Some(result) = run_without_agent(cli.command.as_ref(), &env).await {
         return result;
     }
+    if let Some(CliCommand::Attach(args)) = &cli.command {
+        return attach::explicit(&env, args, cli.session.as_deref()).await;
+    }
+    // A daemon owns the workspace: one more window onto its core rather
+    // than a second core.
+    if cli.starts_tui()
+        && let Some(socket) = attach::running_daemon(&env.workspace).await
+    {
+        return attach::run(&env, &socket, cli.session.as_deref()).await;
+    }
     if let Some(id) = cli.session.as_deref().filter(|_| cli.fork) {
         return timeline::fork(&env, id);
     }
@@ -102,7 +113,9 @@ async fn run_without_agent(
         CliCommand::Skills(args) => skills::run(&env.config.skills, &env.workspace, args),
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,
-        CliCommand::Init(_) | CliCommand::Trust(_) | CliCommand::Serve => return None,
+        CliCommand::Init(_) | CliCommand::Trust(_) | CliCommand::Serve | CliCommand::Attach(_) => {
+            return None;
+        }
     };
     Some(
         done.map(|()| EXIT_OK)
