@@ -1,7 +1,10 @@
 //! The protocol on a socket through the real binary: the daemon serves,
 //! clients attach (docs/protocol.md).
 
+mod attach;
+mod attach_rig;
 mod backpressure;
 mod daemon;
+mod race;
 mod replay;
 mod wire;

@@ -1,0 +1,145 @@
+//! The TUI attached to a running daemon, through the real binary: plain
+//! `egirl` beside `egirl serve` on the same workspace is one more window
+//! onto the daemon's core. It shows the Discord session live, answers its
+//! approval, and quitting it (or killing it) stops nothing in the daemon.
+
+use std::time::Duration;
+
+use super::attach_rig::{Daemon, exec_call, tool_results_with};
+use crate::support::fake_llama::Reply;
+use crate::tui::pty::ARMED;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_attaches_shows_discord_live_and_answers_its_approval() {
+    let daemon = Daemon::start().await;
+    let mut tui = daemon.attach_tui().await;
+    // One core: this process started none (no second services notice).
+    assert!(
+        !tui.contents().contains("another egirl process"),
+        "{}",
+        tui.contents()
+    );
+
+    // The Discord answer streams into the TUI while the turn runs: its
+    // first words are on the screen before Discord gets the whole answer.
+    daemon.llama.push_reply(
+        Reply::chunks(&["streamed ", "to the ", "desk ", "live"])
+            .frame_delay(Duration::from_millis(700)),
+    );
+    daemon.dm("hello daemon");
+    tui.wait_for("streamed").await;
+    assert!(
+        daemon.discord.sent().is_empty(),
+        "the answer was only shown once it was complete"
+    );
+    tui.wait_for("streamed to the desk live").await;
+    assert_eq!(daemon.sent(1).await.content, "streamed to the desk live");
+
+    // The Discord session's exec waits for an answer; `y` at the desk
+    // gives it, and the command runs once.
+    daemon
+        .llama
+        .push_replies([exec_call("echo ran-once-7"), Reply::text("ran it")]);
+    daemon.dm("run the echo");
+    tui.wait_for("Approve exec?").await;
+    assert!(
+        daemon.sent(2).await.content.contains("echo ran-once-7"),
+        "the owner is asked in Discord too"
+    );
+    tui.wait_for(ARMED).await;
+    tui.send("y");
+    assert_eq!(daemon.sent(3).await.content, "ran it");
+    tui.wait_for("ran it").await;
+    assert_eq!(tool_results_with(&daemon.transcript(), "ran-once-7"), 1);
+    assert!(!tui.contents().contains("Approve exec?"));
+
+    // Quitting the attached TUI stops neither the daemon nor its bot.
+    tui.send("\x03\x03");
+    assert_eq!(tui.exit_code().await, Some(0));
+    daemon.answers_another_dm(3).await;
+    daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_or_killing_attached_tuis_mid_turn_leaves_the_turn_running() {
+    let daemon = Daemon::start().await;
+    let mut quitting = daemon.attach_tui().await;
+    let mut killed = daemon.attach_tui().await;
+    let words = ["one ", "two ", "three ", "four ", "five ", "six"];
+    daemon
+        .llama
+        .push_reply(Reply::chunks(&words).frame_delay(Duration::from_millis(500)));
+    daemon.dm("count slowly");
+    quitting.wait_for("one two").await;
+    killed.wait_for("one two").await;
+
+    quitting.send("\x03\x03");
+    assert_eq!(quitting.exit_code().await, Some(0));
+    killed.child.kill().expect("kill the TUI");
+    let _ = killed.child.wait();
+
+    // The turn ran to its end and its answer reached Discord whole.
+    assert_eq!(daemon.sent(1).await.content, "one two three four five six");
+    let transcript = daemon.transcript();
+    assert!(
+        !transcript
+            .iter()
+            .any(|r| r.to_string().contains("interrupted")),
+        "{transcript:?}"
+    );
+    daemon.answers_another_dm(1).await;
+    daemon.stop().await;
+}
+
+/// `egirl attach` with nothing listening says so in one line and exits 1.
+#[tokio::test]
+async fn attach_with_nothing_answering_exits_1_with_one_line() {
+    let llama = crate::support::fake_llama::FakeLlama::start().await;
+    let cli = crate::support::cli::Cli::new(&llama, "");
+    // The workspace exists already: its creation would be a line of its own.
+    egirl::workspace::ensure(&cli.workspace()).expect("workspace");
+    let out = cli.run(&["attach"]).await;
+    let stderr = crate::support::cli::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("egirl.sock"), "{stderr}");
+
+    let out = cli.run(&["attach", "ws://127.0.0.1:9"]).await;
+    let stderr = crate::support::cli::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+/// A request already waiting when the TUI attaches opens its modal (the
+/// daemon re-sends the open approvals after `hello`), and `y` answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_waiting_before_the_tui_attached_opens_its_modal() {
+    let daemon = Daemon::start().await;
+    daemon
+        .llama
+        .push_replies([exec_call("echo waited-3"), Reply::text("finally")]);
+    daemon.dm("run it");
+    assert!(daemon.sent(1).await.content.contains("echo waited-3"));
+
+    let mut tui = daemon.attach_tui().await;
+    tui.wait_for("Approve exec?").await;
+    tui.wait_for(ARMED).await;
+    tui.send("y");
+    assert_eq!(daemon.sent(2).await.content, "finally");
+    assert_eq!(tool_results_with(&daemon.transcript(), "waited-3"), 1);
+    tui.send("\x03\x03");
+    assert_eq!(tui.exit_code().await, Some(0));
+    daemon.stop().await;
+}
+
+/// The daemon goes away under an attached TUI: the status line says the
+/// connection is lost and that it retries; the TUI still quits cleanly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_daemon_shows_in_the_status_line_and_the_tui_still_quits() {
+    let mut daemon = Daemon::start().await;
+    let mut tui = daemon.attach_tui().await;
+    daemon.child.kill().await.expect("kill the daemon");
+    tui.wait_for("connection lost, retrying (attempt").await;
+    tui.send("\x03\x03");
+    assert_eq!(tui.exit_code().await, Some(0));
+}
