@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{attach, export, init, mcp, memory, skills, stats, trust};
+use super::{attach, devices, export, init, mcp, memory, pair, skills, stats, trust};
 
 /// `egirl --version`: the build, and the `--json` wire version.
 const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 1)");
@@ -85,6 +85,11 @@ pub enum CliCommand {
     /// Review and trust start-up files the model could have written (a
     /// config or `.env` in the workspace or found in the working directory).
     Trust(trust::TrustArgs),
+    /// Show a one-time code that pairs a new device with the gateway's TCP
+    /// listener (valid 5 minutes).
+    Pair(pair::PairArgs),
+    /// Devices paired with the gateway: `egirl devices list|revoke ID`.
+    Devices(devices::DevicesArgs),
 }
 
 impl Cli {

@@ -57,6 +57,16 @@ impl Environment {
                 .map_or("built-in defaults".into(), |p| p.display().to_string());
             return Err(Exit::usage(format!("{file}: {e}")));
         }
+        if let Err(e) = config
+            .gateway
+            .plan(config::gateway::auth_off_by_environment())
+        {
+            let file = loaded
+                .path
+                .as_deref()
+                .map_or("built-in defaults".into(), |p| p.display().to_string());
+            return Err(Exit::usage(format!("{file}: {e}")));
+        }
         config.workspace.path = plan.workspace.display().to_string();
         let (workspace, created) = crate::workspace::ensure(&plan.workspace)
             .map_err(|e| Exit::failure(format!("{e:#}")))?;
@@ -79,6 +89,13 @@ impl Environment {
             }
         }
         startup::record_writable_roots(&workspace, &allowed_paths);
+        if config.gateway.listen().is_some() {
+            // Made before the redactor, which hides it from the first start
+            // on; a failure is reported when the listener starts.
+            let _ = crate::surfaces::gateway::auth::secret::ensure_token(
+                &config::gateway::token_path(),
+            );
+        }
         let redactor = Arc::new(Redactor::from_environment(&env_files, &config.mcp));
         // Transcripts written before a secret was known are redacted as read.
         crate::sessions::redact_on_read(redactor.clone());
@@ -143,5 +160,6 @@ impl Environment {
                 // what the next start loads.
                 .chain(std::iter::once(config::trust::state_dir())),
         )
+        .with_secret_dir(config::gateway::secrets_dir())
     }
 }

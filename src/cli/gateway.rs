@@ -1,10 +1,12 @@
 //! The socket of the process that holds the services lock
 //! (`<workspace>/.egirl/egirl.sock`): `egirl serve`, or the TUI that
-//! started first, serves its core to other processes (docs/protocol.md).
+//! started first, serves its core to other processes (docs/protocol.md),
+//! and on TCP + WebSocket when `[gateway] listen` is set.
 
 use super::Environment;
 use crate::link::CoreLink;
 use crate::link::client::socket_path;
+use crate::surfaces::gateway::tcp::{self, TcpServer};
 use crate::surfaces::gateway::unix::{self, UnixServer};
 use crate::surfaces::gateway::{Bounds, Gateway, HelloFacts};
 
@@ -15,21 +17,26 @@ const RING_EVENTS_VAR: &str = "EGIRL_GATEWAY_RING_EVENTS";
 /// The listeners serving this process's core to other processes; one
 /// [`Gateway`] (one numbered stream) behind all of them.
 pub struct Listeners {
-    /// For a TCP listener to serve the same stream.
+    /// For a further listener to serve the same stream.
     #[allow(dead_code)]
     pub gateway: Gateway,
     pub socket: UnixServer,
+    /// `[gateway] listen`'s WebSocket listener, when set.
+    pub tcp: Option<TcpServer>,
 }
 
 impl Listeners {
     /// Closes every connection and removes the socket file.
     pub async fn stop(self) {
+        if let Some(tcp) = self.tcp {
+            tcp.stop().await;
+        }
         self.socket.stop().await;
     }
 }
 
-/// Starts serving `link` on the workspace's socket; `mode` is `serve` or
-/// `tui`. Err is one line saying why not.
+/// Starts serving `link` on the workspace's socket (and TCP when
+/// configured); `mode` is `serve` or `tui`. Err is one line saying why not.
 pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners, String> {
     let facts = HelloFacts {
         server: format!("egirl {}", env!("CARGO_PKG_VERSION")),
@@ -50,5 +57,10 @@ pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners
     let path = socket_path(&env.workspace);
     let socket = unix::listen(gateway.clone(), &path)
         .map_err(|e| format!("{e:#}; other processes cannot attach"))?;
-    Ok(Listeners { gateway, socket })
+    let tcp = tcp::start(&env.config.gateway, &gateway)?;
+    Ok(Listeners {
+        gateway,
+        socket,
+        tcp,
+    })
 }

@@ -3,6 +3,7 @@
 
 mod args;
 mod attach;
+mod devices;
 mod doctor;
 mod environment;
 pub mod export;
@@ -11,6 +12,7 @@ mod init;
 mod link;
 pub mod mcp;
 pub mod memory;
+pub mod pair;
 mod serve;
 mod services;
 pub mod skills;
@@ -72,6 +74,17 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     if let Some(CliCommand::Init(args)) = &cli.command {
         return init::run(args).map_err(|e| Exit::failure(format!("{e:#}")));
     }
+    // Pairing and the devices live in the config dir: no workspace needed.
+    if let Some(CliCommand::Pair(args)) = &cli.command {
+        return pair::run(args)
+            .map(|()| EXIT_OK)
+            .map_err(|e| Exit::failure(format!("{e:#}")));
+    }
+    if let Some(CliCommand::Devices(args)) = &cli.command {
+        return devices::run(args)
+            .map(|()| EXIT_OK)
+            .map_err(|e| Exit::failure(format!("{e:#}")));
+    }
     // Trusting runs before the start-up files are checked: it is how an
     // untrusted one becomes trusted.
     if let Some(CliCommand::Trust(args)) = &cli.command {
@@ -113,9 +126,12 @@ async fn run_without_agent(
         CliCommand::Skills(args) => skills::run(&env.config.skills, &env.workspace, args),
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,
-        CliCommand::Init(_) | CliCommand::Trust(_) | CliCommand::Serve | CliCommand::Attach(_) => {
-            return None;
-        }
+        CliCommand::Init(_)
+        | CliCommand::Trust(_)
+        | CliCommand::Pair(_)
+        | CliCommand::Devices(_)
+        | CliCommand::Serve
+        | CliCommand::Attach(_) => return None,
     };
     Some(
         done.map(|()| EXIT_OK)

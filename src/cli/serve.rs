@@ -44,6 +44,9 @@ pub async fn run(
         "egirl: listening on {}",
         listeners.socket.path().display()
     ));
+    if let Some(tcp) = &listeners.tcp {
+        print::err(format_args!("egirl: listening on {}", tcp.url()));
+    }
     print::err("egirl: stop with Ctrl+C or SIGTERM");
     let mut status = services.discord.as_ref().map(|d| d.status.clone());
     let mut telegram = services.telegram.as_ref().map(|t| t.status.clone());

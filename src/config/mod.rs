@@ -4,6 +4,7 @@
 
 mod delegate;
 mod duration;
+pub mod gateway;
 mod load;
 mod local;
 pub mod mcp;
@@ -21,6 +22,7 @@ use serde::Deserialize;
 
 pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateConfig};
 pub use duration::{ConfigDuration, parse_duration};
+pub use gateway::GatewayConfig;
 pub use load::config_candidates;
 pub use load::{
     ConfigError, FoundConfig, LoadedConfig, find_config, find_config_path, load, load_text, parse,
@@ -50,6 +52,8 @@ pub struct Config {
     pub heartbeat: HeartbeatConfig,
     pub cron: CronConfig,
     pub webhook: WebhookConfig,
+    /// `[gateway]`: the TCP + WebSocket listener.
+    pub gateway: GatewayConfig,
     pub ui: UiConfig,
     pub log: LogConfig,
     pub pricing: BTreeMap<String, Pricing>,

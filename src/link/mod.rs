@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod frames;
+pub mod ws;
 
 use std::sync::Arc;
 

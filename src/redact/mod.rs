@@ -116,6 +116,8 @@ impl Redactor {
             }
         }
         entries.extend(mcp::entries(mcp));
+        // The gateway's token and a client's device token, from their files.
+        entries.extend(crate::config::gateway::secret_entries());
         Self::new(entries)
     }
 

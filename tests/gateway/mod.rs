@@ -5,6 +5,8 @@ mod attach;
 mod attach_rig;
 mod backpressure;
 mod daemon;
+mod pairing;
 mod race;
 mod replay;
+mod tcp;
 mod wire;

@@ -7,12 +7,15 @@
 //! One [`Gateway`] per core: it numbers the core's events into a bounded
 //! ring (`ring`), and [`Gateway::serve`] runs one connection over any
 //! [`Framed`] transport with the listener's [`Admission`] rule
-//! (`connection`). `unix` is the Unix socket's listener.
+//! (`connection`). `unix` is the Unix socket's listener, `tcp` the
+//! WebSocket one, `auth` who may use it.
 
 pub mod admission;
+pub mod auth;
 mod connection;
 mod merge;
 pub mod ring;
+pub mod tcp;
 pub mod unix;
 
 use std::sync::Arc;

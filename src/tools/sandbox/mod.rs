@@ -239,6 +239,7 @@ pub fn prepare_with(
     writable.push(tmp.path.clone());
     writable.extend(extra.writable.iter().cloned());
     let mut hidden = ctx.protected.env_files().to_vec();
+    hidden.extend(ctx.protected.secret_files());
     hidden.extend(extra.hidden.iter().cloned());
 
     let mounts = match isolation {

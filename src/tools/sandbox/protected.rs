@@ -29,6 +29,9 @@ pub struct ProtectedPaths {
     /// Every config and `.env` egirl looks for at start-up (canonical),
     /// existing or not; also in `read_only`.
     start_up: Vec<PathBuf>,
+    /// Directories of secrets (the gateway's tokens): never read by file
+    /// tools; commands read their files as empty.
+    secret_dirs: Vec<PathBuf>,
 }
 
 impl ProtectedPaths {
@@ -47,7 +50,27 @@ impl ProtectedPaths {
             read_only,
             env_files,
             start_up: Vec::new(),
+            secret_dirs: Vec::new(),
         }
+    }
+
+    /// Adds a directory of secrets (`config::gateway::secrets_dir`): read
+    /// by neither the file tools nor commands.
+    pub fn with_secret_dir(mut self, dir: PathBuf) -> Self {
+        self.secret_dirs.push(canonical(&dir));
+        self
+    }
+
+    /// The files in the secret directories now, for commands to read as
+    /// empty (the tokens are made while egirl runs, so listed per command).
+    pub fn secret_files(&self) -> Vec<PathBuf> {
+        self.secret_dirs
+            .iter()
+            .filter_map(|dir| std::fs::read_dir(dir).ok())
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .collect()
     }
 
     /// Adds the files egirl would read at its next start (every config and
@@ -106,6 +129,11 @@ impl ProtectedPaths {
 
     /// Why reading `path` is refused; None when it may be read.
     pub fn read_refusal(&self, path: &Path, shown: &str) -> Option<String> {
+        if self.secret_dirs.iter().any(|dir| path.starts_with(dir)) {
+            return Some(format!(
+                "`{shown}` holds the gateway's tokens; file tools may not read it"
+            ));
+        }
         if is_env_file(path) || self.env_files.iter().any(|p| p == path) {
             return Some(format!(
                 "`{shown}` is a .env file; it holds secrets and file tools may not read it"
@@ -228,5 +256,18 @@ mod tests {
         assert!(p.read_refusal(&outside, "x").is_some());
         assert!(p.read_refusal(&ws.join(".git/config"), "x").is_none());
         assert!(p.read_refusal(&ws.join("environment.md"), "x").is_none());
+    }
+
+    #[test]
+    fn the_gateway_secrets_are_read_by_no_tool() {
+        let (dir, ws) = setup();
+        let secrets = dir.path().join("config/egirl/gateway");
+        std::fs::create_dir_all(&secrets).unwrap();
+        std::fs::write(secrets.join("token"), "egt_x").unwrap();
+        let p = ProtectedPaths::new(&ws, None, &[]).with_secret_dir(secrets.clone());
+        let token = std::fs::canonicalize(secrets.join("token")).unwrap();
+        assert!(p.read_refusal(&token, "token").is_some());
+        assert_eq!(p.secret_files(), vec![token]);
+        assert!(p.read_refusal(&ws.join("notes.md"), "x").is_none());
     }
 }
