@@ -27,6 +27,10 @@ pub struct AttachArgs {
     /// Session to open (default: a new one).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// With ws://: a file holding the gateway's or this device's token
+    /// (else $EGIRL_TOKEN). Never given on the command line itself.
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
 }
 
 /// How a client names itself in its `hello` (the server logs it).
@@ -66,9 +70,7 @@ pub async fn explicit(
     let session = args.session.as_deref().or(session);
     let target = args.target.as_deref().unwrap_or_default();
     if target.contains("://") {
-        return Err(Exit::failure(format!(
-            "attaching to {target} is not supported by this build yet; attach to a socket path"
-        )));
+        return run_ws(env, target, args, session).await;
     }
     let socket = match target {
         "" => client::socket_path(&env.workspace),
@@ -93,6 +95,35 @@ pub async fn run(env: &Environment, socket: &Path, session: Option<&str>) -> Res
         .map_err(|e| Exit::failure(format!("cannot attach: {e:#}")))?;
     tracing::info!(socket = %socket.display(), pid = hello.pid, "attached");
     run_tui(env, &link, &hello, session).await
+}
+
+/// The TUI attached to the gateway at `url` over a WebSocket.
+async fn run_ws(
+    env: &Environment,
+    url: &str,
+    args: &AttachArgs,
+    session: Option<&str>,
+) -> Result<u8, Exit> {
+    let session = session_id(session)?;
+    let token = token(args.token_file.as_deref())?;
+    let _log_guard = start_logging(env)?;
+    let (link, hello) = crate::link::ws::attach(url, token, CLIENT_NAME)
+        .await
+        .map_err(|e| Exit::failure(format!("cannot attach: {e:#}")))?;
+    tracing::info!(url, pid = hello.pid, "attached");
+    run_tui(env, &link, &hello, session).await
+}
+
+/// The token `--token-file` holds, else `$EGIRL_TOKEN`, else none (the
+/// gateway then refuses, and says so).
+fn token(file: Option<&Path>) -> Result<Option<String>, Exit> {
+    let token = match file {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| Exit::failure(format!("cannot read {}: {e}", path.display())))?,
+        None => std::env::var("EGIRL_TOKEN").unwrap_or_default(),
+    };
+    let token = token.trim();
+    Ok((!token.is_empty()).then(|| token.to_string()))
 }
 
 /// The session `--session` names (checked), else a new one.

@@ -143,3 +143,35 @@ async fn a_lost_daemon_shows_in_the_status_line_and_the_tui_still_quits() {
     tui.send("\x03\x03");
     assert_eq!(tui.exit_code().await, Some(0));
 }
+
+/// `egirl attach ws://…` with the device's token in a file: the TUI
+/// attached over the WebSocket says so, and sends and shows a turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn egirl_attach_over_a_websocket_with_a_token_file() {
+    let llama = crate::support::fake_llama::FakeLlama::start().await;
+    let daemon = super::tcp::Daemon::start(&llama).await;
+    let token_file = daemon.config_dir().join("gateway/token");
+    let base = daemon.url.trim_end_matches("/ws").to_string();
+    let mut tui = crate::tui::pty::Pty::launch(crate::tui::pty::Launch {
+        bin: env!("CARGO_BIN_EXE_egirl").into(),
+        args: vec![
+            "--config".into(),
+            daemon.dir.path().join("egirl.toml").display().to_string(),
+            "attach".into(),
+            base.clone(),
+            "--token-file".into(),
+            token_file.display().to_string(),
+        ],
+        home: daemon.dir.path(),
+        watch: Vec::new(),
+    });
+    tui.wait_for(&format!("attached: {base}")).await;
+    llama.push_reply(Reply::text("over the wire"));
+    tui.send("hello gateway\r");
+    tui.wait_for("over the wire").await;
+    tui.send("\x03\x03");
+    assert_eq!(tui.exit_code().await, Some(0));
+    let token = daemon.token();
+    let (_dir, stderr) = daemon.stop().await;
+    assert!(!stderr.contains(&token), "{stderr}");
+}
