@@ -175,3 +175,48 @@ async fn egirl_attach_over_a_websocket_with_a_token_file() {
     let (_dir, stderr) = daemon.stop().await;
     assert!(!stderr.contains(&token), "{stderr}");
 }
+
+/// `egirl --session ID` beside the daemon attaches and opens that session:
+/// its conversation so far, and what is typed goes into it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_id_beside_the_daemon_opens_that_session_attached() {
+    let daemon = Daemon::start().await;
+    daemon.llama.push_reply(Reply::text("first answer"));
+    daemon.dm("hello daemon");
+    assert_eq!(daemon.sent(1).await.content, "first answer");
+
+    let session = format!("discord-{}", super::attach_rig::DM);
+    let mut tui = crate::tui::pty::Pty::launch(crate::tui::pty::Launch {
+        bin: env!("CARGO_BIN_EXE_egirl").into(),
+        args: vec![
+            "--config".into(),
+            daemon.dir.path().join("egirl.toml").display().to_string(),
+            "--session".into(),
+            session.clone(),
+        ],
+        home: daemon.dir.path(),
+        watch: Vec::new(),
+    });
+    tui.wait_for(&format!("attached: serve pid {}", daemon.pid()))
+        .await;
+    tui.wait_for(&format!("resumed {session}")).await;
+    assert!(
+        tui.contents().contains("first answer"),
+        "{}",
+        tui.contents()
+    );
+
+    daemon.llama.push_reply(Reply::text("answered at the desk"));
+    tui.send("typed at the desk\r");
+    tui.wait_for("answered at the desk").await;
+    let transcript = daemon.transcript();
+    assert!(
+        transcript
+            .iter()
+            .any(|r| r["role"] == "user" && r.to_string().contains("typed at the desk")),
+        "{transcript:?}"
+    );
+    tui.send("\x03\x03");
+    assert_eq!(tui.exit_code().await, Some(0));
+    daemon.stop().await;
+}
