@@ -220,3 +220,46 @@ async fn session_id_beside_the_daemon_opens_that_session_attached() {
     assert_eq!(tui.exit_code().await, Some(0));
     daemon.stop().await;
 }
+
+/// With no daemon, the first `egirl` is the core (in process, as ever) and
+/// a second one on the workspace attaches to it: what the second sends,
+/// the first shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_tui_attaches_to_the_first() {
+    let llama = crate::support::fake_llama::FakeLlama::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = format!(
+        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
+        dir.path().join("logs").display(),
+        llama.url()
+    );
+    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let mut first = crate::tui::pty::Pty::spawn(dir.path());
+    first.wait_for("Type a message").await;
+    assert!(
+        !first.contents().contains("attached:"),
+        "{}",
+        first.contents()
+    );
+    let socket = dir.path().join("ws/.egirl/egirl.sock");
+    let deadline = tokio::time::Instant::now() + super::attach_rig::WAIT;
+    while tokio::net::UnixStream::connect(&socket).await.is_err() {
+        assert!(tokio::time::Instant::now() < deadline, "no socket");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let mut second = crate::tui::pty::Pty::spawn(dir.path());
+    second
+        .wait_for(&format!("attached: tui pid {}", first.child.id()))
+        .await;
+    llama.push_reply(Reply::text("one core answers"));
+    second.send("from the second window\r");
+    second.wait_for("one core answers").await;
+    first.wait_for("from the second window").await;
+    first.wait_for("one core answers").await;
+
+    second.send("\x03\x03");
+    assert_eq!(second.exit_code().await, Some(0));
+    first.send("\x03\x03");
+    assert_eq!(first.exit_code().await, Some(0));
+}
