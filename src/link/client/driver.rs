@@ -11,7 +11,7 @@ use super::{Dialer, Handshake, dial_and_hello};
 use crate::bus::EventBus;
 use crate::link::LinkState;
 use crate::link::frames::Framed;
-use crate::protocol::wire::{ClientFrame, ClientHello, CoreStatus, ServerFrame};
+use crate::protocol::wire::{ClientFrame, ClientHello, CoreStatus, MAX_CLIENT_FRAME, ServerFrame};
 use crate::protocol::{
     Command, ErrorEvent, Event, EventKind, Op, Origin, SessionId, Submission, SubmissionId,
     TurnEnded,
@@ -120,6 +120,13 @@ impl Driver {
                 return Ok(());
             }
         };
+        if line.len() > MAX_CLIENT_FRAME {
+            // The server would close the connection over it: refused here.
+            self.remember(&submission);
+            let why = format!("an op is longer than {MAX_CLIENT_FRAME} bytes");
+            self.report_rejected(Some(submission.id.0), &why);
+            return Ok(());
+        }
         let wrote = framed.writer.write_frame(&line).await;
         if let Err(e) = wrote.and(framed.writer.flush().await) {
             self.unsent = Some(submission);

@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::Shared;
 use super::admission::{Admission, Admitted};
 use super::merge::merge_batch;
 use crate::link::frames::{FrameReader, FrameWriter, Framed};
 use crate::protocol::wire::{
-    ClientFrame, ClientHello, Rejected, Resync, ServerFrame, WIRE_VERSION, WireError,
+    ClientFrame, ClientHello, CoreStatus, Rejected, Resync, ServerFrame, WIRE_VERSION, WireError,
 };
 use crate::protocol::{Command, Event, Op, Origin};
 
@@ -39,7 +39,9 @@ pub(super) async fn serve(shared: Arc<Shared>, framed: Framed, admission: Arc<dy
     let Some((hello, who)) = handshake(&mut *reader, &mut *writer, &*admission).await else {
         return;
     };
-    let Some(cursor) = greet(&shared, &hello, &mut *writer).await else {
+    // Taken before `status` is sent: a change after that one is sent too.
+    let mut status = shared.link.status.clone();
+    let Some(cursor) = greet(&shared, &hello, &mut status, &mut *writer).await else {
         return;
     };
     let (replies, replies_rx) = mpsc::channel(64);
@@ -49,7 +51,7 @@ pub(super) async fn serve(shared: Arc<Shared>, framed: Framed, admission: Arc<dy
     let _ops = AbortOnDrop(tokio::spawn(read_ops(
         reader, link, admission, who, replies,
     )));
-    let _ = write_stream(&shared, cursor, &mut *writer, replies_rx).await;
+    let _ = write_stream(&shared, cursor, status, &mut *writer, replies_rx).await;
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -114,7 +116,12 @@ async fn refuse<T>(writer: &mut dyn FrameWriter, message: String) -> Option<T> {
 /// Sends `hello`, `status`, and where the client's view starts: a replay
 /// from its `resume_after`, or (fresh, or resuming from what the ring no
 /// longer holds) the open approvals; the cursor the stream goes on from.
-async fn greet(shared: &Shared, hello: &ClientHello, writer: &mut dyn FrameWriter) -> Option<u64> {
+async fn greet(
+    shared: &Shared,
+    hello: &ClientHello,
+    status: &mut watch::Receiver<CoreStatus>,
+    writer: &mut dyn FrameWriter,
+) -> Option<u64> {
     let (server_hello, resumable, approvals) = {
         let state = shared.stream.lock();
         let newest = state.ring.newest();
@@ -126,8 +133,8 @@ async fn greet(shared: &Shared, hello: &ClientHello, writer: &mut dyn FrameWrite
     };
     let newest = server_hello.seq;
     send(writer, &ServerFrame::Hello(server_hello)).await.ok()?;
-    let status = shared.link.status.borrow().clone();
-    send(writer, &ServerFrame::Status(status)).await.ok()?;
+    let now = status.borrow_and_update().clone();
+    send(writer, &ServerFrame::Status(now)).await.ok()?;
     if let Some(after) = resumable {
         writer.flush().await.ok()?;
         return Some(after);
@@ -150,12 +157,11 @@ async fn greet(shared: &Shared, hello: &ClientHello, writer: &mut dyn FrameWrite
 async fn write_stream(
     shared: &Shared,
     mut cursor: u64,
+    mut status: watch::Receiver<CoreStatus>,
     writer: &mut dyn FrameWriter,
     mut replies: mpsc::Receiver<Reply>,
 ) -> std::io::Result<()> {
     let mut newest = shared.stream.watch();
-    let mut status = shared.link.status.clone();
-    status.mark_unchanged();
     // The status's sender can go before the core (its task ends first).
     let mut status_open = true;
     loop {
@@ -198,7 +204,14 @@ async fn write_stream(
         }
         tokio::select! {
             _ = newest.changed() => {}
-            changed = status.changed(), if status_open => status_open = changed.is_ok(),
+            // `changed` marks the value seen: it is sent here, not above.
+            changed = status.changed(), if status_open => match changed {
+                Ok(()) => {
+                    let now = status.borrow_and_update().clone();
+                    send(writer, &ServerFrame::Status(now)).await?;
+                }
+                Err(_) => status_open = false,
+            },
             reply = replies.recv() => match reply {
                 Some(Reply::Frame(frame)) => send(writer, &frame).await?,
                 Some(Reply::Close(frame)) => {

@@ -137,17 +137,22 @@ impl Tracker {
             EventKind::TurnEnded(_) => Some(false),
             _ => None,
         };
-        let session = self
-            .sessions
-            .entry(event.session.clone())
-            .or_insert_with(|| LiveSession {
-                id: event.session.clone(),
-                origin: String::new(),
-                busy: false,
-            });
-        session.origin = event.origin.to_string();
-        if let Some(busy) = busy {
-            session.busy = busy;
+        // Streamed text (most events) changes nothing here: no allocation.
+        let known = self.sessions.get_mut(&event.session);
+        match (known, busy) {
+            (Some(_), None) => {}
+            (Some(session), Some(busy)) => {
+                session.busy = busy;
+                session.origin = event.origin.to_string();
+            }
+            (None, busy) => {
+                let session = LiveSession {
+                    id: event.session.clone(),
+                    origin: event.origin.to_string(),
+                    busy: busy.unwrap_or(false),
+                };
+                self.sessions.insert(event.session.clone(), session);
+            }
         }
         if self.sessions.len() > MAX_TRACKED_SESSIONS {
             let idle = self.sessions.iter().find(|(_, s)| !s.busy);

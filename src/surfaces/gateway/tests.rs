@@ -230,3 +230,112 @@ async fn probe_finds_a_live_server_and_nothing_elsewhere() {
     server.stop().await;
     assert!(client::probe(&path).await.is_none());
 }
+
+#[tokio::test]
+async fn an_op_past_the_server_s_bound_is_refused_by_the_client_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let (core, _bus, seen) = fake_core();
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let mut events = link.subscribe();
+    let huge = "x".repeat(crate::protocol::wire::MAX_CLIENT_FRAME);
+    assert!(link.submit_with(message(&huge, Origin::Tui)));
+    let got = turn(&mut events).await;
+    assert!(
+        matches!(&got[0].kind, EventKind::Error(_)),
+        "{:?}",
+        got[0].kind
+    );
+    // Still connected: the next one goes through.
+    assert!(link.submit_with(message("small", Origin::Tui)));
+    assert_eq!(text_of(&turn(&mut events).await), "small");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn after_a_gap_the_open_approval_reaches_the_client_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (core, bus, _seen) = fake_core();
+    let bounds = Bounds {
+        events: 4,
+        bytes: usize::MAX,
+    };
+    let gateway = Gateway::start(core, facts(), bounds);
+    let server = serve(&gateway, dir.path());
+    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let mut events = link.subscribe();
+    let mut state = link.connection.clone().unwrap();
+    let emit = |session: &str, kind| {
+        bus.send(Event {
+            submission: None,
+            session: session.into(),
+            origin: Origin::Cli,
+            kind,
+        })
+    };
+    emit(
+        "a",
+        EventKind::ApprovalRequest(crate::protocol::ApprovalRequest {
+            id: "r1".into(),
+            tool: "exec".into(),
+            command: "make".into(),
+            cwd: ".".into(),
+            rule: None,
+            rule_covers: None,
+            sandbox: None,
+            escalation: None,
+        }),
+    );
+    assert!(matches!(
+        next(&mut events).await.kind,
+        EventKind::ApprovalRequest(_)
+    ));
+
+    server.stop().await;
+    state
+        .wait_for(|s| matches!(s, LinkState::Reconnecting { .. }))
+        .await
+        .unwrap();
+    for i in 0..8 {
+        emit(
+            &format!("s{i}"),
+            EventKind::TurnEnded(TurnEnded { interrupted: false }),
+        );
+    }
+    let server = serve(&gateway, dir.path());
+    match next(&mut events).await.kind {
+        EventKind::ApprovalRequest(request) => assert_eq!(request.id, "r1"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(*state.borrow(), LinkState::Connected { resyncs: 1 });
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_status_change_reaches_the_attached_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, status) = watch::channel(CoreStatus::default());
+    let core = CoreLink::new(
+        Arc::new(|_| true),
+        EventBus::new(),
+        status,
+        Arc::new(|| {}),
+        None,
+    );
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let mut link = client::connect_unix(server.path(), "test").await.unwrap();
+    let local = crate::protocol::wire::LocalHealth { up: 1, total: 2 };
+    tx.send_replace(CoreStatus {
+        local: Some(local),
+        ..CoreStatus::default()
+    });
+    let changed = link.status.wait_for(|s| s.local == Some(local));
+    tokio::time::timeout(Duration::from_secs(10), changed)
+        .await
+        .expect("the status within 10 s")
+        .unwrap();
+    server.stop().await;
+}
