@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{devices, export, init, mcp, memory, pair, skills, stats, trust};
+use super::{attach, devices, export, init, mcp, memory, pair, skills, stats, trust};
 
 /// `egirl --version`: the build, and the `--json` wire version.
 const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 1)");
@@ -70,6 +70,9 @@ pub enum CliCommand {
     Stats(stats::StatsArgs),
     /// Sessions as fine-tuning JSONL (the Qwen3 format of docs/design.md §6).
     Export(export::ExportArgs),
+    /// Open the TUI on the core of a running egirl (`egirl serve`):
+    /// TARGET is its socket (default: this workspace's) or ws://host:port.
+    Attach(attach::AttachArgs),
     /// Run without a TUI: Discord, Telegram, heartbeat, cron and the webhook until
     /// SIGTERM or Ctrl+C.
     Serve,

@@ -2,6 +2,7 @@
 //! workspace, logs, then the agent core and a surface.
 
 mod args;
+mod attach;
 mod devices;
 mod doctor;
 mod environment;
@@ -94,6 +95,16 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     if let Some(result) = run_without_agent(cli.command.as_ref(), &env).await {
         return result;
     }
+    if let Some(CliCommand::Attach(args)) = &cli.command {
+        return attach::explicit(&env, args, cli.session.as_deref()).await;
+    }
+    // A daemon owns the workspace: one more window onto its core rather
+    // than a second core.
+    if cli.starts_tui()
+        && let Some(socket) = attach::running_daemon(&env.workspace).await
+    {
+        return attach::run(&env, &socket, cli.session.as_deref()).await;
+    }
     if let Some(done) = remote::timeline(&cli, &env).await {
         return done;
     }
@@ -123,7 +134,8 @@ async fn run_without_agent(
         | CliCommand::Trust(_)
         | CliCommand::Pair(_)
         | CliCommand::Devices(_)
-        | CliCommand::Serve => return None,
+        | CliCommand::Serve
+        | CliCommand::Attach(_) => return None,
     };
     Some(
         done.map(|()| EXIT_OK)
@@ -302,6 +314,7 @@ async fn run_tui(
         context_length: env.config.local.context_length,
         notices,
         skills: Some(agent.skills.clone()),
+        live_sessions: Vec::new(),
     };
     let code = match tui::run(&core, options).await {
         tui::TuiOutcome::Quit => EXIT_OK,

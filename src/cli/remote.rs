@@ -9,7 +9,6 @@
 use std::path::Path;
 
 use super::{EXIT_OK, Environment, Exit};
-use crate::fsutil::lockfile::FileLock;
 use crate::link::{CoreLink, client};
 use crate::protocol::{Command, ErrorEvent, EventKind, Forked, Op};
 use crate::stop_signals::StopSignals;
@@ -23,13 +22,8 @@ const CLIENT_NAME: &str = concat!("egirl-cli ", env!("CARGO_PKG_VERSION"));
 /// lock held by an egirl that serves no socket (an older one): this
 /// process then runs its own core, as before.
 pub async fn daemon(workspace: &Path) -> Option<CoreLink> {
-    match FileLock::try_acquire(&super::services::lock_path(workspace)) {
-        Ok(Some(_free)) => return None,
-        Ok(None) => {}
-        Err(e) => {
-            tracing::debug!("services lock: {e:#}");
-            return None;
-        }
+    if !super::attach::lock_held_elsewhere(workspace) {
+        return None;
     }
     let socket = client::socket_path(workspace);
     match client::connect_unix(&socket, CLIENT_NAME).await {

@@ -113,6 +113,8 @@ pub async fn attach(
     let (status_tx, status) = watch::channel(CoreStatus::default());
     let (state_tx, state) = watch::channel(LinkState::Connected { resyncs: 0 });
     let (outbox_tx, outbox) = mpsc::channel(MAX_QUEUED_OPS);
+    // Before the driver reads on: the open approvals that follow `hello`.
+    let first = bus.subscribe();
     let driver = driver::Driver::new(driver::Parts {
         dial,
         hello,
@@ -131,7 +133,7 @@ pub async fn attach(
         Some(label),
     );
     link.connection = Some(state);
-    Ok((link, server))
+    Ok((link.with_first_subscriber(first), server))
 }
 
 /// Whether a core answers on the socket at `path`: its `hello`, or None

@@ -37,6 +37,10 @@ pub struct CoreLink {
     pub attached: Option<String>,
     /// The connection's state when attached (`None` in process).
     pub connection: Option<watch::Receiver<LinkState>>,
+    /// Attached: a queue subscribed before the first event arrived (the
+    /// open approvals follow `hello` at once), handed to the first
+    /// `subscribe` so the surface misses none of them.
+    first: Arc<std::sync::Mutex<Option<EventReceiver>>>,
 }
 
 /// An attached link's connection, as the surface shows it.
@@ -67,7 +71,17 @@ impl CoreLink {
             start_mcp,
             attached,
             connection: None,
+            first: Arc::default(),
         }
+    }
+
+    /// Keeps `events` (subscribed before any event could arrive) for the
+    /// first `subscribe`.
+    pub fn with_first_subscriber(self, events: EventReceiver) -> Self {
+        if let Ok(mut first) = self.first.lock() {
+            *first = Some(events);
+        }
+        self
     }
 
     /// Sends an op under a fresh id; false when the core is gone.
@@ -81,7 +95,8 @@ impl CoreLink {
     }
 
     pub fn subscribe(&self) -> EventReceiver {
-        self.bus.subscribe()
+        let first = self.first.lock().ok().and_then(|mut first| first.take());
+        first.unwrap_or_else(|| self.bus.subscribe())
     }
 
     pub fn start_mcp(&self) {

@@ -191,11 +191,18 @@ pub enum Command {
 pub struct SubmissionId(pub String);
 
 impl SubmissionId {
-    /// An id no other submission of this process has.
+    /// An id no other submission has, of this process or of another one
+    /// attached to the same core over its socket (whose events every
+    /// client reads): a counter behind a prefix drawn once per process.
     pub fn fresh() -> Self {
+        use std::sync::OnceLock;
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        SubmissionId(NEXT.fetch_add(1, Ordering::Relaxed).to_string())
+        static PROCESS: OnceLock<String> = OnceLock::new();
+        let process =
+            PROCESS.get_or_init(|| uuid::Uuid::new_v4().simple().to_string()[..8].to_string());
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        SubmissionId(format!("{process}-{n}"))
     }
 }
 

@@ -1,10 +1,13 @@
 //! The protocol on a socket through the real binary: the daemon serves,
 //! clients attach (docs/protocol.md).
 
+mod attach;
+mod attach_rig;
 mod backpressure;
 mod daemon;
 mod headless;
 mod pairing;
+mod race;
 mod replay;
 mod tcp;
 mod wire;

@@ -11,7 +11,7 @@ mod guard;
 mod keys;
 mod mcp;
 mod proactive;
-mod pty;
+pub(crate) mod pty;
 mod rewind;
 mod sandbox;
 mod screenshots;

@@ -18,18 +18,18 @@ use crate::support::fake_llama::{FakeLlama, Reply};
 const COLS: NonZeroU16 = NonZeroU16::new(120).expect("nonzero");
 const ROWS: NonZeroU16 = NonZeroU16::new(36).expect("nonzero");
 /// The approval modal's keys lit: armed (greyed, they follow "wait…").
-pub(super) const ARMED: &str = "║ y once";
+pub(crate) const ARMED: &str = "║ y once";
 /// Generous: a debug build on a busy 2-core CI machine.
 const WAIT: Duration = Duration::from_secs(30);
 
-pub(super) struct Pty {
-    pub(super) child: Child,
+pub(crate) struct Pty {
+    pub(crate) child: Child,
     input: std::fs::File,
-    pub(super) screen: Arc<Mutex<vt100::Parser<Answers>>>,
+    pub(crate) screen: Arc<Mutex<vt100::Parser<Answers>>>,
     /// Keeps the terminal's settings readable after the child exits.
     slave: OwnedFd,
     /// When `spawn` started the process.
-    pub(super) spawned_at: Instant,
+    pub(crate) spawned_at: Instant,
     /// Texts to watch for, and when each first appeared on the screen.
     seen: Arc<Mutex<Vec<Watched>>>,
     /// When the program last wrote to the terminal.
@@ -40,14 +40,14 @@ pub(super) struct Pty {
 type Watched = (String, Option<Instant>);
 
 /// What to run in the terminal.
-pub(super) struct Launch<'a> {
-    pub(super) bin: PathBuf,
-    pub(super) args: Vec<String>,
+pub(crate) struct Launch<'a> {
+    pub(crate) bin: PathBuf,
+    pub(crate) args: Vec<String>,
     /// The program's HOME (a temp dir: nothing of the user's is read).
-    pub(super) home: &'a Path,
+    pub(crate) home: &'a Path,
     /// Texts whose first appearance `Pty::seen_at` reports, timed by the
     /// thread that reads the terminal (not by polling).
-    pub(super) watch: Vec<String>,
+    pub(crate) watch: Vec<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -84,7 +84,7 @@ fn openpty() -> (OwnedFd, OwnedFd) {
 /// the foreground and background colors. Collected while parsing, written
 /// back by the reading thread.
 #[derive(Default)]
-pub(super) struct Answers(Vec<u8>);
+pub(crate) struct Answers(Vec<u8>);
 
 impl vt100::Callbacks for Answers {
     fn unhandled_csi(
@@ -116,7 +116,7 @@ impl vt100::Callbacks for Answers {
 }
 
 impl Pty {
-    pub(super) fn spawn(dir: &Path) -> Pty {
+    pub(crate) fn spawn(dir: &Path) -> Pty {
         Pty::launch(Launch {
             bin: env!("CARGO_BIN_EXE_egirl").into(),
             args: vec![
@@ -128,7 +128,7 @@ impl Pty {
         })
     }
 
-    pub(super) fn launch(launch: Launch<'_>) -> Pty {
+    pub(crate) fn launch(launch: Launch<'_>) -> Pty {
         let (master, slave) = openpty();
         let stdio = || Stdio::from(slave.try_clone().expect("dup pty"));
         let mut cmd = Command::new(&launch.bin);
@@ -206,30 +206,30 @@ impl Pty {
         }
     }
 
-    pub(super) fn contents(&self) -> String {
+    pub(crate) fn contents(&self) -> String {
         lock(&self.screen).screen().contents()
     }
 
     /// When a watched text first appeared, if it has.
-    pub(super) fn seen_at(&self, what: &str) -> Option<Instant> {
+    pub(crate) fn seen_at(&self, what: &str) -> Option<Instant> {
         lock(&self.seen)
             .iter()
             .find(|(w, _)| w == what)
             .and_then(|(_, at)| *at)
     }
 
-    pub(super) fn last_output(&self) -> Instant {
+    pub(crate) fn last_output(&self) -> Instant {
         *lock(&self.last_output)
     }
 
-    pub(super) fn send(&mut self, bytes: &str) {
+    pub(crate) fn send(&mut self, bytes: &str) {
         self.input
             .write_all(bytes.as_bytes())
             .expect("write to pty");
         self.input.flush().expect("flush pty");
     }
 
-    pub(super) async fn wait_for(&self, what: &str) {
+    pub(crate) async fn wait_for(&self, what: &str) {
         let deadline = tokio::time::Instant::now() + WAIT;
         while tokio::time::Instant::now() < deadline {
             if self.contents().contains(what) {
@@ -240,7 +240,7 @@ impl Pty {
         panic!("`{what}` never appeared; the screen:\n{}", self.contents());
     }
 
-    pub(super) async fn exit_code(&mut self) -> Option<i32> {
+    pub(crate) async fn exit_code(&mut self) -> Option<i32> {
         let deadline = tokio::time::Instant::now() + WAIT;
         while tokio::time::Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().expect("wait") {

@@ -42,6 +42,8 @@ pub enum AppEvent {
     Telegram(crate::protocol::BotStatus),
     /// The MCP servers' state changed.
     Mcp(Vec<crate::protocol::McpServerInfo>),
+    /// Attached: the connection to the core changed.
+    Link(crate::link::LinkState),
 }
 
 /// What the loop needs from the outside world.
@@ -147,6 +149,7 @@ fn apply_internal(app: &mut App, msg: AppEvent) -> bool {
         AppEvent::Discord(status) => replace(&mut app.status.discord, status),
         AppEvent::Telegram(status) => replace(&mut app.status.telegram, status),
         AppEvent::Mcp(servers) => replace(&mut app.status.mcp, servers),
+        AppEvent::Link(state) => app.link_changed(state),
         AppEvent::HighlighterReady => {
             // Every cached render may hold plain code: redo them (only the
             // visible ones are rendered).

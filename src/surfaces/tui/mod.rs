@@ -1,7 +1,9 @@
 //! The full-screen TUI (docs/design.md §2): five panes and an input box.
 //!
-//! It talks to the core only through the protocol: `Op`s out via
-//! `AgentHandle::submit`, `Event`s in from `bus.subscribe()`. The state
+//! It talks to the core only through the protocol, over a
+//! [`CoreLink`](crate::link::CoreLink): `Op`s out via `submit_with`,
+//! `Event`s in from `subscribe()`, the same whether the core runs in this
+//! process or in a daemon the TUI attached to (`link` shows which). The state
 //! (`App`) is built from events and keys with no terminal, `layout` maps
 //! an area to named rectangles, and `draw` renders the state read-only;
 //! `runtime` owns the terminal and the frame scheduler.
@@ -19,6 +21,7 @@ pub mod highlight;
 pub mod input;
 mod keys;
 pub mod layout;
+pub mod link;
 pub mod markdown;
 pub mod mcp;
 pub mod panes;

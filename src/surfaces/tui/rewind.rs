@@ -200,7 +200,7 @@ impl App {
     }
 
     /// Shows a session's conversation as its transcript now holds it.
-    fn reload_session(&mut self, session: &str) {
+    pub(super) fn reload_session(&mut self, session: &str) {
         self.conversation.clear_session(session);
         let Some(dir) = self.sessions_dir.clone() else {
             return;

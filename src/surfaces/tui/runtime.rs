@@ -42,6 +42,9 @@ pub struct TuiOptions {
     pub notices: Vec<String>,
     /// The skills the core uses (slash commands, `/skills`).
     pub skills: Option<std::sync::Arc<crate::skills::Registry>>,
+    /// Attached: the sessions the core had open when this client said
+    /// hello (they join the session list).
+    pub live_sessions: Vec<crate::protocol::wire::LiveSession>,
 }
 
 /// How the TUI ended; `cli` turns it into the process's exit code (a
@@ -78,6 +81,9 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         context_length: options.context_length,
     });
     app.skills = options.skills;
+    if let Some(label) = &core.attached {
+        app.attach(label.clone(), &options.live_sessions);
+    }
     if let Some(e) = theme_error {
         app.notice(Level::Error, format!("{e}; using the default theme"));
     }
@@ -113,6 +119,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         let _ = ready.send(AppEvent::HighlighterReady);
     });
     watch_signals(tx.clone());
+    super::link::watch_connection(core.connection.clone(), tx.clone());
     watch_status(core.status.clone(), tx);
     // The first frame before the MCP servers spawn and handshake, which
     // would compete with it for the CPU; the loop draws again at once.

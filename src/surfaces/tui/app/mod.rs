@@ -145,6 +145,9 @@ pub struct App {
     /// Submissions of this TUI whose answers it acts on (`/fork` moves to
     /// the copy, `/rewind` gives the message back): answers carry the id.
     pub(super) asked: HashSet<SubmissionId>,
+    /// Attached to a core in another process: to which, and how the
+    /// connection is (in process: nothing).
+    pub link: super::link::LinkView,
 }
 
 impl App {
@@ -204,6 +207,7 @@ impl App {
             rewind: None,
             search: None,
             asked: HashSet::new(),
+            link: Default::default(),
         }
     }
 

@@ -44,6 +44,7 @@ fn segments(app: &App) -> Vec<Vec<Span<'static>>> {
                 .fg(t.assistant)
                 .add_modifier(Modifier::BOLD),
         )],
+        link(app),
         local_endpoint(app),
         vec![Span::styled(
             format!("{}/{}", s.provider, s.model),
@@ -77,6 +78,23 @@ fn fit_segments(app: &App, segments: Vec<Vec<Span<'static>>>, room: usize) -> Ve
         left.extend(segment);
     }
     left
+}
+
+/// Attached: to which process, or that the connection is lost (nothing
+/// in process). Second on the line: the last to be dropped for room.
+fn link(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let line = &app.link.line;
+    let text = line.text();
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let color = if line.is_trouble() {
+        t.warning
+    } else {
+        t.routing_local
+    };
+    vec![Span::styled(text, Style::default().fg(color))]
 }
 
 /// The local endpoint and whether it answers, or how many replicas do.
