@@ -31,6 +31,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::watch;
 
+/// The gateway token the bench's socket asks for.
+const TOKEN: &str = "egt_bench";
 const STREAM_SECONDS: u64 = 10;
 const TOKENS_PER_SECOND: u64 = 5_000;
 const THROUGHPUT_EVENTS: usize = 200_000;
@@ -60,7 +62,7 @@ fn start_core() -> Core {
     };
     let gateway = Gateway::start(link, facts, Bounds::default());
     let path = dir.path().join("egirl.sock");
-    let server = unix::listen(gateway, &path).expect("listen");
+    let server = unix::listen(gateway, &path, TOKEN.into()).expect("listen");
     Core {
         bus,
         server,
@@ -90,6 +92,7 @@ async fn raw_client(core: &Core) -> BufReader<UnixStream> {
     let hello = ClientFrame::Hello(ClientHello {
         version: WIRE_VERSION,
         client: "bench".into(),
+        token: Some(TOKEN.into()),
         ..ClientHello::default()
     });
     let line = serde_json::to_string(&hello).expect("hello") + "\n";
@@ -126,7 +129,7 @@ async fn throughput() {
     const WINDOW: usize = 8192;
     let core = start_core();
     let mut raw = raw_client(&core).await;
-    let attached = connect_unix(core.server.path(), "bench")
+    let attached = connect_unix(core.server.path(), "bench", TOKEN)
         .await
         .expect("attach");
     let mut events = attached.subscribe();
@@ -199,7 +202,7 @@ struct StreamRun {
 
 async fn stream(with_slow: bool) -> StreamRun {
     let core = start_core();
-    let attached = connect_unix(core.server.path(), "bench")
+    let attached = connect_unix(core.server.path(), "bench", TOKEN)
         .await
         .expect("attach");
     let mut events = attached.subscribe();

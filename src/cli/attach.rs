@@ -45,7 +45,8 @@ pub async fn running_daemon(workspace: &Path) -> Option<PathBuf> {
         return None;
     }
     let socket = client::socket_path(workspace);
-    client::probe(&socket).await.map(|_| socket)
+    let token = super::gateway::socket_token()?;
+    client::probe(&socket, &token).await.map(|_| socket)
 }
 
 /// Whether another process holds the workspace's services lock (taking it
@@ -76,7 +77,8 @@ pub async fn explicit(
         "" => client::socket_path(&env.workspace),
         path => PathBuf::from(path),
     };
-    if client::probe(&socket).await.is_none() {
+    let token = super::gateway::socket_token().unwrap_or_default();
+    if client::probe(&socket, &token).await.is_none() {
         return Err(Exit::failure(format!(
             "no egirl answers on {}; start one with `egirl serve`",
             socket.display()
@@ -90,7 +92,8 @@ pub async fn explicit(
 pub async fn run(env: &Environment, socket: &Path, session: Option<&str>) -> Result<u8, Exit> {
     let session = session_id(session)?;
     let _log_guard = start_logging(env)?;
-    let (link, hello) = client::attach_unix(socket, CLIENT_NAME)
+    let token = super::gateway::socket_token().unwrap_or_default();
+    let (link, hello) = client::attach_unix(socket, CLIENT_NAME, &token)
         .await
         .map_err(|e| Exit::failure(format!("cannot attach: {e:#}")))?;
     tracing::info!(socket = %socket.display(), pid = hello.pid, "attached");

@@ -89,13 +89,11 @@ impl Environment {
             }
         }
         startup::record_writable_roots(&workspace, &allowed_paths);
-        if config.gateway.listen().is_some() {
-            // Made before the redactor, which hides it from the first start
-            // on; a failure is reported when the listener starts.
-            let _ = crate::surfaces::gateway::auth::secret::ensure_token(
-                &config::gateway::token_path(),
-            );
-        }
+        // The socket asks for it too: made before the redactor, which
+        // hides it from the first start on; a failure is reported when the
+        // listener starts.
+        let _ =
+            crate::surfaces::gateway::auth::secret::ensure_token(&config::gateway::token_path());
         let redactor = Arc::new(Redactor::from_environment(&env_files, &config.mcp));
         // Transcripts written before a secret was known are redacted as read.
         crate::sessions::redact_on_read(redactor.clone());

@@ -4,8 +4,10 @@
 //! and on TCP + WebSocket when `[gateway] listen` is set.
 
 use super::Environment;
+use crate::config;
 use crate::link::CoreLink;
 use crate::link::client::socket_path;
+use crate::surfaces::gateway::auth::secret;
 use crate::surfaces::gateway::tcp::{self, TcpServer};
 use crate::surfaces::gateway::unix::{self, UnixServer};
 use crate::surfaces::gateway::{Bounds, Gateway, HelloFacts};
@@ -55,7 +57,9 @@ pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners
     }
     let gateway = Gateway::start(link.clone(), facts, bounds);
     let path = socket_path(&env.workspace);
-    let socket = unix::listen(gateway.clone(), &path)
+    let token = secret::ensure_token(&config::gateway::token_path())
+        .map_err(|e| format!("{e}; other processes cannot attach"))?;
+    let socket = unix::listen(gateway.clone(), &path, token)
         .map_err(|e| format!("{e:#}; other processes cannot attach"))?;
     let tcp = tcp::start(&env.config.gateway, &gateway)?;
     Ok(Listeners {
@@ -63,4 +67,11 @@ pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners
         socket,
         tcp,
     })
+}
+
+/// The gateway token this user's clients present on the workspace's
+/// socket; None when there is none yet (no core has listened).
+pub fn socket_token() -> Option<String> {
+    let text = secret::read_private(&config::gateway::token_path()).ok()??;
+    Some(text.trim().to_string()).filter(|t| !t.is_empty())
 }

@@ -26,7 +26,8 @@ pub async fn daemon(workspace: &Path) -> Option<CoreLink> {
         return None;
     }
     let socket = client::socket_path(workspace);
-    match client::connect_unix(&socket, CLIENT_NAME).await {
+    let token = super::gateway::socket_token()?;
+    match client::connect_unix(&socket, CLIENT_NAME, &token).await {
         Ok(link) => {
             let by = link.attached.clone().unwrap_or_default();
             tracing::info!(daemon = by, "headless run through the daemon");

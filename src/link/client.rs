@@ -72,16 +72,22 @@ pub fn unix_dialer(path: PathBuf) -> Dialer {
     })
 }
 
-/// Attaches to the core serving on the Unix socket at `path`.
-pub async fn connect_unix(path: &Path, client: &str) -> anyhow::Result<CoreLink> {
-    Ok(attach_unix(path, client).await?.0)
+/// Attaches to the core serving on the Unix socket at `path`; `token` is
+/// the gateway token the socket asks for.
+pub async fn connect_unix(path: &Path, client: &str, token: &str) -> anyhow::Result<CoreLink> {
+    Ok(attach_unix(path, client, token).await?.0)
 }
 
 /// As [`connect_unix`], with the server's `hello` (its model, workspace,
 /// live sessions...).
-pub async fn attach_unix(path: &Path, client: &str) -> anyhow::Result<(CoreLink, ServerHello)> {
+pub async fn attach_unix(
+    path: &Path,
+    client: &str,
+    token: &str,
+) -> anyhow::Result<(CoreLink, ServerHello)> {
     let options = ConnectOptions {
         client: client.to_string(),
+        token: Some(token.to_string()),
         ..ConnectOptions::default()
     };
     attach(unix_dialer(path.to_path_buf()), options)
@@ -136,12 +142,14 @@ pub async fn attach(
     Ok((link.with_first_subscriber(first), server))
 }
 
-/// Whether a core answers on the socket at `path`: its `hello`, or None
-/// (no socket, nothing listening, refused, or no answer within 5 s).
-pub async fn probe(path: &Path) -> Option<ServerHello> {
+/// Whether a core answers on the socket at `path` and takes `token`: its
+/// `hello`, or None (no socket, nothing listening, refused, or no answer
+/// within 5 s).
+pub async fn probe(path: &Path, token: &str) -> Option<ServerHello> {
     let hello = ClientHello {
         version: WIRE_VERSION,
         client: format!("egirl-probe {}", env!("CARGO_PKG_VERSION")),
+        token: Some(token.to_string()),
         ..ClientHello::default()
     };
     let dial = unix_dialer(path.to_path_buf());

@@ -185,7 +185,10 @@ impl RawClient {
             .send(&ClientFrame::Hello(ClientHello {
                 version: WIRE_VERSION,
                 client: "attach-test".into(),
-                token: None,
+                // The socket is `<home>/ws/.egirl/egirl.sock`.
+                token: Some(super::daemon::gateway_token(
+                    socket.ancestors().nth(3).expect("the test's home"),
+                )),
                 resume_after: None,
             }))
             .await;

@@ -132,7 +132,12 @@ impl Raw {
     /// `status` is the next frame.
     pub async fn hello(path: &Path, resume_after: Option<u64>) -> (Raw, Value) {
         let mut raw = Raw::connect(path).await;
-        let mut hello = json!({"frame": "hello", "version": 1, "client": "raw-test"});
+        let mut hello = json!({
+            "frame": "hello",
+            "version": 1,
+            "client": "raw-test",
+            "token": token_for(path),
+        });
         if let Some(after) = resume_after {
             hello["resume_after"] = json!(after);
         }
@@ -217,4 +222,22 @@ pub fn deltas(frames: &[Value]) -> String {
         .filter(|f| f["event"]["type"] == "delta")
         .map(|f| f["event"]["text"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// The gateway token the daemon of a test with `HOME` at `home` made (its
+/// socket asks for it in `hello`); empty until the daemon has started.
+pub fn gateway_token(home: &Path) -> String {
+    std::fs::read_to_string(home.join(".config/egirl/gateway/token"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// The token for the socket of a test workspace at `<home>/ws`.
+fn token_for(socket: &Path) -> String {
+    let home = socket
+        .ancestors()
+        .nth(3)
+        .expect("a socket at <home>/ws/.egirl/egirl.sock");
+    gateway_token(home)
 }

@@ -15,17 +15,19 @@ use egirl::protocol::{
 };
 use serde_json::Value;
 
+use super::daemon::gateway_token;
 use crate::support::cli::{Cli, events, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
 /// `egirl serve` on `cli`'s config and workspace, answering on its socket.
-struct Daemon {
+pub(super) struct Daemon {
     child: tokio::process::Child,
     socket: PathBuf,
+    token: String,
 }
 
 impl Daemon {
-    async fn start(cli: &Cli) -> Daemon {
+    pub(super) async fn start(cli: &Cli) -> Daemon {
         let mut child = command(cli)
             .arg("serve")
             .stdout(Stdio::piped())
@@ -34,7 +36,10 @@ impl Daemon {
             .expect("spawn egirl serve");
         let socket = client::socket_path(&cli.workspace());
         let start = tokio::time::Instant::now();
-        while client::probe(&socket).await.is_none() {
+        while client::probe(&socket, &gateway_token(cli.dir.path()))
+            .await
+            .is_none()
+        {
             if let Ok(Some(status)) = child.try_wait() {
                 panic!("egirl serve exited ({status}) before serving its socket");
             }
@@ -45,12 +50,17 @@ impl Daemon {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        Daemon { child, socket }
+        let token = gateway_token(cli.dir.path());
+        Daemon {
+            child,
+            socket,
+            token,
+        }
     }
 
     /// A client of the daemon in the test process (as the TUI would be).
     async fn attach(&self) -> CoreLink {
-        client::connect_unix(&self.socket, "egirl-test")
+        client::connect_unix(&self.socket, "egirl-test", &self.token)
             .await
             .unwrap()
     }

@@ -102,7 +102,7 @@ async fn a_command_cannot_change_egirls_keyrings() {
     );
 }
 
-fn python3() -> bool {
+pub(crate) fn python3() -> bool {
     let ok = std::process::Command::new("python3")
         .arg("-c")
         .arg("")

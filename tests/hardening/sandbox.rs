@@ -27,7 +27,7 @@ fn seccomp() -> bool {
     ok
 }
 
-pub(super) fn mount_namespace() -> bool {
+pub(crate) fn mount_namespace() -> bool {
     match &egirl::tools::sandbox::probe::support().namespace {
         Ok(_) => true,
         Err(why) => {

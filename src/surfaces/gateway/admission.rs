@@ -28,13 +28,32 @@ pub trait Admission: Send + Sync {
     fn pair(&self, request: &PairRequest) -> Result<Paired, String>;
 }
 
-/// The Unix socket's rule: whoever could connect is the owner (the socket
-/// is 0600 in a 0700 directory and the listener checks the peer's uid).
-pub struct SocketOwner;
+/// The Unix socket's rule: the owner, proved twice. The listener checks
+/// the peer's uid (the socket is 0600), and `hello` must carry the gateway
+/// token: a command the model runs is the same user, and with `network =
+/// true` its sandbox lets it connect to the socket, but it reads the
+/// token's file as empty (`tools::sandbox`), so it cannot say hello.
+pub struct SocketOwner {
+    token: String,
+}
+
+impl SocketOwner {
+    /// Admits clients that present `token` (the gateway token).
+    pub fn new(token: String) -> Self {
+        SocketOwner { token }
+    }
+}
 
 impl Admission for SocketOwner {
-    fn admit(&self, _token: Option<&str>) -> Result<Admitted, String> {
-        Ok(Admitted::Owner)
+    fn admit(&self, token: Option<&str>) -> Result<Admitted, String> {
+        match token {
+            Some(token) if super::auth::secret::same(token, &self.token) => Ok(Admitted::Owner),
+            Some(_) => Err("wrong token: this socket takes the gateway token".into()),
+            None => Err(
+                "this socket takes the gateway token in hello (the file `token` in egirl's gateway config dir)"
+                    .into(),
+            ),
+        }
     }
 
     fn still_admitted(&self, _who: &Admitted) -> bool {

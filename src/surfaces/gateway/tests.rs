@@ -12,6 +12,9 @@ use crate::bus::{EventBus, EventReceiver};
 use crate::link::client;
 use crate::link::{CoreLink, LinkState};
 use crate::protocol::wire::CoreStatus;
+
+/// The gateway token the socket of these tests asks for.
+const TOKEN: &str = "egt_test-token";
 use crate::protocol::{
     AnswerDelta, Event, EventKind, FinalAnswer, Op, Origin, Submission, TurnEnded, TurnStarted,
 };
@@ -99,7 +102,7 @@ fn text_of(events: &[Event]) -> String {
 }
 
 fn serve(gateway: &Gateway, dir: &std::path::Path) -> UnixServer {
-    unix::listen(gateway.clone(), &dir.join("egirl.sock")).unwrap()
+    unix::listen(gateway.clone(), &dir.join("egirl.sock"), TOKEN.into()).unwrap()
 }
 
 #[tokio::test]
@@ -108,7 +111,9 @@ async fn a_client_submits_and_reads_the_answer_under_its_id() {
     let (core, _bus, seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
     let server = serve(&gateway, dir.path());
-    let (link, hello) = client::attach_unix(server.path(), "test").await.unwrap();
+    let (link, hello) = client::attach_unix(server.path(), "test", TOKEN)
+        .await
+        .unwrap();
     assert_eq!(hello.mode, "serve");
     assert_eq!(
         link.attached.as_deref(),
@@ -132,7 +137,9 @@ async fn an_op_in_another_origin_s_name_is_rejected_in_its_session() {
     let (core, _bus, seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
     let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let link = client::connect_unix(server.path(), "test", TOKEN)
+        .await
+        .unwrap();
     let mut events = link.subscribe();
     assert!(link.submit_with(message("x", Origin::Discord("1".into()))));
     let got = turn(&mut events).await;
@@ -149,7 +156,9 @@ async fn a_cut_connection_resumes_with_every_event_once() {
     let (core, bus, _seen) = fake_core();
     let gateway = Gateway::start(core.clone(), facts(), Bounds::default());
     let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let link = client::connect_unix(server.path(), "test", TOKEN)
+        .await
+        .unwrap();
     let mut events = link.subscribe();
     let mut state = link.connection.clone().unwrap();
     assert!(link.submit_with(message("before", Origin::Tui)));
@@ -183,7 +192,9 @@ async fn a_resume_from_before_the_ring_is_a_gap() {
     };
     let gateway = Gateway::start(core.clone(), facts(), bounds);
     let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let link = client::connect_unix(server.path(), "test", TOKEN)
+        .await
+        .unwrap();
     let mut events = link.subscribe();
     let mut state = link.connection.clone().unwrap();
     server.stop().await;
@@ -210,25 +221,27 @@ async fn a_resume_from_before_the_ring_is_a_gap() {
 async fn probe_finds_a_live_server_and_nothing_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("egirl.sock");
-    assert!(client::probe(&path).await.is_none());
+    assert!(client::probe(&path, TOKEN).await.is_none());
     let (core, _bus, _seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
     let server = serve(&gateway, dir.path());
-    let hello = client::probe(&path).await.unwrap();
+    let hello = client::probe(&path, TOKEN).await.unwrap();
     assert_eq!(
         (hello.mode.as_str(), hello.pid),
         ("serve", std::process::id())
     );
     // A live socket is not taken over; a stale one is.
-    let err = unix::listen(gateway.clone(), &path).err().unwrap();
+    let err = unix::listen(gateway.clone(), &path, TOKEN.into())
+        .err()
+        .unwrap();
     assert!(format!("{err:#}").contains("answers on"), "{err:#}");
     server.stop().await;
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
     assert!(path.exists());
     let server = serve(&gateway, dir.path());
-    assert!(client::probe(&path).await.is_some());
+    assert!(client::probe(&path, TOKEN).await.is_some());
     server.stop().await;
-    assert!(client::probe(&path).await.is_none());
+    assert!(client::probe(&path, TOKEN).await.is_none());
 }
 
 #[tokio::test]
@@ -237,7 +250,9 @@ async fn an_op_past_the_server_s_bound_is_refused_by_the_client_itself() {
     let (core, _bus, seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
     let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let link = client::connect_unix(server.path(), "test", TOKEN)
+        .await
+        .unwrap();
     let mut events = link.subscribe();
     let huge = "x".repeat(crate::protocol::wire::MAX_CLIENT_FRAME);
     assert!(link.submit_with(message(&huge, Origin::Tui)));
@@ -264,7 +279,9 @@ async fn after_a_gap_the_open_approval_reaches_the_client_again() {
     };
     let gateway = Gateway::start(core, facts(), bounds);
     let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let link = client::connect_unix(server.path(), "test", TOKEN)
+        .await
+        .unwrap();
     let mut events = link.subscribe();
     let mut state = link.connection.clone().unwrap();
     let emit = |session: &str, kind| {
@@ -326,7 +343,9 @@ async fn a_status_change_reaches_the_attached_link() {
     );
     let gateway = Gateway::start(core, facts(), Bounds::default());
     let server = serve(&gateway, dir.path());
-    let mut link = client::connect_unix(server.path(), "test").await.unwrap();
+    let mut link = client::connect_unix(server.path(), "test", TOKEN)
+        .await
+        .unwrap();
     let local = crate::protocol::wire::LocalHealth { up: 1, total: 2 };
     tx.send_replace(CoreStatus {
         local: Some(local),

@@ -26,8 +26,9 @@ pub struct UnixServer {
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
-/// Listens on `path` for `gateway`'s clients.
-pub fn listen(gateway: Gateway, path: &Path) -> anyhow::Result<UnixServer> {
+/// Listens on `path` for `gateway`'s clients, admitting those whose
+/// `hello` carries `token`.
+pub fn listen(gateway: Gateway, path: &Path, token: String) -> anyhow::Result<UnixServer> {
     remove_stale(path)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -38,7 +39,8 @@ pub fn listen(gateway: Gateway, path: &Path) -> anyhow::Result<UnixServer> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("making {} private", path.display()))?;
     let stop = CancellationToken::new();
-    let task = tokio::spawn(accept(listener, gateway, stop.clone()));
+    let owner = Arc::new(SocketOwner::new(token));
+    let task = tokio::spawn(accept(listener, gateway, owner, stop.clone()));
     Ok(UnixServer {
         path: path.to_path_buf(),
         stop,
@@ -86,7 +88,12 @@ fn remove_stale(path: &Path) -> anyhow::Result<()> {
     std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))
 }
 
-async fn accept(listener: UnixListener, gateway: Gateway, stop: CancellationToken) {
+async fn accept(
+    listener: UnixListener,
+    gateway: Gateway,
+    owner: Arc<SocketOwner>,
+    stop: CancellationToken,
+) {
     let mut connections = JoinSet::new();
     // SAFETY: geteuid has no preconditions and cannot fail.
     let euid = unsafe { libc::geteuid() };
@@ -112,7 +119,8 @@ async fn accept(listener: UnixListener, gateway: Gateway, stop: CancellationToke
             continue;
         }
         let gateway = gateway.clone();
-        connections.spawn(async move { gateway.serve(framed, Arc::new(SocketOwner)).await });
+        let owner = owner.clone();
+        connections.spawn(async move { gateway.serve(framed, owner).await });
     }
     connections.shutdown().await;
 }
