@@ -6,6 +6,7 @@ mod attach_rig;
 mod backpressure;
 mod daemon;
 mod headless;
+mod hostile;
 mod pairing;
 mod race;
 mod replay;

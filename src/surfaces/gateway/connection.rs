@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::Shared;
 use super::admission::{Admission, Admitted};
+use super::budget::TurnBudget;
 use super::merge::merge_batch;
 use crate::link::frames::{FrameReader, FrameWriter, Framed};
 use crate::protocol::wire::{
@@ -23,6 +24,10 @@ use crate::protocol::{Command, Event, Op, Origin};
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// Events a writer takes from the ring at a time (and at most holds).
 const BATCH: usize = 256;
+/// How often a connection that reads without sending asks its admission
+/// again: a device revoked while it only listens stops receiving within
+/// this time, not at its next op.
+const RECHECK_EVERY: Duration = Duration::from_secs(2);
 
 /// What the reader asks the writer to send.
 enum Reply {
@@ -48,10 +53,44 @@ pub(super) async fn serve(shared: Arc<Shared>, framed: Framed, admission: Arc<dy
     let link = shared.link.clone();
     // Aborted with this connection, however it ends (the listener aborts
     // the connection's task when it stops).
-    let _ops = AbortOnDrop(tokio::spawn(read_ops(
-        reader, link, admission, who, replies,
-    )));
-    let _ = write_stream(&shared, cursor, status, &mut *writer, replies_rx).await;
+    let ops = read_ops(reader, link, admission.clone(), who.clone(), replies);
+    let _ops = AbortOnDrop(tokio::spawn(ops));
+    let admitted = Recheck::new(admission, who);
+    let _ = write_stream(&shared, cursor, status, &mut *writer, replies_rx, admitted).await;
+}
+
+/// The writer's side of "still admitted": asked again every
+/// [`RECHECK_EVERY`] while the connection only receives.
+struct Recheck {
+    admission: Arc<dyn Admission>,
+    who: Admitted,
+    next: tokio::time::Instant,
+}
+
+impl Recheck {
+    fn new(admission: Arc<dyn Admission>, who: Admitted) -> Self {
+        Self {
+            admission,
+            who,
+            next: tokio::time::Instant::now() + RECHECK_EVERY,
+        }
+    }
+
+    /// False once the client is no longer admitted (checked when due).
+    fn still_admitted(&mut self) -> bool {
+        let now = tokio::time::Instant::now();
+        if now < self.next {
+            return true;
+        }
+        self.next = now + RECHECK_EVERY;
+        self.admission.still_admitted(&self.who)
+    }
+}
+
+fn no_longer_admitted() -> ServerFrame {
+    ServerFrame::Error(WireError {
+        message: "this client is no longer admitted".into(),
+    })
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -160,11 +199,16 @@ async fn write_stream(
     mut status: watch::Receiver<CoreStatus>,
     writer: &mut dyn FrameWriter,
     mut replies: mpsc::Receiver<Reply>,
+    mut admitted: Recheck,
 ) -> std::io::Result<()> {
     let mut newest = shared.stream.watch();
     // The status's sender can go before the core (its task ends first).
     let mut status_open = true;
     loop {
+        if !admitted.still_admitted() {
+            send(writer, &no_longer_admitted()).await?;
+            return writer.flush().await;
+        }
         loop {
             match replies.try_recv() {
                 Ok(Reply::Frame(frame)) => send(writer, &frame).await?,
@@ -204,6 +248,8 @@ async fn write_stream(
         }
         tokio::select! {
             _ = newest.changed() => {}
+            // Wakes an idle connection to ask its admission again.
+            () = tokio::time::sleep_until(admitted.next) => {}
             // `changed` marks the value seen: it is sent here, not above.
             changed = status.changed(), if status_open => match changed {
                 Ok(()) => {
@@ -252,6 +298,7 @@ async fn read_ops(
     who: Admitted,
     replies: mpsc::Sender<Reply>,
 ) {
+    let mut turns = TurnBudget::default();
     loop {
         let line = match reader.read_frame().await {
             Ok(Some(line)) => line,
@@ -280,14 +327,11 @@ async fn read_ops(
             }
         };
         if !admission.still_admitted(&who) {
-            let error = ServerFrame::Error(WireError {
-                message: "this client is no longer admitted".into(),
-            });
-            let _ = replies.send(Reply::Close(error)).await;
+            let _ = replies.send(Reply::Close(no_longer_admitted())).await;
             return;
         }
         let id = Some(submission.id.0.clone());
-        if let Err(why) = check_origin(&submission.op) {
+        if let Err(why) = check_op(&submission.op).and_then(|()| turns.take(&submission.op)) {
             reject(&replies, id, why).await;
         } else if !link.submit_with(submission) {
             reject(&replies, id, "the core is stopping".into()).await;
@@ -300,9 +344,23 @@ async fn reject(replies: &mpsc::Sender<Reply>, id: Option<String>, message: Stri
     let _ = replies.send(Reply::Frame(frame)).await;
 }
 
-/// A client speaks as the user at a keyboard or a script: `tui` or `cli`,
-/// never as Discord, Telegram, cron or the webhook.
-fn check_origin(op: &Op) -> Result<(), String> {
+/// What a client may send: a session id fit for a file name (the wire's
+/// ids are untrusted, unlike the ones the in-process surfaces make), and
+/// speaking as the user at a keyboard or a script (`tui` or `cli`), never
+/// as Discord, Telegram, cron or the webhook.
+fn check_op(op: &Op) -> Result<(), String> {
+    if let Op::UserMessage { session, .. }
+    | Op::Interrupt { session }
+    | Op::Command { session, .. } = op
+    {
+        crate::sessions::validate_id(session).map_err(|_| {
+            let shown: String = session.chars().take(64).collect();
+            format!(
+                "invalid session id `{}`: use letters, digits, `-`, `_` and `.` (max 128)",
+                shown.escape_debug()
+            )
+        })?;
+    }
     let origin = match op {
         Op::UserMessage { origin, .. } => origin,
         Op::ApprovalDecision { by, .. } => by,

@@ -12,6 +12,7 @@
 
 pub mod admission;
 pub mod auth;
+mod budget;
 mod connection;
 mod merge;
 pub mod ring;
