@@ -10,5 +10,6 @@ mod hostile;
 mod pairing;
 mod race;
 mod replay;
+mod sandboxed;
 mod tcp;
 mod wire;
