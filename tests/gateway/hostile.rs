@@ -7,6 +7,8 @@
 
 use egirl::protocol::wire::ClientFrame;
 use egirl::protocol::{Command, Op, Origin, Submission, SubmissionId};
+use std::time::Duration;
+
 use serde_json::Value;
 
 use super::tcp::{Daemon, hello, next, open, send, served_turn};
@@ -163,5 +165,38 @@ async fn origins_that_only_look_like_ours_are_refused() {
             .await
             .is_ok()
     );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn silent_connections_are_bounded_per_peer_and_closed() {
+    use tokio::io::AsyncReadExt;
+    let llama = FakeLlama::start().await;
+    let daemon = Daemon::start(&llama).await;
+    let addr = daemon
+        .url
+        .trim_start_matches("ws://")
+        .trim_end_matches("/ws")
+        .to_string();
+    let mut silent = Vec::new();
+    for _ in 0..40 {
+        silent.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    // Past one peer's share a connection is closed at once; the others
+    // when they stayed silent too long. None is held open.
+    let mut closed = 0;
+    for mut stream in silent {
+        let mut byte = [0u8; 1];
+        let read = tokio::time::timeout(Duration::from_secs(40), stream.read(&mut byte)).await;
+        assert!(
+            matches!(read, Ok(Ok(0) | Err(_))),
+            "a silent connection is closed"
+        );
+        closed += 1;
+    }
+    assert_eq!(closed, 40);
+    let mut socket = open(&daemon.url, &[]).await.unwrap();
+    send(&mut socket, &hello(Some(&daemon.token()))).await;
+    assert_eq!(next(&mut socket).await.unwrap()["frame"], "hello");
     daemon.stop().await;
 }

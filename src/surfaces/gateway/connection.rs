@@ -60,30 +60,44 @@ pub(super) async fn serve(shared: Arc<Shared>, framed: Framed, admission: Arc<dy
 }
 
 /// The writer's side of "still admitted": asked again every
-/// [`RECHECK_EVERY`] while the connection only receives.
+/// [`RECHECK_EVERY`] while the connection only receives. Only a paired
+/// device can stop being admitted; the owner's connections have no timer.
 struct Recheck {
     admission: Arc<dyn Admission>,
     who: Admitted,
-    next: tokio::time::Instant,
+    /// When to ask next; None when the answer cannot change.
+    next: Option<tokio::time::Instant>,
 }
 
 impl Recheck {
     fn new(admission: Arc<dyn Admission>, who: Admitted) -> Self {
+        let next =
+            matches!(who, Admitted::Device(_)).then(|| tokio::time::Instant::now() + RECHECK_EVERY);
         Self {
             admission,
             who,
-            next: tokio::time::Instant::now() + RECHECK_EVERY,
+            next,
         }
     }
 
     /// False once the client is no longer admitted (checked when due).
     fn still_admitted(&mut self) -> bool {
         let now = tokio::time::Instant::now();
-        if now < self.next {
-            return true;
+        match self.next {
+            Some(next) if now >= next => {
+                self.next = Some(now + RECHECK_EVERY);
+                self.admission.still_admitted(&self.who)
+            }
+            _ => true,
         }
-        self.next = now + RECHECK_EVERY;
-        self.admission.still_admitted(&self.who)
+    }
+
+    /// Ready when the next check is due (never for the owner).
+    async fn due(&self) {
+        match self.next {
+            Some(next) => tokio::time::sleep_until(next).await,
+            None => std::future::pending().await,
+        }
     }
 }
 
@@ -249,7 +263,7 @@ async fn write_stream(
         tokio::select! {
             _ = newest.changed() => {}
             // Wakes an idle connection to ask its admission again.
-            () = tokio::time::sleep_until(admitted.next) => {}
+            () = admitted.due() => {}
             // `changed` marks the value seen: it is sent here, not above.
             changed = status.changed(), if status_open => match changed {
                 Ok(()) => {

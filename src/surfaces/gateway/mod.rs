@@ -17,6 +17,7 @@ mod connection;
 mod merge;
 pub mod ring;
 pub mod tcp;
+mod tcp_accept;
 pub mod unix;
 
 use std::sync::Arc;
