@@ -158,6 +158,13 @@ async fn handshake(
     }
 }
 
+/// Tells a client over [`super::MAX_CLIENTS`] so, and ends it.
+pub(super) async fn refuse_busy(framed: Framed) {
+    let Framed { mut writer, .. } = framed;
+    let message = format!("too many clients ({} connected)", super::MAX_CLIENTS);
+    let _ = refuse::<()>(&mut *writer, message).await;
+}
+
 /// Sends `error` and ends the connection.
 async fn refuse<T>(writer: &mut dyn FrameWriter, message: String) -> Option<T> {
     tracing::info!("gateway: refused a client: {message}");
