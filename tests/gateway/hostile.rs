@@ -200,3 +200,48 @@ async fn silent_connections_are_bounded_per_peer_and_closed() {
     assert_eq!(next(&mut socket).await.unwrap()["frame"], "hello");
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn what_an_unauthenticated_peer_sends_reaches_the_log_escaped_and_cut() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let llama = FakeLlama::start().await;
+    let daemon = Daemon::start(&llama).await;
+    let mut socket = open(&daemon.url, &[]).await.unwrap();
+    let forged = format!(
+        "\u{1b}]0;pwned\u{7}\nINFO gateway: forged-line {}",
+        "x".repeat(100_000)
+    );
+    let frame = serde_json::json!({ "frame": forged }).to_string();
+    socket.send(Message::Text(frame.into())).await.unwrap();
+    let refused = next(&mut socket).await.expect("an error");
+    assert_eq!(refused["frame"], "error", "{refused}");
+    let (dir, stderr) = daemon.stop().await;
+    let mut logged = stderr;
+    for file in walk(&dir.path().join("logs")) {
+        logged.push_str(&String::from_utf8_lossy(&std::fs::read(file).unwrap()));
+    }
+    assert!(logged.contains("forged-line"), "the refusal is logged");
+    assert!(!logged.contains('\u{1b}'), "no escape sequence in the log");
+    assert!(
+        !logged.contains("\nINFO gateway: forged-line"),
+        "no forged line"
+    );
+    assert!(!logged.contains(&"x".repeat(1_000)), "the quote is cut");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

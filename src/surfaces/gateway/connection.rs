@@ -28,6 +28,8 @@ const BATCH: usize = 256;
 /// again: a device revoked while it only listens stops receiving within
 /// this time, not at its next op.
 const RECHECK_EVERY: Duration = Duration::from_secs(2);
+/// The most of a peer's text an error line quotes.
+const SHOWN_CHARS: usize = 300;
 
 /// What the reader asks the writer to send.
 enum Reply {
@@ -165,8 +167,12 @@ pub(super) async fn refuse_busy(framed: Framed) {
     let _ = refuse::<()>(&mut *writer, message).await;
 }
 
-/// Sends `error` and ends the connection.
+/// Sends `error` and ends the connection. The message may quote what an
+/// unauthenticated peer sent (a parse error names the value): the log
+/// gets it escaped and cut, never as lines or escape sequences of the
+/// peer's choosing.
 async fn refuse<T>(writer: &mut dyn FrameWriter, message: String) -> Option<T> {
+    let message = shown(&message);
     tracing::info!("gateway: refused a client: {message}");
     let _ = send(writer, &ServerFrame::Error(WireError { message })).await;
     let _ = writer.flush().await;
@@ -343,7 +349,8 @@ async fn read_ops(
                 continue;
             }
             Err(e) => {
-                reject(&replies, raw_id(&line), format!("not a frame: {e}")).await;
+                let why = shown(&format!("not a frame: {e}"));
+                reject(&replies, raw_id(&line), why).await;
                 continue;
             }
         };
@@ -358,6 +365,26 @@ async fn read_ops(
             reject(&replies, id, "the core is stopping".into()).await;
         }
     }
+}
+
+/// `text` cut to [`SHOWN_CHARS`] characters, control characters escaped.
+fn shown(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(SHOWN_CHARS)
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect();
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 async fn reject(replies: &mpsc::Sender<Reply>, id: Option<String>, message: String) {
