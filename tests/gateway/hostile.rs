@@ -213,7 +213,7 @@ async fn what_an_unauthenticated_peer_sends_reaches_the_log_escaped_and_cut() {
         "x".repeat(100_000)
     );
     let frame = serde_json::json!({ "frame": forged }).to_string();
-    socket.send(Message::Text(frame.into())).await.unwrap();
+    socket.send(Message::Text(frame)).await.unwrap();
     let refused = next(&mut socket).await.expect("an error");
     assert_eq!(refused["frame"], "error", "{refused}");
     let (dir, stderr) = daemon.stop().await;
