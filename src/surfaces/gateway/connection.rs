@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::Shared;
 use super::admission::{Admission, Admitted};
+use super::budget::TurnBudget;
 use super::merge::merge_batch;
 use crate::link::frames::{FrameReader, FrameWriter, Framed};
 use crate::protocol::wire::{
@@ -23,6 +24,12 @@ use crate::protocol::{Command, Event, Op, Origin};
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// Events a writer takes from the ring at a time (and at most holds).
 const BATCH: usize = 256;
+/// How often a connection that reads without sending asks its admission
+/// again: a device revoked while it only listens stops receiving within
+/// this time, not at its next op.
+const RECHECK_EVERY: Duration = Duration::from_secs(2);
+/// The most of a peer's text an error line quotes.
+const SHOWN_CHARS: usize = 300;
 
 /// What the reader asks the writer to send.
 enum Reply {
@@ -48,10 +55,58 @@ pub(super) async fn serve(shared: Arc<Shared>, framed: Framed, admission: Arc<dy
     let link = shared.link.clone();
     // Aborted with this connection, however it ends (the listener aborts
     // the connection's task when it stops).
-    let _ops = AbortOnDrop(tokio::spawn(read_ops(
-        reader, link, admission, who, replies,
-    )));
-    let _ = write_stream(&shared, cursor, status, &mut *writer, replies_rx).await;
+    let ops = read_ops(reader, link, admission.clone(), who.clone(), replies);
+    let _ops = AbortOnDrop(tokio::spawn(ops));
+    let admitted = Recheck::new(admission, who);
+    let _ = write_stream(&shared, cursor, status, &mut *writer, replies_rx, admitted).await;
+}
+
+/// The writer's side of "still admitted": asked again every
+/// [`RECHECK_EVERY`] while the connection only receives. Only a paired
+/// device can stop being admitted; the owner's connections have no timer.
+struct Recheck {
+    admission: Arc<dyn Admission>,
+    who: Admitted,
+    /// When to ask next; None when the answer cannot change.
+    next: Option<tokio::time::Instant>,
+}
+
+impl Recheck {
+    fn new(admission: Arc<dyn Admission>, who: Admitted) -> Self {
+        let next =
+            matches!(who, Admitted::Device(_)).then(|| tokio::time::Instant::now() + RECHECK_EVERY);
+        Self {
+            admission,
+            who,
+            next,
+        }
+    }
+
+    /// False once the client is no longer admitted (checked when due).
+    fn still_admitted(&mut self) -> bool {
+        let now = tokio::time::Instant::now();
+        match self.next {
+            Some(next) if now >= next => {
+                self.next = Some(now + RECHECK_EVERY);
+                self.admission.still_admitted(&self.who)
+            }
+            _ => true,
+        }
+    }
+
+    /// Ready when the next check is due (never for the owner).
+    async fn due(&self) {
+        match self.next {
+            Some(next) => tokio::time::sleep_until(next).await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+fn no_longer_admitted() -> ServerFrame {
+    ServerFrame::Error(WireError {
+        message: "this client is no longer admitted".into(),
+    })
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -105,8 +160,19 @@ async fn handshake(
     }
 }
 
-/// Sends `error` and ends the connection.
+/// Tells a client over [`super::MAX_CLIENTS`] so, and ends it.
+pub(super) async fn refuse_busy(framed: Framed) {
+    let Framed { mut writer, .. } = framed;
+    let message = format!("too many clients ({} connected)", super::MAX_CLIENTS);
+    let _ = refuse::<()>(&mut *writer, message).await;
+}
+
+/// Sends `error` and ends the connection. The message may quote what an
+/// unauthenticated peer sent (a parse error names the value): the log
+/// gets it escaped and cut, never as lines or escape sequences of the
+/// peer's choosing.
 async fn refuse<T>(writer: &mut dyn FrameWriter, message: String) -> Option<T> {
+    let message = shown(&message);
     tracing::info!("gateway: refused a client: {message}");
     let _ = send(writer, &ServerFrame::Error(WireError { message })).await;
     let _ = writer.flush().await;
@@ -160,11 +226,16 @@ async fn write_stream(
     mut status: watch::Receiver<CoreStatus>,
     writer: &mut dyn FrameWriter,
     mut replies: mpsc::Receiver<Reply>,
+    mut admitted: Recheck,
 ) -> std::io::Result<()> {
     let mut newest = shared.stream.watch();
     // The status's sender can go before the core (its task ends first).
     let mut status_open = true;
     loop {
+        if !admitted.still_admitted() {
+            send(writer, &no_longer_admitted()).await?;
+            return writer.flush().await;
+        }
         loop {
             match replies.try_recv() {
                 Ok(Reply::Frame(frame)) => send(writer, &frame).await?,
@@ -204,6 +275,8 @@ async fn write_stream(
         }
         tokio::select! {
             _ = newest.changed() => {}
+            // Wakes an idle connection to ask its admission again.
+            () = admitted.due() => {}
             // `changed` marks the value seen: it is sent here, not above.
             changed = status.changed(), if status_open => match changed {
                 Ok(()) => {
@@ -252,6 +325,7 @@ async fn read_ops(
     who: Admitted,
     replies: mpsc::Sender<Reply>,
 ) {
+    let mut turns = TurnBudget::default();
     loop {
         let line = match reader.read_frame().await {
             Ok(Some(line)) => line,
@@ -275,19 +349,17 @@ async fn read_ops(
                 continue;
             }
             Err(e) => {
-                reject(&replies, raw_id(&line), format!("not a frame: {e}")).await;
+                let why = shown(&format!("not a frame: {e}"));
+                reject(&replies, raw_id(&line), why).await;
                 continue;
             }
         };
         if !admission.still_admitted(&who) {
-            let error = ServerFrame::Error(WireError {
-                message: "this client is no longer admitted".into(),
-            });
-            let _ = replies.send(Reply::Close(error)).await;
+            let _ = replies.send(Reply::Close(no_longer_admitted())).await;
             return;
         }
         let id = Some(submission.id.0.clone());
-        if let Err(why) = check_origin(&submission.op) {
+        if let Err(why) = check_op(&submission.op).and_then(|()| turns.take(&submission.op)) {
             reject(&replies, id, why).await;
         } else if !link.submit_with(submission) {
             reject(&replies, id, "the core is stopping".into()).await;
@@ -295,14 +367,48 @@ async fn read_ops(
     }
 }
 
+/// `text` cut to [`SHOWN_CHARS`] characters, control characters escaped.
+fn shown(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(SHOWN_CHARS)
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect();
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 async fn reject(replies: &mpsc::Sender<Reply>, id: Option<String>, message: String) {
     let frame = ServerFrame::Rejected(Rejected { id, message });
     let _ = replies.send(Reply::Frame(frame)).await;
 }
 
-/// A client speaks as the user at a keyboard or a script: `tui` or `cli`,
-/// never as Discord, Telegram, cron or the webhook.
-fn check_origin(op: &Op) -> Result<(), String> {
+/// What a client may send: a session id fit for a file name (the wire's
+/// ids are untrusted, unlike the ones the in-process surfaces make), and
+/// speaking as the user at a keyboard or a script (`tui` or `cli`), never
+/// as Discord, Telegram, cron or the webhook.
+fn check_op(op: &Op) -> Result<(), String> {
+    if let Op::UserMessage { session, .. }
+    | Op::Interrupt { session }
+    | Op::Command { session, .. } = op
+    {
+        crate::sessions::validate_id(session).map_err(|_| {
+            let shown: String = session.chars().take(64).collect();
+            format!(
+                "invalid session id `{}`: use letters, digits, `-`, `_` and `.` (max 128)",
+                shown.escape_debug()
+            )
+        })?;
+    }
     let origin = match op {
         Op::UserMessage { origin, .. } => origin,
         Op::ApprovalDecision { by, .. } => by,

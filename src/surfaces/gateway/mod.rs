@@ -12,10 +12,12 @@
 
 pub mod admission;
 pub mod auth;
+mod budget;
 mod connection;
 mod merge;
 pub mod ring;
 pub mod tcp;
+mod tcp_accept;
 pub mod unix;
 
 use std::sync::Arc;
@@ -61,8 +63,16 @@ pub struct Gateway {
     shared: Arc<Shared>,
 }
 
+/// Connections served at once over every listener of one core; past it
+/// a client is told so and closed. A local process (a command the model
+/// runs included) that opens socket after socket and says nothing holds
+/// each for the hello timeout only, and never more than this many.
+pub const MAX_CLIENTS: usize = 256;
+
 struct Shared {
     link: CoreLink,
+    /// Places under [`MAX_CLIENTS`].
+    clients: Arc<tokio::sync::Semaphore>,
     stream: Arc<Stream>,
     facts: HelloFacts,
     sequencer: tokio::task::JoinHandle<()>,
@@ -89,6 +99,7 @@ impl Gateway {
         Gateway {
             shared: Arc::new(Shared {
                 link,
+                clients: Arc::new(tokio::sync::Semaphore::new(MAX_CLIENTS)),
                 stream,
                 facts,
                 sequencer,
@@ -98,6 +109,11 @@ impl Gateway {
 
     /// Runs one connection until the client goes or is refused.
     pub async fn serve(&self, framed: Framed, admission: Arc<dyn Admission>) {
+        let Ok(_place) = self.shared.clients.clone().try_acquire_owned() else {
+            tracing::warn!("gateway: refused a client: {MAX_CLIENTS} are connected");
+            connection::refuse_busy(framed).await;
+            return;
+        };
         connection::serve(self.shared.clone(), framed, admission).await;
     }
 
@@ -128,5 +144,7 @@ impl Shared {
     }
 }
 
+#[cfg(test)]
+mod limit_tests;
 #[cfg(test)]
 mod tests;

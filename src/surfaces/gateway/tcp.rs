@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::Gateway;
 use super::admission::Admitted;
 use super::auth::GatewayAuth;
+use super::tcp_accept::{BoundedListener, Peer};
 use crate::config::GatewayConfig;
 use crate::config::gateway::{self as gateway_config, TcpPlan};
 use crate::link::frames::{FrameReader, FrameWriter, Framed};
@@ -111,6 +112,7 @@ pub fn listen(
     let addr = listener
         .local_addr()
         .map_err(|e| format!("[gateway] no local address: {e}"))?;
+    let listener = BoundedListener::new(listener);
     let stop = CancellationToken::new();
     let state = Arc::new(Listener {
         gateway,
@@ -119,7 +121,7 @@ pub fn listen(
         open: AtomicUsize::new(0),
         stop: stop.clone(),
     });
-    let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let app = router(state).into_make_service_with_connect_info::<Peer>();
     let shutdown = stop.clone();
     let task = tokio::spawn(async move {
         let served = axum::serve(listener, app)
@@ -159,7 +161,7 @@ fn own_origins(configured: SocketAddr, port: u16) -> Vec<String> {
 
 async fn upgrade(
     State(state): State<Arc<Listener>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
     headers: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {

@@ -135,17 +135,27 @@ impl GatewayAuth {
     }
 }
 
-/// A name fit for `egirl devices list`: one line, bounded.
+/// A name fit for `egirl devices list`: one line, bounded, without the
+/// invisible characters that reorder or hide text (bidi overrides and
+/// isolates, zero-width characters), which would let a device's name
+/// pass for another's.
 fn device_name(name: &str) -> String {
     let clean: String = name
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|c| !c.is_control() && !is_invisible_format(*c))
         .take(MAX_NAME_CHARS)
         .collect();
     match clean.trim() {
         "" => "device".into(),
         name => name.to_string(),
     }
+}
+
+/// Unicode format characters that change how the text around them shows.
+fn is_invisible_format(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
 }
 
 /// One TCP connection's rules: its peer (for the pairing limit) and
@@ -185,7 +195,7 @@ mod tests {
     fn request(code: &str) -> PairRequest {
         PairRequest {
             code: code.into(),
-            device: "phone\u{1b}[31m".into(),
+            device: "phone\u{1b}[31m\u{202e}\u{200b}".into(),
         }
     }
 

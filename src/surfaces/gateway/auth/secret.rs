@@ -63,9 +63,17 @@ pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// Reads a secret file; None when it does not exist. A file others may
-/// read is tightened to 0600 first.
+/// read is tightened to 0600 first. A symlink is refused, not followed:
+/// the tightening would change its target's mode, and a secret read
+/// through a link is not the file egirl wrote.
 pub fn read_private(path: &Path) -> Result<Option<String>, String> {
-    match std::fs::metadata(path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_file() => {
+            return Err(format!(
+                "{} is not a regular file (a symlink?); remove it",
+                path.display()
+            ));
+        }
         Ok(meta) if meta.permissions().mode() & 0o077 != 0 => {
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
                 .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
@@ -113,5 +121,19 @@ mod tests {
             .mode();
         assert_eq!(dir_mode & 0o777, 0o700);
         assert!(same(&first, &first) && !same(&first, "egt_"));
+    }
+
+    #[test]
+    fn a_symlinked_secret_is_refused_and_its_target_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere.txt");
+        std::fs::write(&target, "not a secret").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = dir.path().join("devices.toml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = read_private(&link).unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644, "the target's mode is unchanged");
     }
 }
