@@ -9,5 +9,6 @@ mod headless;
 mod pairing;
 mod race;
 mod replay;
+mod restart;
 mod tcp;
 mod wire;

@@ -1,6 +1,9 @@
 //! The attached link's task: pumps one connection (frames in, ops out),
 //! and when it is lost, reconnects with backoff and resumes from the last
-//! `seq` applied.
+//! `seq` applied. A reconnect that finds another run of the server (the
+//! daemon restarted: its `seq` counts from 1 again) does not resume: the
+//! old numbers mean nothing there, so the link starts afresh from the new
+//! server's `hello` and the surface reloads its view.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -11,7 +14,9 @@ use super::{Dialer, Handshake, dial_and_hello};
 use crate::bus::EventBus;
 use crate::link::LinkState;
 use crate::link::frames::Framed;
-use crate::protocol::wire::{ClientFrame, ClientHello, CoreStatus, MAX_CLIENT_FRAME, ServerFrame};
+use crate::protocol::wire::{
+    ClientFrame, ClientHello, CoreStatus, MAX_CLIENT_FRAME, ServerFrame, ServerHello,
+};
 use crate::protocol::{
     Command, ErrorEvent, Event, EventKind, Op, Origin, SessionId, Submission, SubmissionId,
     TurnEnded,
@@ -31,6 +36,26 @@ pub(super) struct Parts {
     pub outbox: mpsc::Receiver<Submission>,
     /// The `seq` the view starts after (the first `hello`'s).
     pub last: u64,
+    /// The server's `hello` (the latest): which run of it `last` counts in.
+    pub server: ServerHello,
+    /// A fixed status-line label (a URL); None: `<mode> pid <pid>` of the
+    /// server connected to now.
+    pub label: Option<String>,
+}
+
+/// What the status line says about a server by default: `serve pid 1234`.
+pub(super) fn label_of(server: &ServerHello) -> String {
+    format!("{} pid {}", server.mode, server.pid)
+}
+
+/// Whether `now` is the same run of the server as `before`, so that `seq`
+/// numbers of one mean the same in the other.
+fn same_run(before: &ServerHello, now: &ServerHello) -> bool {
+    if before.instance.is_empty() || now.instance.is_empty() {
+        // A server that does not say its instance: its process tells.
+        return before.pid == now.pid;
+    }
+    before.instance == now.instance
 }
 
 pub(super) struct Driver {
@@ -165,9 +190,7 @@ impl Driver {
                 self.parts.last = resync.seq;
                 self.resyncs += 1;
                 self.resent_approvals = true;
-                self.parts.state.send_replace(LinkState::Connected {
-                    resyncs: self.resyncs,
-                });
+                self.connected();
             }
             ServerFrame::Rejected(rejected) => {
                 tracing::warn!("link: the server rejected an op: {}", rejected.message);
@@ -177,6 +200,18 @@ impl Driver {
             ServerFrame::Hello(_) | ServerFrame::Paired(_) => {}
         }
         None
+    }
+
+    fn connected(&self) {
+        let label = self
+            .parts
+            .label
+            .clone()
+            .unwrap_or_else(|| label_of(&self.parts.server));
+        self.parts.state.send_replace(LinkState::Connected {
+            resyncs: self.resyncs,
+            label,
+        });
     }
 
     fn remember(&mut self, submission: &Submission) {
@@ -229,6 +264,10 @@ impl Driver {
     /// refused for good, or nobody holds the link any more (None).
     async fn reconnect(&mut self, mut why: String) -> Option<Framed> {
         let mut backoff = FIRST_BACKOFF;
+        // False once a server of another run answered: the next hello
+        // asks for no replay, and the view starts from its `hello`.
+        let mut resume = true;
+        let mut wait = true;
         for attempt in 1u32.. {
             if self.parts.state.is_closed() && self.parts.outbox.is_closed() {
                 return None;
@@ -237,16 +276,37 @@ impl Driver {
                 attempt,
                 why: why.clone(),
             });
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(MAX_BACKOFF);
+            if wait {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+            wait = true;
             let mut hello = self.parts.hello.clone();
-            hello.resume_after = Some(self.parts.last);
+            hello.resume_after = resume.then_some(self.parts.last);
             match dial_and_hello(&self.parts.dial, &hello).await {
-                Ok((framed, _server)) => {
-                    self.parts.state.send_replace(LinkState::Connected {
-                        resyncs: self.resyncs,
-                    });
-                    self.resent_approvals = false;
+                Ok((framed, server)) => {
+                    let same = same_run(&self.parts.server, &server);
+                    if resume && !same {
+                        // It replays from our number in its own stream:
+                        // events would be skipped. Asked again, afresh.
+                        tracing::info!(pid = server.pid, "link: the server restarted");
+                        self.parts.server = server;
+                        resume = false;
+                        wait = false;
+                        why = "the server restarted".into();
+                        continue;
+                    }
+                    if resume {
+                        self.resent_approvals = false;
+                    } else {
+                        // Fresh: the open approvals follow, at or below
+                        // its `seq`; what came before is in the transcripts.
+                        self.parts.last = server.seq;
+                        self.resyncs += 1;
+                        self.resent_approvals = true;
+                    }
+                    self.parts.server = server;
+                    self.connected();
                     return Some(framed);
                 }
                 Err(Handshake::Refused(message)) => {

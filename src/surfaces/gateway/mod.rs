@@ -65,6 +65,8 @@ struct Shared {
     link: CoreLink,
     stream: Arc<Stream>,
     facts: HelloFacts,
+    /// `hello.instance`: this gateway's run, told apart from the next.
+    instance: String,
     sequencer: tokio::task::JoinHandle<()>,
 }
 
@@ -91,6 +93,7 @@ impl Gateway {
                 link,
                 stream,
                 facts,
+                instance: uuid::Uuid::new_v4().simple().to_string(),
                 sequencer,
             }),
         }
@@ -117,6 +120,7 @@ impl Shared {
             events: crate::protocol::PROTOCOL_VERSION,
             server: facts.server.clone(),
             pid: std::process::id(),
+            instance: self.instance.clone(),
             mode: facts.mode.clone(),
             workspace: facts.workspace.clone(),
             capabilities: facts.capabilities.clone(),
