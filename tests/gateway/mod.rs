@@ -6,6 +6,7 @@ mod attach_rig;
 mod backpressure;
 mod daemon;
 mod headless;
+mod owner;
 mod pairing;
 mod race;
 mod replay;
