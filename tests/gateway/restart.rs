@@ -1,6 +1,7 @@
 //! The attached TUI across a restart of the daemon: it says the connection
 //! is lost, reconnects to the new `egirl serve`, names the new process in
-//! its status line, and a message typed then reaches the new core.
+//! its status line, forgets the dead one's turn, and a message typed then
+//! reaches the new core.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -61,13 +62,24 @@ async fn after_the_daemon_restarts_the_tui_names_the_new_one_and_reaches_it() {
     llama.push_reply(Reply::text("answered by the first daemon"));
     tui.send("before the restart\r");
     tui.wait_for("answered by the first daemon").await;
+    // The daemon dies mid-turn (no SIGTERM grace): that turn never ends.
+    llama.push_reply(
+        Reply::chunks(&["severed ", "mid ", "way ", "by ", "crash"])
+            .frame_delay(Duration::from_millis(1500)),
+    );
+    tui.send("a turn the crash cuts\r");
+    tui.wait_for("severed").await;
+    let mut first = first;
+    first.kill().await.expect("kill the daemon");
 
-    stop(first).await;
     tui.wait_for("connection lost, retrying").await;
     let second = serve(&cli).await;
     let second_pid = second.id().expect("runs");
     tui.wait_for(&format!("attached: serve pid {second_pid}"))
         .await;
+    // Drawn with the new label: the dead daemon's turn no longer shows
+    // as running.
+    assert!(!tui.contents().contains("working…"), "{}", tui.contents());
     llama.push_reply(Reply::text("answered by the second daemon"));
     tui.send("after the restart\r");
     tui.wait_for("answered by the second daemon").await;
