@@ -5,7 +5,7 @@
 //! old numbers mean nothing there, so the link starts afresh from the new
 //! server's `hello` and the surface reloads its view.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
@@ -48,6 +48,16 @@ pub(super) fn label_of(server: &ServerHello) -> String {
     format!("{} pid {}", server.mode, server.pid)
 }
 
+/// The sessions `hello` says have a turn running or queued.
+fn busy_sessions(server: &ServerHello) -> BTreeMap<SessionId, Origin> {
+    server
+        .sessions
+        .iter()
+        .filter(|s| s.busy)
+        .map(|s| (s.id.clone(), s.origin.parse().unwrap_or(Origin::Tui)))
+        .collect()
+}
+
 /// Whether `now` is the same run of the server as `before`, so that `seq`
 /// numbers of one mean the same in the other.
 fn same_run(before: &ServerHello, now: &ServerHello) -> bool {
@@ -68,6 +78,10 @@ pub(super) struct Driver {
     /// numbers at or below `last`, and are applied all the same.
     resent_approvals: bool,
     sent: VecDeque<(SubmissionId, SessionId, Origin, bool)>,
+    /// Sessions whose turn started and has not ended, as far as this
+    /// link saw: when the server's process restarts, their `turn_ended`
+    /// never comes, and the link says they ended.
+    running: BTreeMap<SessionId, Origin>,
 }
 
 /// Why a connection ended.
@@ -80,12 +94,14 @@ enum End {
 
 impl Driver {
     pub fn new(parts: Parts) -> Self {
+        let running = busy_sessions(&parts.server);
         Driver {
             parts,
             unsent: None,
             resyncs: 0,
             resent_approvals: true,
             sent: VecDeque::new(),
+            running,
         }
     }
 
@@ -177,6 +193,7 @@ impl Driver {
                 if sequenced.seq > self.parts.last {
                     self.parts.last = sequenced.seq;
                     self.resent_approvals = false;
+                    self.track(&sequenced.event);
                     self.parts.bus.send(sequenced.event);
                 } else if resent {
                     self.parts.bus.send(sequenced.event);
@@ -200,6 +217,37 @@ impl Driver {
             ServerFrame::Hello(_) | ServerFrame::Paired(_) => {}
         }
         None
+    }
+
+    fn track(&mut self, event: &Event) {
+        match event.kind {
+            EventKind::TurnStarted(_) | EventKind::Queued(_) => {
+                self.running
+                    .insert(event.session.clone(), event.origin.clone());
+            }
+            EventKind::TurnEnded(_) => {
+                self.running.remove(&event.session);
+            }
+            _ => {}
+        }
+    }
+
+    /// Another run of the server answered: the turns the old one ran died
+    /// with it. Each ends, interrupted, so no surface waits for it.
+    fn end_turns_of_the_old_run(&mut self, server: &ServerHello) {
+        let still = busy_sessions(server);
+        let ended = std::mem::replace(&mut self.running, still.clone());
+        for (session, origin) in ended {
+            if still.contains_key(&session) {
+                continue;
+            }
+            self.parts.bus.send(Event {
+                submission: None,
+                session,
+                origin,
+                kind: EventKind::TurnEnded(TurnEnded { interrupted: true }),
+            });
+        }
     }
 
     fn connected(&self) {
@@ -304,6 +352,7 @@ impl Driver {
                         self.parts.last = server.seq;
                         self.resyncs += 1;
                         self.resent_approvals = true;
+                        self.end_turns_of_the_old_run(&server);
                     }
                     self.parts.server = server;
                     self.connected();

@@ -351,7 +351,7 @@ async fn a_status_change_reaches_the_attached_link() {
 #[tokio::test]
 async fn a_restarted_server_is_not_resumed_from_the_old_numbers() {
     let dir = tempfile::tempdir().unwrap();
-    let (core, _bus, _seen) = fake_core();
+    let (core, bus, _seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
     let server = serve(&gateway, dir.path());
     let link = client::connect_unix(server.path(), "test").await.unwrap();
@@ -359,6 +359,17 @@ async fn a_restarted_server_is_not_resumed_from_the_old_numbers() {
     let mut state = link.connection.clone().unwrap();
     assert!(link.submit_with(message("before", Origin::Tui)));
     assert_eq!(text_of(&turn(&mut events).await), "before");
+    // A turn the old run never finishes: it dies with it.
+    bus.send(Event {
+        submission: None,
+        session: "cut".into(),
+        origin: Origin::Cli,
+        kind: EventKind::TurnStarted(TurnStarted { text: "cut".into() }),
+    });
+    assert!(matches!(
+        next(&mut events).await.kind,
+        EventKind::TurnStarted(_)
+    ));
     server.stop().await;
     drop(gateway);
     state
@@ -381,6 +392,16 @@ async fn a_restarted_server_is_not_resumed_from_the_old_numbers() {
         .await
         .unwrap_or_else(|_| panic!("no reload: {:?}", *seen.borrow()))
         .unwrap();
+    // Its end is said, so that no surface waits for it for ever.
+    let ended = next(&mut events).await;
+    assert_eq!(ended.session, "cut");
+    assert!(
+        matches!(
+            ended.kind,
+            EventKind::TurnEnded(TurnEnded { interrupted: true })
+        ),
+        "{ended:?}"
+    );
     assert!(link.submit_with(message("next", Origin::Tui)));
     assert_eq!(text_of(&turn(&mut events).await), "next");
     server.stop().await;

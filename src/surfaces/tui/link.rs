@@ -84,14 +84,7 @@ impl App {
                     self.link.resyncs = resyncs;
                     self.reload_shown_sessions();
                 }
-                // Another process owns the core now (the daemon restarted):
-                // no turn of the old one runs any more, and its
-                // `turn_ended` will never come.
-                if self.link.label.as_ref().is_some_and(|old| *old != label) {
-                    for info in self.sessions.values_mut() {
-                        info.running = false;
-                    }
-                }
+                // After a restart of the daemon: its new pid.
                 self.link.label = Some(label.clone());
                 LinkLine::Attached(label)
             }
