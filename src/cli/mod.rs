@@ -320,21 +320,45 @@ async fn run_tui(
         tui::TuiOutcome::Quit => EXIT_OK,
         tui::TuiOutcome::Failed => EXIT_FAILURE,
     };
+    let mut services = services;
+    let mut announced = false;
+    if let Some(services) = services.as_mut()
+        && services.bot_answering()
+    {
+        // Quitting must not cut an answer a Telegram chat waits for: no
+        // new messages, then a moment for the turn (below).
+        services.stop_intake().await;
+        print::err("egirl: letting the answer in flight reach Telegram");
+        announced = true;
+    }
+    finish_turns_in_flight(agent, announced).await;
     if let Some(listeners) = listeners {
         listeners.stop().await;
     }
-    if let Some(mut services) = services {
-        // Quitting must not cut an answer a Telegram chat waits
-        // for: no new messages, then a moment for the turn.
-        if services.bot_answering() {
-            services.stop_intake().await;
-            print::err("egirl: letting the answer in flight reach Telegram");
-            let grace = std::time::Duration::from_secs(10);
-            let _ = tokio::time::timeout(grace, agent.idle()).await;
-        }
+    if let Some(services) = services {
         services.stop().await;
     }
     code
+}
+
+/// The TUI quit (its own turn was interrupted by the first Ctrl+C): a
+/// turn still running is another window's (attached to this process's
+/// core) or a bot's. It gets a moment to finish, its window still
+/// attached to see the end, as under `egirl serve`; then it is cut, and
+/// this says so. `announced`: a line about it was printed already.
+async fn finish_turns_in_flight(agent: &AgentHandle, announced: bool) {
+    const GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+    // The TUI's own interrupted turn ends in a moment: nothing to say.
+    let settle = std::time::Duration::from_millis(500);
+    if tokio::time::timeout(settle, agent.idle()).await.is_ok() {
+        return;
+    }
+    if !announced {
+        print::err("egirl: letting the turn in flight finish (10 s at most)");
+    }
+    if tokio::time::timeout(GRACE, agent.idle()).await.is_err() {
+        print::err("egirl: cancelling the turn in flight");
+    }
 }
 
 async fn shutdown(agent: AgentHandle, core: tokio::task::JoinHandle<()>) {

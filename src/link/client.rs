@@ -114,10 +114,14 @@ pub async fn attach(
     };
     let label = options
         .label
-        .unwrap_or_else(|| format!("{} pid {}", server.mode, server.pid));
+        .clone()
+        .unwrap_or_else(|| driver::label_of(&server));
     let bus = EventBus::new();
     let (status_tx, status) = watch::channel(CoreStatus::default());
-    let (state_tx, state) = watch::channel(LinkState::Connected { resyncs: 0 });
+    let (state_tx, state) = watch::channel(LinkState::Connected {
+        resyncs: 0,
+        label: label.clone(),
+    });
     let (outbox_tx, outbox) = mpsc::channel(MAX_QUEUED_OPS);
     // Before the driver reads on: the open approvals that follow `hello`.
     let first = bus.subscribe();
@@ -129,6 +133,8 @@ pub async fn attach(
         state: state_tx,
         outbox,
         last: server.seq,
+        server: server.clone(),
+        label: options.label,
     });
     tokio::spawn(driver.run(framed));
     let mut link = CoreLink::new(

@@ -47,9 +47,11 @@ pub struct CoreLink {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LinkState {
     /// Connected; `resyncs` counts the times the view had to be reloaded
-    /// from the transcripts (the server's `resync`): a surface that sees
-    /// it grow reloads what it shows.
-    Connected { resyncs: u64 },
+    /// from the transcripts (the server's `resync`, or a reconnect that
+    /// found the core's process restarted): a surface that sees it grow
+    /// reloads what it shows. `label` is what the status line says it is
+    /// attached to (`serve pid 1234`: the new pid after a restart).
+    Connected { resyncs: u64, label: String },
     /// The connection was lost; the link retries (attempt N, after why).
     Reconnecting { attempt: u32, why: String },
     /// Given up for good (the server refused this client): why.

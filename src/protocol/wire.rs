@@ -99,6 +99,13 @@ pub struct ServerHello {
     pub server: String,
     /// The process that owns the core (`attached: serve pid N`).
     pub pid: u32,
+    /// Unique to this run of the server. `seq` counts from 1 again when
+    /// the process that owns the core restarts: a client that reconnects
+    /// and finds another instance than before does not resume from its
+    /// last `seq` (a number of the old stream) but starts afresh and
+    /// reloads its view. Empty from a server that does not say.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub instance: String,
     /// `serve` or `tui`: which kind of process owns the core.
     pub mode: String,
     /// The workspace the core works in (its `sessions/` holds the

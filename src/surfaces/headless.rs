@@ -185,7 +185,7 @@ impl Connection {
     pub fn of(agent: &CoreLink) -> Option<Self> {
         let state = agent.connection.clone()?;
         let resyncs = match &*state.borrow() {
-            LinkState::Connected { resyncs } => *resyncs,
+            LinkState::Connected { resyncs, .. } => *resyncs,
             _ => 0,
         };
         Some(Connection { state, resyncs })
@@ -219,7 +219,7 @@ async fn connection_lost(connection: &mut Option<Connection>) -> String {
     loop {
         let now = state.borrow_and_update().clone();
         match now {
-            LinkState::Connected { resyncs: now } if now == *resyncs => {}
+            LinkState::Connected { resyncs: now, .. } if now == *resyncs => {}
             LinkState::Connected { .. } => {
                 return "the daemon's event stream skipped events of this turn; it goes on there (see its transcript)".into();
             }

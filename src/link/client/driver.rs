@@ -1,8 +1,11 @@
 //! The attached link's task: pumps one connection (frames in, ops out),
 //! and when it is lost, reconnects with backoff and resumes from the last
-//! `seq` applied.
+//! `seq` applied. A reconnect that finds another run of the server (the
+//! daemon restarted: its `seq` counts from 1 again) does not resume: the
+//! old numbers mean nothing there, so the link starts afresh from the new
+//! server's `hello` and the surface reloads its view.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
@@ -11,7 +14,9 @@ use super::{Dialer, Handshake, dial_and_hello};
 use crate::bus::EventBus;
 use crate::link::LinkState;
 use crate::link::frames::Framed;
-use crate::protocol::wire::{ClientFrame, ClientHello, CoreStatus, MAX_CLIENT_FRAME, ServerFrame};
+use crate::protocol::wire::{
+    ClientFrame, ClientHello, CoreStatus, MAX_CLIENT_FRAME, ServerFrame, ServerHello,
+};
 use crate::protocol::{
     Command, ErrorEvent, Event, EventKind, Op, Origin, SessionId, Submission, SubmissionId,
     TurnEnded,
@@ -31,6 +36,36 @@ pub(super) struct Parts {
     pub outbox: mpsc::Receiver<Submission>,
     /// The `seq` the view starts after (the first `hello`'s).
     pub last: u64,
+    /// The server's `hello` (the latest): which run of it `last` counts in.
+    pub server: ServerHello,
+    /// A fixed status-line label (a URL); None: `<mode> pid <pid>` of the
+    /// server connected to now.
+    pub label: Option<String>,
+}
+
+/// What the status line says about a server by default: `serve pid 1234`.
+pub(super) fn label_of(server: &ServerHello) -> String {
+    format!("{} pid {}", server.mode, server.pid)
+}
+
+/// The sessions `hello` says have a turn running or queued.
+fn busy_sessions(server: &ServerHello) -> BTreeMap<SessionId, Origin> {
+    server
+        .sessions
+        .iter()
+        .filter(|s| s.busy)
+        .map(|s| (s.id.clone(), s.origin.parse().unwrap_or(Origin::Tui)))
+        .collect()
+}
+
+/// Whether `now` is the same run of the server as `before`, so that `seq`
+/// numbers of one mean the same in the other.
+fn same_run(before: &ServerHello, now: &ServerHello) -> bool {
+    if before.instance.is_empty() || now.instance.is_empty() {
+        // A server that does not say its instance: its process tells.
+        return before.pid == now.pid;
+    }
+    before.instance == now.instance
 }
 
 pub(super) struct Driver {
@@ -43,6 +78,10 @@ pub(super) struct Driver {
     /// numbers at or below `last`, and are applied all the same.
     resent_approvals: bool,
     sent: VecDeque<(SubmissionId, SessionId, Origin, bool)>,
+    /// Sessions whose turn started and has not ended, as far as this
+    /// link saw: when the server's process restarts, their `turn_ended`
+    /// never comes, and the link says they ended.
+    running: BTreeMap<SessionId, Origin>,
 }
 
 /// Why a connection ended.
@@ -55,12 +94,14 @@ enum End {
 
 impl Driver {
     pub fn new(parts: Parts) -> Self {
+        let running = busy_sessions(&parts.server);
         Driver {
             parts,
             unsent: None,
             resyncs: 0,
             resent_approvals: true,
             sent: VecDeque::new(),
+            running,
         }
     }
 
@@ -152,6 +193,7 @@ impl Driver {
                 if sequenced.seq > self.parts.last {
                     self.parts.last = sequenced.seq;
                     self.resent_approvals = false;
+                    self.track(&sequenced.event);
                     self.parts.bus.send(sequenced.event);
                 } else if resent {
                     self.parts.bus.send(sequenced.event);
@@ -165,9 +207,7 @@ impl Driver {
                 self.parts.last = resync.seq;
                 self.resyncs += 1;
                 self.resent_approvals = true;
-                self.parts.state.send_replace(LinkState::Connected {
-                    resyncs: self.resyncs,
-                });
+                self.connected();
             }
             ServerFrame::Rejected(rejected) => {
                 tracing::warn!("link: the server rejected an op: {}", rejected.message);
@@ -177,6 +217,49 @@ impl Driver {
             ServerFrame::Hello(_) | ServerFrame::Paired(_) => {}
         }
         None
+    }
+
+    fn track(&mut self, event: &Event) {
+        match event.kind {
+            EventKind::TurnStarted(_) | EventKind::Queued(_) => {
+                self.running
+                    .insert(event.session.clone(), event.origin.clone());
+            }
+            EventKind::TurnEnded(_) => {
+                self.running.remove(&event.session);
+            }
+            _ => {}
+        }
+    }
+
+    /// Another run of the server answered: the turns the old one ran died
+    /// with it. Each ends, interrupted, so no surface waits for it.
+    fn end_turns_of_the_old_run(&mut self, server: &ServerHello) {
+        let still = busy_sessions(server);
+        let ended = std::mem::replace(&mut self.running, still.clone());
+        for (session, origin) in ended {
+            if still.contains_key(&session) {
+                continue;
+            }
+            self.parts.bus.send(Event {
+                submission: None,
+                session,
+                origin,
+                kind: EventKind::TurnEnded(TurnEnded { interrupted: true }),
+            });
+        }
+    }
+
+    fn connected(&self) {
+        let label = self
+            .parts
+            .label
+            .clone()
+            .unwrap_or_else(|| label_of(&self.parts.server));
+        self.parts.state.send_replace(LinkState::Connected {
+            resyncs: self.resyncs,
+            label,
+        });
     }
 
     fn remember(&mut self, submission: &Submission) {
@@ -229,6 +312,10 @@ impl Driver {
     /// refused for good, or nobody holds the link any more (None).
     async fn reconnect(&mut self, mut why: String) -> Option<Framed> {
         let mut backoff = FIRST_BACKOFF;
+        // False once a server of another run answered: the next hello
+        // asks for no replay, and the view starts from its `hello`.
+        let mut resume = true;
+        let mut wait = true;
         for attempt in 1u32.. {
             if self.parts.state.is_closed() && self.parts.outbox.is_closed() {
                 return None;
@@ -237,16 +324,38 @@ impl Driver {
                 attempt,
                 why: why.clone(),
             });
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(MAX_BACKOFF);
+            if wait {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+            wait = true;
             let mut hello = self.parts.hello.clone();
-            hello.resume_after = Some(self.parts.last);
+            hello.resume_after = resume.then_some(self.parts.last);
             match dial_and_hello(&self.parts.dial, &hello).await {
-                Ok((framed, _server)) => {
-                    self.parts.state.send_replace(LinkState::Connected {
-                        resyncs: self.resyncs,
-                    });
-                    self.resent_approvals = false;
+                Ok((framed, server)) => {
+                    let same = same_run(&self.parts.server, &server);
+                    if resume && !same {
+                        // It replays from our number in its own stream:
+                        // events would be skipped. Asked again, afresh.
+                        tracing::info!(pid = server.pid, "link: the server restarted");
+                        self.parts.server = server;
+                        resume = false;
+                        wait = false;
+                        why = "the server restarted".into();
+                        continue;
+                    }
+                    if resume {
+                        self.resent_approvals = false;
+                    } else {
+                        // Fresh: the open approvals follow, at or below
+                        // its `seq`; what came before is in the transcripts.
+                        self.parts.last = server.seq;
+                        self.resyncs += 1;
+                        self.resent_approvals = true;
+                        self.end_turns_of_the_old_run(&server);
+                    }
+                    self.parts.server = server;
+                    self.connected();
                     return Some(framed);
                 }
                 Err(Handshake::Refused(message)) => {

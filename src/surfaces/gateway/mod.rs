@@ -75,6 +75,8 @@ struct Shared {
     clients: Arc<tokio::sync::Semaphore>,
     stream: Arc<Stream>,
     facts: HelloFacts,
+    /// `hello.instance`: this gateway's run, told apart from the next.
+    instance: String,
     sequencer: tokio::task::JoinHandle<()>,
 }
 
@@ -102,6 +104,7 @@ impl Gateway {
                 clients: Arc::new(tokio::sync::Semaphore::new(MAX_CLIENTS)),
                 stream,
                 facts,
+                instance: uuid::Uuid::new_v4().simple().to_string(),
                 sequencer,
             }),
         }
@@ -133,6 +136,7 @@ impl Shared {
             events: crate::protocol::PROTOCOL_VERSION,
             server: facts.server.clone(),
             pid: std::process::id(),
+            instance: self.instance.clone(),
             mode: facts.mode.clone(),
             workspace: facts.workspace.clone(),
             capabilities: facts.capabilities.clone(),

@@ -63,6 +63,14 @@ fn facts() -> HelloFacts {
     }
 }
 
+/// Connected to this process's gateway, after `resyncs` reloads.
+fn connected(resyncs: u64) -> LinkState {
+    LinkState::Connected {
+        resyncs,
+        label: format!("serve pid {}", std::process::id()),
+    }
+}
+
 fn message(text: &str, origin: Origin) -> Submission {
     Submission::new(Op::UserMessage {
         session: "s".into(),
@@ -177,7 +185,7 @@ async fn a_cut_connection_resumes_with_every_event_once() {
     assert!(link.submit_with(message("after", Origin::Tui)));
     assert_eq!(text_of(&turn(&mut events).await), "while away");
     assert_eq!(text_of(&turn(&mut events).await), "after");
-    assert_eq!(*state.borrow(), LinkState::Connected { resyncs: 0 });
+    assert_eq!(*state.borrow(), connected(0));
     assert!(events.try_recv().is_err());
     server.stop().await;
 }
@@ -207,7 +215,7 @@ async fn a_resume_from_before_the_ring_is_a_gap() {
     core.submit_with(message("and this too", Origin::Cli));
     let server = serve(&gateway, dir.path());
     let seen = state.clone();
-    let resynced = state.wait_for(|s| *s == LinkState::Connected { resyncs: 1 });
+    let resynced = state.wait_for(|s| *s == connected(1));
     tokio::time::timeout(Duration::from_secs(20), resynced)
         .await
         .unwrap_or_else(|_| panic!("no resync: {:?}", *seen.borrow()))
@@ -326,7 +334,7 @@ async fn after_a_gap_the_open_approval_reaches_the_client_again() {
         EventKind::ApprovalRequest(request) => assert_eq!(request.id, "r1"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(*state.borrow(), LinkState::Connected { resyncs: 1 });
+    assert_eq!(*state.borrow(), connected(1));
     server.stop().await;
 }
 
@@ -356,5 +364,64 @@ async fn a_status_change_reaches_the_attached_link() {
         .await
         .expect("the status within 10 s")
         .unwrap();
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_restarted_server_is_not_resumed_from_the_old_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (core, bus, _seen) = fake_core();
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let server = serve(&gateway, dir.path());
+    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let mut events = link.subscribe();
+    let mut state = link.connection.clone().unwrap();
+    assert!(link.submit_with(message("before", Origin::Tui)));
+    assert_eq!(text_of(&turn(&mut events).await), "before");
+    // A turn the old run never finishes: it dies with it.
+    bus.send(Event {
+        submission: None,
+        session: "cut".into(),
+        origin: Origin::Cli,
+        kind: EventKind::TurnStarted(TurnStarted { text: "cut".into() }),
+    });
+    assert!(matches!(
+        next(&mut events).await.kind,
+        EventKind::TurnStarted(_)
+    ));
+    server.stop().await;
+    drop(gateway);
+    state
+        .wait_for(|s| matches!(s, LinkState::Reconnecting { .. }))
+        .await
+        .unwrap();
+
+    // Another run of the server: its numbers start at 1 again, and it has
+    // streamed more events than the client saw of the old one before the
+    // client is back. Resuming after the old last number would skip the
+    // first of them and go on mid-stream as if nothing was missed.
+    let (core, _bus, _seen) = fake_core();
+    let gateway = Gateway::start(core.clone(), facts(), Bounds::default());
+    core.submit_with(message("first while away", Origin::Cli));
+    core.submit_with(message("second while away", Origin::Cli));
+    let server = serve(&gateway, dir.path());
+    let seen = state.clone();
+    let reloaded = state.wait_for(|s| *s == connected(1));
+    tokio::time::timeout(Duration::from_secs(20), reloaded)
+        .await
+        .unwrap_or_else(|_| panic!("no reload: {:?}", *seen.borrow()))
+        .unwrap();
+    // Its end is said, so that no surface waits for it for ever.
+    let ended = next(&mut events).await;
+    assert_eq!(ended.session, "cut");
+    assert!(
+        matches!(
+            ended.kind,
+            EventKind::TurnEnded(TurnEnded { interrupted: true })
+        ),
+        "{ended:?}"
+    );
+    assert!(link.submit_with(message("next", Origin::Tui)));
+    assert_eq!(text_of(&turn(&mut events).await), "next");
     server.stop().await;
 }

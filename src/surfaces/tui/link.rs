@@ -51,7 +51,7 @@ impl LinkLine {
 #[derive(Clone, Debug, Default)]
 pub struct LinkView {
     pub line: LinkLine,
-    /// What `attached` says, to go back to once reconnected.
+    /// What `attached` says (the latest label the link gave).
     label: Option<String>,
     /// Resyncs already reloaded for.
     resyncs: u64,
@@ -78,13 +78,14 @@ impl App {
 
     /// The link's new state; true when the screen changes.
     pub fn link_changed(&mut self, state: LinkState) -> bool {
-        let label = self.link.label.clone().unwrap_or_default();
         let line = match state {
-            LinkState::Connected { resyncs } => {
+            LinkState::Connected { resyncs, label } => {
                 if resyncs > self.link.resyncs {
                     self.link.resyncs = resyncs;
                     self.reload_shown_sessions();
                 }
+                // After a restart of the daemon: its new pid.
+                self.link.label = Some(label.clone());
                 LinkLine::Attached(label)
             }
             LinkState::Reconnecting { attempt, why } => {

@@ -32,6 +32,13 @@ fn status_line(app: &App) -> String {
         .collect()
 }
 
+fn connected(resyncs: u64) -> LinkState {
+    LinkState::Connected {
+        resyncs,
+        label: "serve pid 4242".into(),
+    }
+}
+
 #[test]
 fn the_status_line_names_the_daemon_and_says_when_the_link_is_lost() {
     let mut app = app();
@@ -51,7 +58,7 @@ fn the_status_line_names_the_daemon_and_says_when_the_link_is_lost() {
         "{line}"
     );
 
-    assert!(app.link_changed(LinkState::Connected { resyncs: 0 }));
+    assert!(app.link_changed(connected(0)));
     assert!(status_line(&app).contains("attached: serve pid 4242"));
 
     app.link_changed(LinkState::Closed("revoked".into()));
@@ -105,7 +112,7 @@ fn a_resync_reloads_the_sessions_from_their_transcripts() {
     std::fs::write(dir.path().join("discord-5001.jsonl"), transcript).expect("write");
     let mut app = app();
     app.sessions_dir = Some(dir.path().to_path_buf());
-    app.attach("serve pid 1".into(), &[]);
+    app.attach("serve pid 4242".into(), &[]);
     // What the view had before it fell behind: half an answer.
     app.apply(Event {
         submission: None,
@@ -115,8 +122,25 @@ fn a_resync_reloads_the_sessions_from_their_transcripts() {
             text: "the wh".into(),
         }),
     });
-    assert!(!app.link_changed(LinkState::Connected { resyncs: 0 }));
-    app.link_changed(LinkState::Connected { resyncs: 1 });
+    assert!(!app.link_changed(connected(0)));
+    app.link_changed(connected(1));
     let shown = app.conversation.last_assistant().unwrap_or_default();
     assert_eq!(shown, "the whole answer");
+}
+
+#[test]
+fn after_the_daemon_restarted_the_status_line_names_its_new_pid() {
+    let mut app = app();
+    app.attach("serve pid 4242".into(), &[]);
+    app.link_changed(LinkState::Reconnecting {
+        attempt: 1,
+        why: "reset".into(),
+    });
+    let restarted = LinkState::Connected {
+        resyncs: 1,
+        label: "serve pid 5151".into(),
+    };
+    assert!(app.link_changed(restarted));
+    let line = status_line(&app);
+    assert!(line.contains("attached: serve pid 5151"), "{line}");
 }
