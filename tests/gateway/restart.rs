@@ -29,7 +29,10 @@ async fn serve(cli: &Cli) -> tokio::process::Child {
         .expect("spawn egirl serve");
     let socket = client::socket_path(&cli.workspace());
     let start = tokio::time::Instant::now();
-    while client::probe(&socket).await.is_none() {
+    while client::probe(&socket, &super::daemon::gateway_token(cli.dir.path()))
+        .await
+        .is_none()
+    {
         if let Ok(Some(status)) = child.try_wait() {
             panic!("egirl serve exited ({status}) before serving its socket");
         }

@@ -35,13 +35,21 @@ async fn clients_past_the_bound_are_told_and_closed() {
         let (server, client) = pipe();
         let gateway = gateway.clone();
         silent.push(client);
-        tokio::spawn(async move { gateway.serve(server, Arc::new(SocketOwner)).await });
+        tokio::spawn(async move {
+            gateway
+                .serve(server, Arc::new(SocketOwner::new("t".into())))
+                .await
+        });
     }
     tokio::task::yield_now().await;
     let (server, mut client) = pipe();
     let refused = tokio::spawn({
         let gateway = gateway.clone();
-        async move { gateway.serve(server, Arc::new(SocketOwner)).await }
+        async move {
+            gateway
+                .serve(server, Arc::new(SocketOwner::new("t".into())))
+                .await
+        }
     });
     let line = client.reader.read_frame().await.unwrap().unwrap();
     assert!(line.contains("too many clients"), "{line}");

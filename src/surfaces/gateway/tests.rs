@@ -373,7 +373,9 @@ async fn a_restarted_server_is_not_resumed_from_the_old_numbers() {
     let (core, bus, _seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
     let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test").await.unwrap();
+    let link = client::connect_unix(server.path(), "test", TOKEN)
+        .await
+        .unwrap();
     let mut events = link.subscribe();
     let mut state = link.connection.clone().unwrap();
     assert!(link.submit_with(message("before", Origin::Tui)));
