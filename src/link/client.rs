@@ -66,6 +66,21 @@ pub fn unix_dialer(path: PathBuf) -> Dialer {
         let path = path.clone();
         Box::pin(async move {
             let stream = tokio::net::UnixStream::connect(&path).await?;
+            // `hello` carries the gateway token: never to a socket another
+            // user listens on (one planted where a workspace is shared, or
+            // named to `egirl attach`).
+            let owner = stream.peer_cred()?.uid();
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            let me = unsafe { libc::geteuid() };
+            if owner != me {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "the socket at {} belongs to another user (uid {owner})",
+                        path.display()
+                    ),
+                ));
+            }
             let (read, write) = stream.into_split();
             Ok(frames::lines(read, write, MAX_SERVER_FRAME))
         })

@@ -245,3 +245,84 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// Listens on argv 1 as whoever runs it, appends what each client sends
+/// to argv 2, and answers with a `hello` (a socket planted by another
+/// user where a workspace is shared, or named to `egirl attach`).
+const PLANTED: &str = r#"
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o777)
+s.listen(8)
+s.settimeout(20)
+while True:
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        break
+    c.settimeout(2)
+    try:
+        data = c.recv(65536)
+    except OSError:
+        data = b""
+    with open(sys.argv[2], "ab") as out:
+        out.write(data)
+    try:
+        c.sendall(b'{"frame":"hello","version":1,"events":1,"server":"x","pid":1,"mode":"serve","workspace":"/","seq":0}\n')
+    except OSError:
+        pass
+"#;
+
+/// The client says hello (with the gateway token) only to a socket its
+/// own user listens on.
+#[tokio::test]
+async fn attach_never_sends_the_token_to_another_users_socket() {
+    // Not a `python3` on PATH: a user's own (pyenv's shims under /root)
+    // may be closed to the other user.
+    let python = std::path::Path::new("/usr/bin/python3");
+    if !python.exists() || !setpriv() {
+        eprintln!("skipped: needs /usr/bin/python3 and setpriv");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let fake = FakeLlama::start().await;
+    let cli = crate::support::cli::Cli::new(&fake, "");
+    egirl::workspace::ensure(&cli.workspace()).expect("workspace");
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let script = shared.path().join("planted.py");
+    std::fs::write(&script, PLANTED).unwrap();
+    let socket = shared.path().join("planted.sock");
+    let got = shared.path().join("got");
+    let mut server = tokio::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(python)
+        .arg(&script)
+        .arg(&socket)
+        .arg(&got)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !socket.exists() {
+        assert!(std::time::Instant::now() < deadline, "no planted socket");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let out = cli.run(&["attach", &socket.display().to_string()]).await;
+    let stderr = crate::support::cli::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let sent = std::fs::read_to_string(&got).unwrap_or_default();
+    assert!(
+        !sent.contains("egt_"),
+        "the token went to another user: {sent}"
+    );
+    let _ = server.kill().await;
+}
+
+fn setpriv() -> bool {
+    std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
