@@ -28,9 +28,18 @@ pub struct AttachArgs {
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// With ws://: a file holding the gateway's or this device's token
-    /// (else $EGIRL_TOKEN). Never given on the command line itself.
+    /// (else $EGIRL_TOKEN, else the token an earlier `--pair` saved).
+    /// Never given on the command line itself.
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
+    /// With ws://: pair this machine first with the code `egirl pair`
+    /// showed on the daemon's; its device token is saved (0600) and used
+    /// from then on.
+    #[arg(long, value_name = "CODE", requires = "target")]
+    pub pair: Option<String>,
+    /// With --pair: what `egirl devices list` calls this device.
+    #[arg(long, value_name = "NAME", requires = "pair", default_value = "egirl")]
+    pub name: String,
 }
 
 /// How a client names itself in its `hello` (the server logs it).
@@ -108,6 +117,9 @@ async fn run_ws(
     session: Option<&str>,
 ) -> Result<u8, Exit> {
     let session = session_id(session)?;
+    if let Some(code) = &args.pair {
+        pair(url, code, &args.name).await?;
+    }
     let token = token(args.token_file.as_deref())?;
     let _log_guard = start_logging(env)?;
     let (link, hello) = crate::link::ws::attach(url, token, CLIENT_NAME)
@@ -117,13 +129,39 @@ async fn run_ws(
     run_tui(env, &link, &hello, session).await
 }
 
-/// The token `--token-file` holds, else `$EGIRL_TOKEN`, else none (the
-/// gateway then refuses, and says so).
+/// `--pair CODE`: trades the code for this device's own token, kept in
+/// the config dir for later attaches. The token itself is never shown.
+async fn pair(url: &str, code: &str, name: &str) -> Result<(), Exit> {
+    let paired = crate::link::ws::pair(url, code, name)
+        .await
+        .map_err(|e| Exit::failure(format!("cannot pair: {e:#}")))?;
+    let path = super::pair::save_device_token(&paired.token)
+        .map_err(|e| Exit::failure(format!("{e:#}")))?;
+    crate::print::err(format_args!(
+        "egirl: paired as device {} (its token is in {})",
+        paired.device,
+        path.display()
+    ));
+    Ok(())
+}
+
+/// The token `--token-file` holds, else `$EGIRL_TOKEN`, else the device
+/// token an earlier `--pair` saved, else none (the gateway then refuses,
+/// and says so).
 fn token(file: Option<&Path>) -> Result<Option<String>, Exit> {
+    let saved = || {
+        crate::surfaces::gateway::auth::secret::read_private(&super::pair::device_token_path())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    };
     let token = match file {
         Some(path) => std::fs::read_to_string(path)
             .map_err(|e| Exit::failure(format!("cannot read {}: {e}", path.display())))?,
-        None => std::env::var("EGIRL_TOKEN").unwrap_or_default(),
+        None => std::env::var("EGIRL_TOKEN")
+            .ok()
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(saved),
     };
     let token = token.trim();
     Ok((!token.is_empty()).then(|| token.to_string()))

@@ -136,3 +136,62 @@ async fn an_expired_code_is_refused_and_attempts_are_limited() {
     );
     daemon.stop().await;
 }
+
+/// Another machine pairs with `egirl attach ws://… --pair CODE`: it is
+/// attached at once, its device token is kept (0600) in its own config
+/// dir, and the next `egirl attach ws://…` needs nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn egirl_attach_pairs_a_new_machine_and_keeps_its_token() {
+    use std::os::unix::fs::PermissionsExt;
+    let llama = FakeLlama::start().await;
+    let daemon = Daemon::start(&llama).await;
+    let code = new_code(&daemon, "laptop").await;
+    let base = daemon.url.trim_end_matches("/ws").to_string();
+    let laptop = tempfile::tempdir().unwrap();
+    let config = laptop.path().join("egirl.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\n",
+            laptop.path().join("logs").display(),
+            llama.url()
+        ),
+    )
+    .unwrap();
+    let attach = |extra: &[&str]| {
+        let mut args = vec![
+            "--config".to_string(),
+            config.display().to_string(),
+            "attach".into(),
+            base.clone(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        crate::tui::pty::Pty::launch(crate::tui::pty::Launch {
+            bin: env!("CARGO_BIN_EXE_egirl").into(),
+            args,
+            home: laptop.path(),
+            watch: Vec::new(),
+        })
+    };
+    let mut tui = attach(&["--pair", &code, "--name", "laptop"]);
+    tui.wait_for(&format!("attached: {base}")).await;
+    tui.send("\x03\x03");
+    assert_eq!(tui.exit_code().await, Some(0));
+    let saved = laptop.path().join(".config/egirl/gateway/device-token");
+    let mode = std::fs::metadata(&saved).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    let mut tui = attach(&[]);
+    tui.wait_for(&format!("attached: {base}")).await;
+    llama.push_reply(Reply::text("from the laptop"));
+    tui.send("hello from afar\r");
+    tui.wait_for("from the laptop").await;
+    tui.send("\x03\x03");
+    assert_eq!(tui.exit_code().await, Some(0));
+
+    let out = daemon.run(&["devices", "list"]).await;
+    assert!(String::from_utf8_lossy(&out.stdout).contains("laptop"));
+    let token = std::fs::read_to_string(&saved).unwrap();
+    let (_dir, stderr) = daemon.stop().await;
+    assert!(!stderr.contains(token.trim()), "{stderr}");
+}
