@@ -109,6 +109,15 @@ fn text_of(events: &[Event]) -> String {
         .collect()
 }
 
+/// Serves `gateway` in `dir` and attaches a client to it.
+async fn attached(gateway: &Gateway, dir: &std::path::Path) -> (UnixServer, CoreLink) {
+    let server = serve(gateway, dir);
+    let link = client::connect_unix(server.path(), "test", TOKEN)
+        .await
+        .unwrap();
+    (server, link)
+}
+
 fn serve(gateway: &Gateway, dir: &std::path::Path) -> UnixServer {
     unix::listen(gateway.clone(), &dir.join("egirl.sock"), TOKEN.into()).unwrap()
 }
@@ -144,10 +153,7 @@ async fn an_op_in_another_origin_s_name_is_rejected_in_its_session() {
     let dir = tempfile::tempdir().unwrap();
     let (core, _bus, seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
-    let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test", TOKEN)
-        .await
-        .unwrap();
+    let (server, link) = attached(&gateway, dir.path()).await;
     let mut events = link.subscribe();
     assert!(link.submit_with(message("x", Origin::Discord("1".into()))));
     let got = turn(&mut events).await;
@@ -163,10 +169,7 @@ async fn a_cut_connection_resumes_with_every_event_once() {
     let dir = tempfile::tempdir().unwrap();
     let (core, bus, _seen) = fake_core();
     let gateway = Gateway::start(core.clone(), facts(), Bounds::default());
-    let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test", TOKEN)
-        .await
-        .unwrap();
+    let (server, link) = attached(&gateway, dir.path()).await;
     let mut events = link.subscribe();
     let mut state = link.connection.clone().unwrap();
     assert!(link.submit_with(message("before", Origin::Tui)));
@@ -199,10 +202,7 @@ async fn a_resume_from_before_the_ring_is_a_gap() {
         bytes: usize::MAX,
     };
     let gateway = Gateway::start(core.clone(), facts(), bounds);
-    let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test", TOKEN)
-        .await
-        .unwrap();
+    let (server, link) = attached(&gateway, dir.path()).await;
     let mut events = link.subscribe();
     let mut state = link.connection.clone().unwrap();
     server.stop().await;
@@ -257,10 +257,7 @@ async fn an_op_past_the_server_s_bound_is_refused_by_the_client_itself() {
     let dir = tempfile::tempdir().unwrap();
     let (core, _bus, seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
-    let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test", TOKEN)
-        .await
-        .unwrap();
+    let (server, link) = attached(&gateway, dir.path()).await;
     let mut events = link.subscribe();
     let huge = "x".repeat(crate::protocol::wire::MAX_CLIENT_FRAME);
     assert!(link.submit_with(message(&huge, Origin::Tui)));
@@ -286,10 +283,7 @@ async fn after_a_gap_the_open_approval_reaches_the_client_again() {
         bytes: usize::MAX,
     };
     let gateway = Gateway::start(core, facts(), bounds);
-    let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test", TOKEN)
-        .await
-        .unwrap();
+    let (server, link) = attached(&gateway, dir.path()).await;
     let mut events = link.subscribe();
     let mut state = link.connection.clone().unwrap();
     let emit = |session: &str, kind| {
@@ -350,10 +344,7 @@ async fn a_status_change_reaches_the_attached_link() {
         None,
     );
     let gateway = Gateway::start(core, facts(), Bounds::default());
-    let server = serve(&gateway, dir.path());
-    let mut link = client::connect_unix(server.path(), "test", TOKEN)
-        .await
-        .unwrap();
+    let (server, mut link) = attached(&gateway, dir.path()).await;
     let local = crate::protocol::wire::LocalHealth { up: 1, total: 2 };
     tx.send_replace(CoreStatus {
         local: Some(local),
@@ -372,10 +363,7 @@ async fn a_restarted_server_is_not_resumed_from_the_old_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let (core, bus, _seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
-    let server = serve(&gateway, dir.path());
-    let link = client::connect_unix(server.path(), "test", TOKEN)
-        .await
-        .unwrap();
+    let (server, link) = attached(&gateway, dir.path()).await;
     let mut events = link.subscribe();
     let mut state = link.connection.clone().unwrap();
     assert!(link.submit_with(message("before", Origin::Tui)));
