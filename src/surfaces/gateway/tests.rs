@@ -153,7 +153,7 @@ async fn an_op_in_another_origin_s_name_is_rejected_in_its_session() {
     let dir = tempfile::tempdir().unwrap();
     let (core, _bus, seen) = fake_core();
     let gateway = Gateway::start(core, facts(), Bounds::default());
-    let (server, link) = attached(&gateway, dir.path()).await;
+    let (_server, link) = attached(&gateway, dir.path()).await;
     let mut events = link.subscribe();
     assert!(link.submit_with(message("x", Origin::Discord("1".into()))));
     let got = turn(&mut events).await;
