@@ -26,4 +26,5 @@ mod support;
 mod telegram;
 mod tui;
 mod web;
+mod web_ui;
 mod webhook;

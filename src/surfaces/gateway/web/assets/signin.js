@@ -1,0 +1,1 @@
+// the web UI: src/surfaces/gateway/web/assets

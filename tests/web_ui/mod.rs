@@ -1,0 +1,1 @@
+//! The web UI (issue 27): its HTTP routes, auth and a real headless Chromium.
