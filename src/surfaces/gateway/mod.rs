@@ -8,17 +8,19 @@
 //! ring (`ring`), and [`Gateway::serve`] runs one connection over any
 //! [`Framed`] transport with the listener's [`Admission`] rule
 //! (`connection`). `unix` is the Unix socket's listener, `tcp` the
-//! WebSocket one, `auth` who may use it.
+//! WebSocket one, `auth` who may use it, `web` the page served beside it.
 
 pub mod admission;
 pub mod auth;
 mod budget;
 mod connection;
 mod merge;
+mod queries;
 pub mod ring;
 pub mod tcp;
 mod tcp_accept;
 pub mod unix;
+pub mod web;
 
 use std::sync::Arc;
 
@@ -35,7 +37,9 @@ pub struct HelloFacts {
     pub server: String,
     /// `serve` or `tui`.
     pub mode: String,
-    pub workspace: String,
+    /// The workspace the core works in: `hello` names it, queries read its
+    /// transcripts, cron jobs and usage log.
+    pub workspace: std::path::PathBuf,
     pub capabilities: Vec<String>,
     pub model: String,
     pub context_length: u64,
@@ -138,7 +142,7 @@ impl Shared {
             pid: std::process::id(),
             instance: self.instance.clone(),
             mode: facts.mode.clone(),
-            workspace: facts.workspace.clone(),
+            workspace: facts.workspace.display().to_string(),
             capabilities: facts.capabilities.clone(),
             seq,
             sessions,
