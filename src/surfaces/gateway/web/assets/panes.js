@@ -39,6 +39,7 @@ export class Panes {
       if (q) this.app.memorySearch(q);
     });
     this.renderHealth();
+    this.renderStats();
   }
 
   // ---- routing ----
@@ -274,7 +275,7 @@ export class Panes {
     const local = s.local && typeof s.local === 'object' ? `${num(s.local.up)}/${num(s.local.total)} up` : 'not probed yet';
     const rows = [
       ['connection', this.connection],
-      ['server', h.server ? `${clean(h.server)} · ${clean(h.mode)} pid ${num(h.pid)}` : '–'],
+      ['server', h.server ? `${clean(h.server)} · ${clean(h.mode)} pid ${clean(h.pid)}` : '–'],
       ['model', clean(h.model) || '–'],
       ['context', h.context_length ? `${num(h.context_length)} tokens` : '–'],
       ['local endpoints', local],
