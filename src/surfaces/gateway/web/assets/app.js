@@ -39,7 +39,7 @@ class App {
     });
     this.conversation = new Conversation(document.querySelector('#conversation'));
     this.sessions = new Sessions(document.querySelector('#sessions'), (id) => this.openSession(id));
-    this.approvals = new Approvals(document.querySelector('#approvals'), this.link, (n) => this.onApprovalCount(n));
+    this.approvals = new Approvals(document.querySelector('#approvals'), this.link, (n) => this.onApprovalCount(n), (id) => this.openSession(id));
     this.panes = new Panes(this);
     this.input = new Input(this);
     this.wireChrome();

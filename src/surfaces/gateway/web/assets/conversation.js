@@ -34,6 +34,10 @@ export class Conversation {
 
   /** Appends a node, keeping the view at the bottom when it was there. */
   add(node) {
+    if (this.bulk) {
+      this.root.append(node);
+      return node;
+    }
     const stick = this.atBottom();
     const placeholder = this.root.querySelector(':scope > .placeholder');
     if (placeholder) placeholder.remove();
@@ -50,7 +54,8 @@ export class Conversation {
 
   /** Renders a `transcript` reply; `busy`: the session's turn still runs. */
   loadTranscript(reply, busy) {
-    const stick = true;
+    // Hundreds of items: no layout read per item, one scroll at the end.
+    this.bulk = true;
     this.truncated = Boolean(reply.truncated);
     if (reply.truncated) this.add(el('div', 'notice', 'older messages are not shown (the transcript keeps them)'));
     const items = Array.isArray(reply.items) ? reply.items : [];
@@ -59,7 +64,8 @@ export class Conversation {
     if (!busy) {
       for (const tool of this.tools.values()) if (tool.state === 'running') this.setState(tool, 'failed', 'no result recorded');
     }
-    if (stick) this.scrollDown();
+    this.bulk = false;
+    this.scrollDown();
   }
 
   item(item) {
@@ -129,7 +135,7 @@ export class Conversation {
 
   paint(msg) {
     msg.scheduled = false;
-    const stick = this.atBottom();
+    const stick = !this.bulk && this.atBottom();
     msg.body.replaceChildren(markdown(msg.text));
     if (stick) this.scrollDown();
   }

@@ -248,7 +248,7 @@ export class Panes {
       this.mcp.append(
         el(
           'li',
-          `mcp-server mcp-${clean(s.state)}`,
+          `mcp-server mcp-${['ready', 'failed', 'starting'].includes(s.state) ? s.state : 'other'}`,
           el('div', 'mcp-head', el('span', 'mcp-name', clean(s.name)), el('span', 'mcp-transport', clean(s.transport)), el('span', `state mcp-state`, clean(s.state))),
           el('div', 'mcp-tools', tools.length ? `${tools.length} tools: ${tools.map(clean).join(', ')}` : 'no tools'),
           s.last_error && el('div', 'error', clean(s.last_error)),
