@@ -63,7 +63,9 @@ export class Sessions {
     const entry = this.ensure(ev.session, ev.origin);
     entry.last = Date.now();
     entry.live = true;
-    if (ev.origin) entry.origin = clean(ev.origin);
+    // A session's badge is who spoke last: a command's events carry the
+    // origin of whoever sent it, not the conversation's.
+    if (ev.origin && (ev.type === 'turn_started' || ev.type === 'queued')) entry.origin = clean(ev.origin);
     if (ev.type === 'turn_started') {
       entry.busy = true;
       if (!entry.title) entry.title = oneLine(ev.text, 80);
