@@ -21,7 +21,7 @@ export const KEYS = [
   ['Shift+Enter', 'new line'],
   ['Esc', 'interrupt the running turn (empty box) · close a picker or this help'],
   ['Ctrl+K, /', 'focus the sessions (when not typing); ↑↓ or j/k move, Enter opens'],
-  ['Ctrl+I, i', 'focus the input box'],
+  ['i', 'focus the input box (when not typing)'],
   ['Alt+N', 'new session'],
   ['Alt+A', 'show the approvals'],
   ['?', 'this help (when not typing)'],
@@ -273,6 +273,10 @@ export class Input {
     fill(body, ...table('keys', KEYS), ...table('commands', COMMANDS));
     this.help.querySelector('.help-close').addEventListener('click', () => {
       this.help.hidden = true;
+    });
+    // A click on the dimmed page around the card closes it too.
+    this.help.addEventListener('click', (e) => {
+      if (e.target === this.help) this.help.hidden = true;
     });
     this.picker.querySelector('.picker-close').addEventListener('click', () => this.closePicker());
     this.picker.addEventListener('keydown', (e) => this.pickerKey(e));
