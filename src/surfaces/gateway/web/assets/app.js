@@ -204,6 +204,8 @@ class App {
     if (ev.type === 'forked' && kind === 'fork' && validSessionId(ev.new_session)) {
       this.asked.delete(ev.submission);
       this.openSession(ev.new_session);
+      // The copy's title and origin come with the list.
+      this.loadSessions([]);
     } else if (ev.type === 'rewound' && ev.session === this.open) {
       this.openSession(this.open, { quiet: true }).then(() => {
         this.notice(`rewound ${clean(ev.session)} to before message ${ev.turn} (${ev.dropped_messages} messages out; the transcript keeps them)`);

@@ -140,7 +140,15 @@ function list(lines, start, out, depth) {
     if (m && (m[1].length < indent || (m[1].length === indent && /\d/.test(m[2]) !== ordered))) break;
     if (l.trim() === '') {
       // A blank line ends the list unless the next line is indented into it.
+      // A blank line ends the list unless an item of it, or a line indented
+      // into the item, follows (models often space numbered items apart).
       const next = lines[i + 1];
+      const nextItem = next !== undefined && ITEM.exec(next);
+      const sameKind = nextItem && nextItem[1].length === indent && /\d/.test(nextItem[2]) === ordered;
+      if (sameKind) {
+        i += 1;
+        continue;
+      }
       if (next === undefined || !(/^\s+/.test(next) && next.search(/\S/) > indent)) break;
       itemLines.push('');
       i += 1;
