@@ -236,6 +236,13 @@ class App {
       this.conversation.reset(id, 'A new session: type a message below.');
       return;
     }
+    if (!this.link.connected) {
+      // Loaded once the socket says hello.
+      this.loading = null;
+      this.needsReload = true;
+      this.conversation.reset(id, 'waiting for the connection…');
+      return;
+    }
     this.conversation.reset(id, 'loading…');
     const loading = { id, buffer: [] };
     this.loading = loading;

@@ -162,7 +162,8 @@ export class Input {
     const typing = this.typing(e.target);
     if (e.key === 'Escape' && !typing) {
       if (this.closeOverlays()) e.preventDefault();
-      else this.app.interrupt();
+      // Esc on a focused button (an approval's) must not stop the turn.
+      else if (e.target === document.body || e.target.closest('#pane-conversation')) this.app.interrupt();
       return;
     }
     if ((e.ctrlKey || e.metaKey) && (e.key === 'k' || e.key === 'K')) {

@@ -139,7 +139,6 @@ function list(lines, start, out, depth) {
     // A shallower item, or one of the other kind at this depth, ends the list.
     if (m && (m[1].length < indent || (m[1].length === indent && /\d/.test(m[2]) !== ordered))) break;
     if (l.trim() === '') {
-      // A blank line ends the list unless the next line is indented into it.
       // A blank line ends the list unless an item of it, or a line indented
       // into the item, follows (models often space numbered items apart).
       const next = lines[i + 1];
