@@ -223,9 +223,9 @@ class App {
   }
 
   /** Opens a session: its transcript, then the live events on top. */
-  async openSession(id, { fresh = false, quiet = false } = {}) {
+  async openSession(id, { fresh = false, quiet = false, carry = false } = {}) {
     if (!validSessionId(id)) return;
-    if (id !== this.open || !quiet) this.input.switchTo(id);
+    if (id !== this.open || !quiet) this.input.switchTo(id, { carry });
     this.open = id;
     store.set(OPEN_KEY, id);
     this.sessions.setOpen(id);
@@ -345,7 +345,7 @@ class App {
 
   /** Sends a message to the open session (a new one when none is open). */
   send(text) {
-    if (!this.open) this.openSession(newSessionId(), { fresh: true });
+    if (!this.open) this.openSession(newSessionId(), { fresh: true, carry: true });
     const session = this.open;
     const op = { type: 'user_message', session, origin: 'web', text };
     const r = this.link.op(op, { keep: true });
@@ -387,7 +387,7 @@ class App {
   }
 
   memorySearch(query) {
-    if (!this.open) this.openSession(newSessionId(), { fresh: true });
+    if (!this.open) this.openSession(newSessionId(), { fresh: true, carry: true });
     const r = this.link.op({ type: 'command', session: this.open, command: { name: 'memory_search', query } });
     if (!r.sent) {
       this.notice('not connected: the search was not sent', 'error');

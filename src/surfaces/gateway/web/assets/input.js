@@ -52,7 +52,13 @@ export class Input {
   }
 
   /** The box now sends to `session`: keep the old draft, load the new one. */
-  switchTo(session) {
+  switchTo(session, { carry = false } = {}) {
+    if (carry) {
+      // The text in the box goes to the session made for it: no draft stays behind.
+      store.set(this.draftKey(this.session), null);
+      this.session = session;
+      return;
+    }
     this.saveDraft();
     this.session = session;
     this.box.value = store.get(this.draftKey(session)) || '';
