@@ -350,6 +350,8 @@ class App {
     const op = { type: 'user_message', session, origin: 'web', text };
     const r = this.link.op(op, { keep: true });
     this.sent.set(r.id, op);
+    // Kept only to give a refused message back: the oldest go first.
+    if (this.sent.size > 200) this.sent.delete(this.sent.keys().next().value);
     if (r.sent) {
       this.sessions.ensure(session, 'web');
       return true;

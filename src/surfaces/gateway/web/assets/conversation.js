@@ -7,6 +7,7 @@ import { render as markdown } from './markdown.js';
 import { highlight } from './highlight.js';
 
 const STATES = ['running', 'ok', 'failed', 'denied'];
+const MAX_ENTRIES = 3000;
 
 export class Conversation {
   constructor(root) {
@@ -42,6 +43,11 @@ export class Conversation {
     const placeholder = this.root.querySelector(':scope > .placeholder');
     if (placeholder) placeholder.remove();
     this.root.append(node);
+    // A session left open for days keeps a bounded page: the oldest
+    // entries go (the transcript keeps them; reopening shows the newest).
+    if (this.root.childElementCount > MAX_ENTRIES) {
+      for (let n = 0; n < 200; n += 1) this.root.firstElementChild.remove();
+    }
     if (stick) this.scrollDown();
     return node;
   }

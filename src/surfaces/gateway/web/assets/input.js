@@ -19,6 +19,7 @@ export const COMMANDS = [
 export const KEYS = [
   ['Enter', 'send'],
   ['Shift+Enter', 'new line'],
+  ['PgUp · PgDn', 'scroll the conversation'],
   ['Esc', 'interrupt the running turn (empty box) · close a picker or this help'],
   ['Ctrl+K, /', 'focus the sessions (when not typing); ↑↓ or j/k move, Enter opens'],
   ['i', 'focus the input box (when not typing)'],
@@ -149,6 +150,11 @@ export class Input {
     if (e.key === 'Enter' && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) {
       e.preventDefault();
       this.submit();
+    } else if (e.key === 'PageUp' || e.key === 'PageDown') {
+      // As in the TUI: the conversation scrolls while the box keeps focus.
+      e.preventDefault();
+      const view = document.querySelector('#conversation');
+      view.scrollBy({ top: (e.key === 'PageUp' ? -0.85 : 0.85) * view.clientHeight });
     } else if (e.key === 'Escape') {
       if (this.closeOverlays()) {
         e.preventDefault();
