@@ -4,7 +4,7 @@
 
 import { Approvals } from './approvals.js';
 import { Conversation } from './conversation.js';
-import { clean, newSessionId, oneLine, store, validSessionId } from './dom.js';
+import { clean, newSessionId, num, oneLine, store, validSessionId } from './dom.js';
 import { Input } from './input.js';
 import { notify, setTitle } from './notify.js';
 import { Panes } from './panes.js';
@@ -92,14 +92,19 @@ class App {
   async onHello(hello, { fresh }) {
     this.panes.setHello(hello);
     const model = document.querySelector('#model');
-    model.textContent = hello.model ? `${clean(hello.model)}${hello.context_length ? ` · ${hello.context_length.toLocaleString('en-US')} ctx` : ''}` : '';
+    const ctx = typeof hello.context_length === 'number' && hello.context_length > 0 ? ` · ${num(hello.context_length)} ctx` : '';
+    model.textContent = hello.model ? `${clean(hello.model)}${ctx}` : '';
     if (fresh) this.approvals.clear();
+    // The live sessions (which are busy) at once; the list's answer follows.
+    this.sessions.load([], hello.sessions);
+    // The transcript is asked first: events of the open session that come
+    // meanwhile wait for it instead of landing on an empty view.
+    if (this.open && (fresh || this.needsReload)) this.openSession(this.open, { quiet: true });
     await this.loadSessions(hello.sessions);
     if (!this.ready) {
       this.ready = true;
       document.body.dataset.ready = '1';
     }
-    if (this.open && (fresh || this.needsReload)) this.openSession(this.open, { quiet: true });
     this.refreshCron();
     this.refreshStats();
   }
@@ -257,7 +262,9 @@ class App {
       this.replay(loading.buffer, reply.items || []);
     } else {
       this.needsReload = reply.message === 'not connected' || reply.message === 'disconnected' || reply.message === 'reconnecting';
-      const why = this.needsReload ? 'not connected: the conversation loads on reconnect' : 'no messages yet';
+      let why = 'no messages yet';
+      if (this.needsReload) why = 'not connected: the conversation loads on reconnect';
+      else if (reply.message && !/^no session /.test(reply.message)) why = `the transcript could not be read: ${clean(reply.message)}`;
       this.conversation.reset(id, why);
       for (const ev of loading.buffer) this.conversation.apply(ev);
     }
