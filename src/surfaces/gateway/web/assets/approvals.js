@@ -6,7 +6,7 @@ import { badge, button, clean, el, fill } from './dom.js';
 import { highlight } from './highlight.js';
 import { notify } from './notify.js';
 
-const KEEP_DECIDED = 20;
+const KEEP_DECIDED = 10;
 
 const SCOPES = {
   once: 'approved once',
