@@ -122,6 +122,13 @@ export class Sessions {
       }
     }
     if (focused && focused.isConnected) focused.focus();
+    // The phone's sessions tab says how much is unread elsewhere.
+    const total = document.querySelector('#tabs .unread-total');
+    if (total) {
+      const n = this.unreadTotal();
+      total.textContent = String(n);
+      total.hidden = n === 0;
+    }
   }
 
   create(s) {
