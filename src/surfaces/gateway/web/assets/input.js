@@ -49,6 +49,8 @@ export class Input {
       this.saveTimer = setTimeout(() => this.saveDraft(), 250);
     });
     document.addEventListener('keydown', (e) => this.globalKey(e));
+    // A reload or a closed tab within the debounce keeps the last keys too.
+    window.addEventListener('pagehide', () => this.saveDraft());
     this.buildHelp();
   }
 
