@@ -121,6 +121,7 @@ export class Sessions {
         this.nodes.delete(id);
       }
     }
+    if (!this.list.querySelector('li.open') && this.list.firstElementChild) this.list.firstElementChild.tabIndex = 0;
     if (focused && focused.isConnected) focused.focus();
     // The phone's sessions tab says how much is unread elsewhere.
     const total = document.querySelector('#tabs .unread-total');
@@ -134,7 +135,6 @@ export class Sessions {
   create(s) {
     const li = el('li', 'session');
     li.dataset.session = s.id;
-    li.tabIndex = 0;
     li.setAttribute('role', 'button');
     li.append(
       el('div', 'session-top', badge(s.origin), el('span', 'title'), el('span', 'unread')),
@@ -145,6 +145,8 @@ export class Sessions {
 
   update(li, s) {
     li.classList.toggle('open', s.id === this.open);
+    // One tab stop for the list (the open session); arrows move within it.
+    li.tabIndex = s.id === this.open ? 0 : -1;
     li.classList.toggle('is-busy', s.busy);
     const b = li.querySelector('.badge');
     const fresh = badge(s.origin);
