@@ -62,13 +62,15 @@ fn cron_job(workspace: &std::path::Path) {
         .unwrap();
 }
 
+/// Sends `frame` as it is, one text message.
+async fn send_raw(socket: &mut Socket, frame: &Value) {
+    socket.send(Message::Text(frame.to_string())).await.unwrap();
+}
+
 /// Sends `frame` as it is and returns the `answer` to it.
 async fn ask(socket: &mut Socket, frame: Value) -> Value {
     let id = frame["id"].clone();
-    socket
-        .send(Message::Text(frame.to_string().into()))
-        .await
-        .unwrap();
+    send_raw(socket, &frame).await;
     loop {
         let got = next(socket).await.expect("an answer before the close");
         assert_ne!(got["frame"], "error", "{got}");
@@ -97,10 +99,7 @@ async fn each_query_is_answered_from_the_workspace() {
     llama.push_reply(Reply::text("hi from the model"));
     let op = json!({"frame": "op", "id": "w1", "op": {"type": "user_message",
         "session": "web-1", "origin": "web", "text": "hello"}});
-    socket
-        .send(Message::Text(op.to_string().into()))
-        .await
-        .unwrap();
+    send_raw(&mut socket, &op).await;
     loop {
         let frame = next(&mut socket).await.expect("the turn's events");
         assert_ne!(frame["frame"], "rejected", "{frame}");
@@ -197,10 +196,7 @@ async fn each_query_is_answered_from_the_workspace() {
     // An unknown kind is a frame the server does not read: rejected, and
     // the connection stays.
     let bad = json!({"frame": "query", "id": "q7", "ask": {"kind": "secrets"}});
-    socket
-        .send(Message::Text(bad.to_string().into()))
-        .await
-        .unwrap();
+    send_raw(&mut socket, &bad).await;
     let rejected = next(&mut socket).await.unwrap();
     assert_eq!(rejected["frame"], "rejected", "{rejected}");
     assert_eq!(rejected["id"], "q7");
@@ -216,10 +212,7 @@ async fn a_query_is_no_first_frame() {
     let (_, token) = page.sign_in().await;
     let mut socket = page.socket(&token).await.unwrap();
     let first = json!({"frame": "query", "id": "q1", "ask": {"kind": "sessions"}});
-    socket
-        .send(Message::Text(first.to_string().into()))
-        .await
-        .unwrap();
+    send_raw(&mut socket, &first).await;
     let refused = next(&mut socket).await.expect("an error frame");
     assert_eq!(refused["frame"], "error", "{refused}");
     assert!(next(&mut socket).await.is_none(), "closed after the error");
