@@ -20,6 +20,11 @@ pub const NO_AUTH_VAR: &str = "EGIRL_GATEWAY_NO_AUTH";
 pub struct GatewayConfig {
     /// `host:port` of the WebSocket listener (`GET /ws`); empty: off.
     pub listen: String,
+    /// Host names (besides `localhost` and IP literals) the listener
+    /// answers to, as a browser sends them in `Host` (`gpu-box`): any
+    /// other name is refused, so a page whose name resolves to this
+    /// machine (DNS rebinding) cannot reach it.
+    pub hosts: Vec<String>,
 }
 
 impl GatewayConfig {
@@ -45,7 +50,35 @@ impl GatewayConfig {
                 "[gateway] listen = \"{listen}\" is not a loopback address: the gateway does not run without auth there (unset {NO_AUTH_VAR})"
             ));
         }
-        Ok(Some(TcpPlan { addr, auth_off }))
+        let hosts = self
+            .hosts
+            .iter()
+            .map(|h| check_host_name(h))
+            .collect::<Result<_, _>>()?;
+        Ok(Some(TcpPlan {
+            addr,
+            auth_off,
+            hosts,
+        }))
+    }
+}
+
+/// A `hosts` entry as `Host` carries it (lowercase), or why it is not a
+/// host name (one line).
+fn check_host_name(name: &str) -> Result<String, String> {
+    let name = name.trim().to_ascii_lowercase();
+    let ok = !name.is_empty()
+        && name.len() <= 253
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'));
+    if ok {
+        Ok(name)
+    } else {
+        Err(format!(
+            "[gateway] hosts: \"{}\" is not a host name (letters, digits, `-` and `.`, no port)",
+            name.escape_debug()
+        ))
     }
 }
 
@@ -55,6 +88,8 @@ pub struct TcpPlan {
     pub addr: SocketAddr,
     /// `EGIRL_GATEWAY_NO_AUTH=1` (loopback only).
     pub auth_off: bool,
+    /// `hosts`, checked and lowercase.
+    pub hosts: Vec<String>,
 }
 
 /// `ip:port`, `[v6]:port` or `localhost:port`.
@@ -119,6 +154,7 @@ mod tests {
     fn config(listen: &str) -> GatewayConfig {
         GatewayConfig {
             listen: listen.into(),
+            ..Default::default()
         }
     }
 
@@ -132,5 +168,19 @@ mod tests {
         let err = config("0.0.0.0:7420").plan(true).unwrap_err();
         assert!(err.contains("not a loopback address") && !err.contains('\n'));
         assert!(config("0.0.0.0:7420").plan(false).is_ok());
+    }
+
+    #[test]
+    fn hosts_are_names_without_ports() {
+        let mut with = config("0.0.0.0:7420");
+        with.hosts = vec![" GPU-Box ".into(), "box.lan".into()];
+        let plan = with.plan(false).unwrap().unwrap();
+        assert_eq!(plan.hosts, vec!["gpu-box", "box.lan"]);
+        with.hosts = vec!["gpu-box:7420".into()];
+        let err = with.plan(false).unwrap_err();
+        assert!(
+            err.contains("is not a host name") && !err.contains('\n'),
+            "{err}"
+        );
     }
 }

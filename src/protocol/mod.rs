@@ -35,12 +35,14 @@ pub use route::{LOCAL_PROVIDER, LocalRole, Route, RoutedModel};
 
 pub type SessionId = String;
 
-/// Where a message came from. Serialized as `tui`, `cli`, `webhook`,
+/// Where a message came from. Serialized as `tui`, `cli`, `web`, `webhook`,
 /// `heartbeat`, `discord:<channel>`, `cron:<job>` or `telegram:<chat>`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Origin {
     Tui,
     Cli,
+    /// The web page served by the gateway (a browser or a phone).
+    Web,
     Webhook,
     Heartbeat,
     Discord(String),
@@ -68,6 +70,7 @@ impl fmt::Display for Origin {
         match self {
             Origin::Tui => f.write_str("tui"),
             Origin::Cli => f.write_str("cli"),
+            Origin::Web => f.write_str("web"),
             Origin::Webhook => f.write_str("webhook"),
             Origin::Heartbeat => f.write_str("heartbeat"),
             Origin::Discord(channel) => write!(f, "discord:{channel}"),
@@ -83,6 +86,7 @@ impl FromStr for Origin {
         match s {
             "tui" => Ok(Origin::Tui),
             "cli" => Ok(Origin::Cli),
+            "web" => Ok(Origin::Web),
             "webhook" => Ok(Origin::Webhook),
             "heartbeat" => Ok(Origin::Heartbeat),
             other => match other.split_once(':') {

@@ -268,9 +268,16 @@ async fn only_the_token_opens_the_gateway_and_it_is_never_shown() {
         Some(403)
     );
 
-    // The token in hello, from a page of the listener's own origin.
-    let own = format!("http://localhost:{port}");
-    let mut socket = open(&url, &[("origin", &own)]).await.unwrap();
+    // A page must be of the very host the browser asked for (here
+    // 127.0.0.1, not localhost), and a browser needs its device cookie
+    // (or a bearer) on the upgrade itself: a token in hello is not enough.
+    let localhost = format!("http://localhost:{port}");
+    assert_eq!(open(&url, &[("origin", &localhost)]).await.err(), Some(403));
+    let own = format!("http://127.0.0.1:{port}");
+    assert_eq!(open(&url, &[("origin", &own)]).await.err(), Some(401));
+
+    // The token in hello, from a client that is no browser.
+    let mut socket = open(&url, &[]).await.unwrap();
     llama.push_reply(Reply::text("pong over tcp"));
     let frames = served_turn(&mut socket, Some(&token), "ping").await;
     assert!(
@@ -280,9 +287,11 @@ async fn only_the_token_opens_the_gateway_and_it_is_never_shown() {
         "{frames:?}"
     );
 
-    // The token as a bearer header, hello without one.
+    // The token as a bearer header, hello without one, from the page's
+    // own origin.
     let bearer = format!("Bearer {token}");
-    let mut socket = open(&url, &[("authorization", &bearer)]).await.unwrap();
+    let headers = [("authorization", bearer.as_str()), ("origin", own.as_str())];
+    let mut socket = open(&url, &headers).await.unwrap();
     llama.push_reply(Reply::text("pong by bearer"));
     served_turn(&mut socket, None, "ping again").await;
     drop(socket);

@@ -394,8 +394,8 @@ async fn reject(replies: &mpsc::Sender<Reply>, id: Option<String>, message: Stri
 
 /// What a client may send: a session id fit for a file name (the wire's
 /// ids are untrusted, unlike the ones the in-process surfaces make), and
-/// speaking as the user at a keyboard or a script (`tui` or `cli`), never
-/// as Discord, Telegram, cron or the webhook.
+/// speaking as the user at a keyboard, a script or the web page (`tui`,
+/// `cli` or `web`), never as Discord, Telegram, cron or the webhook.
 fn check_op(op: &Op) -> Result<(), String> {
     if let Op::UserMessage { session, .. }
     | Op::Interrupt { session }
@@ -419,9 +419,9 @@ fn check_op(op: &Op) -> Result<(), String> {
         _ => return Ok(()),
     };
     match origin {
-        Origin::Tui | Origin::Cli => Ok(()),
+        Origin::Tui | Origin::Cli | Origin::Web => Ok(()),
         other => Err(format!(
-            "a client speaks as `tui` or `cli`, not as `{other}`"
+            "a client speaks as `tui`, `cli` or `web`, not as `{other}`"
         )),
     }
 }

@@ -8,7 +8,7 @@
 //! ring (`ring`), and [`Gateway::serve`] runs one connection over any
 //! [`Framed`] transport with the listener's [`Admission`] rule
 //! (`connection`). `unix` is the Unix socket's listener, `tcp` the
-//! WebSocket one, `auth` who may use it.
+//! WebSocket one, `auth` who may use it, `web` the page served beside it.
 
 pub mod admission;
 pub mod auth;
@@ -19,6 +19,7 @@ pub mod ring;
 pub mod tcp;
 mod tcp_accept;
 pub mod unix;
+pub mod web;
 
 use std::sync::Arc;
 

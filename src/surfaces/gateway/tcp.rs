@@ -1,14 +1,16 @@
 //! The TCP + WebSocket listener (`[gateway] listen`, off by default): the
 //! same protocol as the Unix socket for other machines and the browser,
-//! one frame per WebSocket text message at `GET /ws`. `/` is left for the
-//! web page ([`router`] is where its routes go).
+//! one frame per WebSocket text message at `GET /ws`; the web page at `/`
+//! (`super::web`).
 //!
-//! Auth is always on here ([`super::auth`]): a token in `hello` or as
-//! `Authorization: Bearer` on the upgrade (a wrong one there is answered
-//! 401), or a pairing code for a new device. An upgrade whose `Origin`
-//! is not this listener's own is refused (403): a web page the user
-//! visits must not reach the core through the user's browser. A client
-//! without `Origin` (not a browser) is fine.
+//! Auth is always on here ([`super::auth`]): a token in `hello`, as
+//! `Authorization: Bearer` on the upgrade or as the web page's device
+//! cookie (a wrong one there is answered 401), or a pairing code for a
+//! new device. A browser's upgrade (it has an `Origin`) must come from a
+//! page of this listener (`web::host`: else 403: a web page the user
+//! visits must not reach the core through the user's browser) and carry
+//! the cookie or a bearer (else 401). A client without `Origin` (not a
+//! browser) is fine.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -31,6 +33,7 @@ use super::Gateway;
 use super::admission::Admitted;
 use super::auth::GatewayAuth;
 use super::tcp_accept::{BoundedListener, Peer};
+use super::web::{self, Web, host::HostRules};
 use crate::config::GatewayConfig;
 use crate::config::gateway::{self as gateway_config, TcpPlan};
 use crate::link::frames::{FrameReader, FrameWriter, Framed};
@@ -72,8 +75,8 @@ impl Drop for TcpServer {
 struct Listener {
     gateway: Gateway,
     auth: Arc<GatewayAuth>,
-    /// The `Origin`s a browser page of this listener sends.
-    origins: Vec<String>,
+    /// The web page's state: the `Host`/`Origin` rules, the cookie's auth.
+    web: Arc<Web>,
     open: AtomicUsize,
     stop: CancellationToken,
 }
@@ -114,10 +117,14 @@ pub fn listen(
         .map_err(|e| format!("[gateway] no local address: {e}"))?;
     let listener = BoundedListener::new(listener);
     let stop = CancellationToken::new();
+    let web = Arc::new(Web {
+        auth: auth.clone(),
+        hosts: HostRules::new(addr.port(), plan.hosts.clone()),
+    });
     let state = Arc::new(Listener {
         gateway,
         auth,
-        origins: own_origins(plan.addr, addr.port()),
+        web,
         open: AtomicUsize::new(0),
         stop: stop.clone(),
     });
@@ -139,24 +146,15 @@ pub fn listen(
     })
 }
 
-/// The listener's routes: the WebSocket at `/ws` (the web page's go
-/// beside it).
+/// The listener's routes: the WebSocket at `/ws` beside the web page's,
+/// every response with the page's security headers.
 fn router(state: Arc<Listener>) -> Router {
-    Router::new().route("/ws", get(upgrade)).with_state(state)
-}
-
-/// `http://<listen>`, `http://localhost:<port>`, `http://127.0.0.1:<port>`
-/// (and `[::1]`): what a page served by this listener sends as `Origin`.
-fn own_origins(configured: SocketAddr, port: u16) -> Vec<String> {
-    let mut origins = vec![
-        format!("http://localhost:{port}"),
-        format!("http://127.0.0.1:{port}"),
-        format!("http://[::1]:{port}"),
-    ];
-    if !configured.ip().is_unspecified() {
-        origins.push(format!("http://{}", SocketAddr::new(configured.ip(), port)));
-    }
-    origins
+    let page = web::router(state.web.clone());
+    Router::new()
+        .route("/ws", get(upgrade))
+        .with_state(state)
+        .merge(page)
+        .layer(axum::middleware::from_fn(web::secure_headers))
 }
 
 async fn upgrade(
@@ -165,23 +163,25 @@ async fn upgrade(
     headers: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("").to_ascii_lowercase();
-        if !state.origins.contains(&origin) {
-            tracing::warn!(%peer, %origin, "gateway: refused a WebSocket from a foreign origin");
-            return (StatusCode::FORBIDDEN, "foreign Origin\n").into_response();
-        }
+    let browser = headers.contains_key(header::ORIGIN);
+    if browser && let Err(why) = state.web.hosts.check(&headers, true) {
+        tracing::warn!(%peer, "gateway: refused a WebSocket: {}", why.message());
+        return web::forbidden(why);
     }
-    let bearer = match bearer(&headers) {
+    let presented = bearer(&headers).map(|token| state.auth.check(token));
+    let bearer = match presented.or_else(|| state.web.cookie_admits(&headers)) {
         None => None,
-        Some(token) => match state.auth.check(token) {
-            Ok(who) => Some(who),
-            Err(why) => {
-                tracing::warn!(%peer, "gateway: refused a WebSocket: {why}");
-                return (StatusCode::UNAUTHORIZED, format!("{why}\n")).into_response();
-            }
-        },
+        Some(Ok(who)) => Some(who),
+        Some(Err(why)) => {
+            tracing::warn!(%peer, "gateway: refused a WebSocket: {why}");
+            return (StatusCode::UNAUTHORIZED, format!("{why}\n")).into_response();
+        }
     };
+    if browser && bearer.is_none() && state.auth.auth_on() {
+        tracing::warn!(%peer, "gateway: refused a browser's WebSocket without a device cookie");
+        let why = "sign in first: this browser has no device cookie\n";
+        return (StatusCode::UNAUTHORIZED, why).into_response();
+    }
     if state.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
         state.open.fetch_sub(1, Ordering::SeqCst);
         return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
@@ -268,19 +268,5 @@ impl FrameWriter for WsWriter {
 
     fn flush(&mut self) -> BoxFuture<'_, std::io::Result<()>> {
         Box::pin(async move { self.0.flush().await.map_err(std::io::Error::other) })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn own_origins_name_the_port() {
-        let origins = own_origins("192.168.1.5:0".parse().unwrap(), 7420);
-        assert!(origins.contains(&"http://192.168.1.5:7420".to_string()));
-        assert!(origins.contains(&"http://localhost:7420".to_string()));
-        let any = own_origins("0.0.0.0:7420".parse().unwrap(), 7420);
-        assert!(!any.iter().any(|o| o.contains("0.0.0.0")));
     }
 }

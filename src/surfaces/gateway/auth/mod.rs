@@ -112,26 +112,65 @@ impl GatewayAuth {
         }
     }
 
-    fn pair(&self, peer: Option<IpAddr>, request: &PairRequest) -> Result<Paired, String> {
+    /// Trades a pairing code for a new device's token (the web page's
+    /// `/api/pair` and the `pair` frame), under the pairing rate limit.
+    pub fn pair_device(
+        &self,
+        peer: Option<IpAddr>,
+        request: &PairRequest,
+    ) -> Result<Paired, PairRefused> {
         if !self.limit.allow(peer) {
             tracing::warn!(
                 ?peer,
                 "gateway: a pairing attempt over the limit was refused"
             );
-            return Err(format!(
+            return Err(PairRefused::Limited(format!(
                 "too many pairing attempts (at most {ATTEMPTS_PER_MINUTE} a minute); try again later"
-            ));
+            )));
         }
-        let named = self.codes.redeem(&request.code).inspect_err(|why| {
+        let named = self.codes.redeem(&request.code).map_err(|why| {
             tracing::warn!(?peer, "gateway: pairing refused: {why}");
+            PairRefused::Code(why)
         })?;
         let name = device_name(named.as_deref().unwrap_or(&request.device));
-        let (device, token) = self.devices.store().add(&name)?;
+        let (device, token) = self
+            .devices
+            .store()
+            .add(&name)
+            .map_err(PairRefused::Failed)?;
         tracing::info!(?peer, device = %device.id, name = %device.name, "gateway: paired a device");
         Ok(Paired {
             device: device.id,
             token,
         })
+    }
+
+    /// Forgets the device `who` is (a browser signing out); false when
+    /// `who` is no device or was already gone.
+    pub fn revoke(&self, who: &Admitted) -> Result<bool, String> {
+        match who {
+            Admitted::Device(id) => self.devices.store().revoke(id),
+            Admitted::Owner | Admitted::GatewayToken => Ok(false),
+        }
+    }
+}
+
+/// Why a pairing was refused; each a line for the client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PairRefused {
+    /// Over the pairing rate limit.
+    Limited(String),
+    /// A wrong, used or expired code.
+    Code(String),
+    /// The device could not be written.
+    Failed(String),
+}
+
+impl PairRefused {
+    pub fn message(&self) -> &str {
+        match self {
+            PairRefused::Limited(m) | PairRefused::Code(m) | PairRefused::Failed(m) => m,
+        }
     }
 }
 
@@ -184,7 +223,9 @@ impl Admission for TcpAdmission {
     }
 
     fn pair(&self, request: &PairRequest) -> Result<Paired, String> {
-        self.auth.pair(self.peer, request)
+        self.auth
+            .pair_device(self.peer, request)
+            .map_err(|why| why.message().to_string())
     }
 }
 

@@ -37,6 +37,7 @@ pub fn badge(origin: &Origin) -> String {
     match origin {
         Origin::Tui => "TUI".into(),
         Origin::Cli => "CLI".into(),
+        Origin::Web => "web".into(),
         Origin::Webhook => "webhook".into(),
         Origin::Heartbeat => "heartbeat".into(),
         Origin::Discord(channel) => format!("Discord #{channel}"),
