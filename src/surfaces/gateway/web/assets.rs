@@ -31,6 +31,14 @@ pub const ASSETS: &[Asset] = &[
     asset!("signin.js", JS),
     asset!("markdown.js", JS),
     asset!("highlight.js", JS),
+    asset!("dom.js", JS),
+    asset!("socket.js", JS),
+    asset!("sessions.js", JS),
+    asset!("conversation.js", JS),
+    asset!("approvals.js", JS),
+    asset!("notify.js", JS),
+    asset!("panes.js", JS),
+    asset!("input.js", JS),
 ];
 
 /// The file named `name`, when there is one.

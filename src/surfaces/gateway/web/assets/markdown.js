@@ -1,1 +1,409 @@
-// the web UI: src/surfaces/gateway/web/assets
+// Markdown to DOM nodes, for model-written text. No raw HTML, ever: a tag
+// in the text is text. Links only to http(s) and mailto. Handles what a
+// streaming answer holds mid-way (an unclosed fence renders as code).
+
+import { clean, el } from './dom.js';
+import { highlight } from './highlight.js';
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
+const HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+const RULE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
+const QUOTE = /^ {0,3}>\s?(.*)$/;
+const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
+const TABLE_SEP = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+/** The text rendered as a fragment of block elements. */
+export function render(source) {
+  const frag = document.createDocumentFragment();
+  blocks(clean(source).split('\n'), frag, 0);
+  return frag;
+}
+
+function blocks(lines, out, depth) {
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    if (line.trim() === '') {
+      i += 1;
+      continue;
+    }
+    const fence = FENCE.exec(line);
+    if (fence) {
+      i = codeBlock(lines, i, fence, out);
+      continue;
+    }
+    const heading = HEADING.exec(line);
+    if (heading) {
+      const level = Math.min(6, heading[1].length + 2);
+      out.append(inline(heading[2], el(`h${Math.min(level, 6)}`, 'md-h')));
+      i += 1;
+      continue;
+    }
+    if (RULE.test(line)) {
+      out.append(el('hr'));
+      i += 1;
+      continue;
+    }
+    if (QUOTE.test(line) && depth < 8) {
+      const inner = [];
+      while (i < lines.length && QUOTE.test(lines[i])) {
+        inner.push(QUOTE.exec(lines[i])[1]);
+        i += 1;
+      }
+      const quote = el('blockquote');
+      blocks(inner, quote, depth + 1);
+      out.append(quote);
+      continue;
+    }
+    if (ITEM.test(line) && depth < 8) {
+      i = list(lines, i, out, depth);
+      continue;
+    }
+    if (line.includes('|') && i + 1 < lines.length && TABLE_SEP.test(lines[i + 1]) && lines[i + 1].includes('-')) {
+      i = table(lines, i, out);
+      continue;
+    }
+    i = paragraph(lines, i, out);
+  }
+}
+
+function codeBlock(lines, start, fence, out) {
+  const marker = fence[1];
+  const lang = fence[2].toLowerCase();
+  const body = [];
+  let i = start + 1;
+  while (i < lines.length) {
+    const l = lines[i];
+    if (l.trim().startsWith(marker[0].repeat(marker.length)) && l.trim().replace(new RegExp(`\\${marker[0]}`, 'g'), '') === '') {
+      i += 1;
+      break;
+    }
+    body.push(l);
+    i += 1;
+  }
+  const code = el('code');
+  if (lang) code.dataset.lang = lang;
+  highlight(body.join('\n'), lang, code);
+  const pre = el('pre', 'md-code', code);
+  if (lang) pre.dataset.lang = lang;
+  out.append(pre);
+  return i;
+}
+
+function paragraph(lines, start, out) {
+  const p = el('p');
+  let i = start;
+  let first = true;
+  while (i < lines.length) {
+    const l = lines[i];
+    if (l.trim() === '') break;
+    if (!first && (FENCE.test(l) || HEADING.test(l) || QUOTE.test(l) || RULE.test(l) || ITEM.test(l))) break;
+    if (!first) p.append(el('br'));
+    inline(l.trim(), p);
+    first = false;
+    i += 1;
+  }
+  out.append(p);
+  return i;
+}
+
+function list(lines, start, out, depth) {
+  const head = ITEM.exec(lines[start]);
+  const indent = head[1].length;
+  const ordered = /\d/.test(head[2]);
+  const node = el(ordered ? 'ol' : 'ul');
+  if (ordered) {
+    const n = parseInt(head[2], 10);
+    if (n !== 1) node.start = n;
+  }
+  let i = start;
+  let item = null;
+  let itemLines = [];
+  const flush = () => {
+    if (!item) return;
+    const [firstLine, ...rest] = itemLines;
+    task(firstLine, item);
+    if (rest.some((r) => r.trim() !== '')) blocks(rest, item, depth + 1);
+    node.append(item);
+  };
+  while (i < lines.length) {
+    const l = lines[i];
+    const m = ITEM.exec(l);
+    if (m && m[1].length === indent && /\d/.test(m[2]) === ordered) {
+      flush();
+      item = el('li');
+      itemLines = [m[3]];
+      i += 1;
+      continue;
+    }
+    if (m && m[1].length < indent) break;
+    if (l.trim() === '') {
+      // A blank line ends the list unless the next line is indented into it.
+      const next = lines[i + 1];
+      if (next === undefined || !(/^\s+/.test(next) && next.search(/\S/) > indent)) break;
+      itemLines.push('');
+      i += 1;
+      continue;
+    }
+    if (!m && l.search(/\S/) <= indent && !/^\s/.test(l)) {
+      // A lazy continuation line of the item's paragraph.
+      if (FENCE.test(l) || HEADING.test(l) || QUOTE.test(l) || RULE.test(l)) break;
+      itemLines[0] = `${itemLines[0]}\n${l.trim()}`;
+      i += 1;
+      continue;
+    }
+    itemLines.push(l.slice(Math.min(l.search(/\S/), indent + 2)));
+    i += 1;
+  }
+  flush();
+  out.append(node);
+  return i;
+}
+
+function task(line, item) {
+  const m = /^\[([ xX])\]\s+(.*)$/s.exec(line);
+  if (m) {
+    item.classList.add('task');
+    item.append(el('span', 'md-check', m[1] === ' ' ? '☐ ' : '☑ '));
+    line = m[2];
+  }
+  line.split('\n').forEach((part, n) => {
+    if (n > 0) item.append(el('br'));
+    inline(part, item);
+  });
+}
+
+function splitRow(line) {
+  let s = line.trim();
+  if (s.startsWith('|')) s = s.slice(1);
+  if (s.endsWith('|') && !s.endsWith('\\|')) s = s.slice(0, -1);
+  const cells = [];
+  let cur = '';
+  for (let k = 0; k < s.length; k += 1) {
+    if (s[k] === '\\' && s[k + 1] === '|') {
+      cur += '|';
+      k += 1;
+    } else if (s[k] === '|') {
+      cells.push(cur.trim());
+      cur = '';
+    } else cur += s[k];
+  }
+  cells.push(cur.trim());
+  return cells;
+}
+
+function table(lines, start, out) {
+  const header = splitRow(lines[start]);
+  const aligns = splitRow(lines[start + 1]).map((c) => {
+    if (c.startsWith(':') && c.endsWith(':')) return 'center';
+    if (c.endsWith(':')) return 'right';
+    return '';
+  });
+  const t = el('table', 'md-table');
+  const tr = el('tr');
+  header.forEach((h, n) => tr.append(cell('th', h, aligns[n])));
+  t.append(el('thead', null, tr));
+  const body = el('tbody');
+  let i = start + 2;
+  while (i < lines.length && lines[i].includes('|') && lines[i].trim() !== '') {
+    const row = el('tr');
+    const cells = splitRow(lines[i]);
+    header.forEach((_, n) => row.append(cell('td', cells[n] || '', aligns[n])));
+    body.append(row);
+    i += 1;
+  }
+  t.append(body);
+  out.append(el('div', 'md-table-wrap', t));
+  return i;
+}
+
+function cell(tag, source, align) {
+  const c = inline(source, el(tag));
+  if (align) c.className = `align-${align}`;
+  return c;
+}
+
+/** A link's href when it is safe to follow: absolute http(s) or mailto. */
+export function safeHref(raw) {
+  const s = clean(raw).trim();
+  if (!/^(https?:\/\/|mailto:)/i.test(s)) return null;
+  try {
+    const u = new URL(s);
+    if (!['http:', 'https:', 'mailto:'].includes(u.protocol)) return null;
+    return u.href;
+  } catch {
+    return null;
+  }
+}
+
+function link(label, href) {
+  const safe = safeHref(href);
+  if (!safe) return null;
+  const a = el('a', 'md-link');
+  a.href = safe;
+  a.rel = 'noopener noreferrer nofollow';
+  a.target = '_blank';
+  a.title = safe;
+  return { a, label };
+}
+
+const ESCAPABLE = '\\`*_{}[]()#+-.!|~<>"\'';
+const URL_START = /^https?:\/\/[^\s<>]+/i;
+
+/** Inline markdown of `src` appended to `parent` (returned). */
+export function inline(src, parent, depth = 0) {
+  let buf = '';
+  const flush = () => {
+    if (buf) parent.append(document.createTextNode(buf));
+    buf = '';
+  };
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i];
+    if (c === '\\' && ESCAPABLE.includes(src[i + 1] || '\0')) {
+      buf += src[i + 1];
+      i += 2;
+      continue;
+    }
+    if (c === '`') {
+      let n = 1;
+      while (src[i + n] === '`') n += 1;
+      const fence = '`'.repeat(n);
+      const end = src.indexOf(fence, i + n);
+      if (end > 0) {
+        flush();
+        let body = src.slice(i + n, end);
+        if (body.startsWith(' ') && body.endsWith(' ') && body.trim()) body = body.slice(1, -1);
+        parent.append(el('code', 'md-inline', body));
+        i = end + n;
+        continue;
+      }
+      buf += fence;
+      i += n;
+      continue;
+    }
+    if ((c === '*' || c === '_') && depth < 6) {
+      const done = emphasis(src, i, c, parent, flush, depth);
+      if (done > i) {
+        i = done;
+        continue;
+      }
+    }
+    if (c === '~' && src[i + 1] === '~' && depth < 6) {
+      const end = src.indexOf('~~', i + 2);
+      if (end > i + 2) {
+        flush();
+        parent.append(inline(src.slice(i + 2, end), el('del'), depth + 1));
+        i = end + 2;
+        continue;
+      }
+    }
+    if ((c === '[' || (c === '!' && src[i + 1] === '[')) && depth < 6) {
+      const done = bracketLink(src, i, parent, flush, depth);
+      if (done > i) {
+        i = done;
+        continue;
+      }
+    }
+    if (c === '<') {
+      const m = /^<((?:https?:\/\/|mailto:)[^\s<>]+)>/i.exec(src.slice(i));
+      const made = m && link(m[1], m[1]);
+      if (made) {
+        flush();
+        made.a.append(document.createTextNode(m[1]));
+        parent.append(made.a);
+        i += m[0].length;
+        continue;
+      }
+    }
+    if ((c === 'h' || c === 'H') && !/[\w/]/.test(src[i - 1] || ' ')) {
+      const m = URL_START.exec(src.slice(i));
+      if (m) {
+        let url = m[0];
+        while (/[.,;:!?'")\]*_]$/.test(url)) {
+          // A closing bracket belongs to the URL when it opened one inside.
+          if (url.endsWith(')') && (url.match(/\(/g) || []).length >= (url.match(/\)/g) || []).length) break;
+          url = url.slice(0, -1);
+        }
+        const made = link(url, url);
+        if (made) {
+          flush();
+          made.a.append(document.createTextNode(url));
+          parent.append(made.a);
+          i += url.length;
+          continue;
+        }
+      }
+    }
+    buf += c;
+    i += 1;
+  }
+  flush();
+  return parent;
+}
+
+function emphasis(src, i, c, parent, flush, depth) {
+  let n = 1;
+  while (src[i + n] === c && n < 3) n += 1;
+  const after = src[i + n];
+  if (!after || /\s/.test(after)) return i;
+  // `_` inside a word (snake_case) is not emphasis.
+  if (c === '_' && /\w/.test(src[i - 1] || ' ')) return i;
+  const marker = c.repeat(n);
+  let from = i + n;
+  while (from < src.length) {
+    const end = src.indexOf(marker, from);
+    if (end < 0) return i;
+    const before = src[end - 1];
+    const next = src[end + n];
+    const closes = before && !/\s/.test(before) && next !== c && !(c === '_' && /\w/.test(next || ' '));
+    if (closes && end > i + n) {
+      flush();
+      const inner = src.slice(i + n, end);
+      let node;
+      if (n === 3) node = el('strong', null, inline(inner, el('em'), depth + 1));
+      else node = inline(inner, el(n === 2 ? 'strong' : 'em'), depth + 1);
+      parent.append(node);
+      return end + n;
+    }
+    from = end + 1;
+  }
+  return i;
+}
+
+function bracketLink(src, i, parent, flush, depth) {
+  const image = src[i] === '!';
+  const open = image ? i + 1 : i;
+  let level = 0;
+  let close = -1;
+  for (let k = open; k < src.length; k += 1) {
+    if (src[k] === '\\') {
+      k += 1;
+      continue;
+    }
+    if (src[k] === '[') level += 1;
+    else if (src[k] === ']') {
+      level -= 1;
+      if (level === 0) {
+        close = k;
+        break;
+      }
+    }
+  }
+  if (close < 0 || src[close + 1] !== '(') return i;
+  const end = src.indexOf(')', close + 2);
+  if (end < 0) return i;
+  const label = src.slice(open + 1, close);
+  const target = src.slice(close + 2, end).trim().split(/\s+/)[0].replace(/^<|>$/g, '');
+  const made = link(label, target);
+  flush();
+  if (!made) {
+    // Not a followable link: the label as text, the target dropped.
+    inline(label, parent, depth + 1);
+    return end + 1;
+  }
+  if (image) made.a.append(document.createTextNode(`🖼 ${label || 'image'}`));
+  else inline(label, made.a, depth + 1);
+  parent.append(made.a);
+  return end + 1;
+}

@@ -1,0 +1,264 @@
+// The WebSocket to the gateway (docs/protocol.md): hello without a token
+// (the HttpOnly cookie admitted the upgrade), events applied once by
+// `seq`, reconnect with backoff and `resume_after`, queries answered by
+// id, ops kept while disconnected and sent on reconnect.
+
+import { store } from './dom.js';
+
+const OUTBOX_KEY = 'egirl:outbox';
+const MAX_OUTBOX = 256;
+
+export class Link {
+  /**
+   * handlers: hello(frame, {fresh}), event(seq, event, {replayed}),
+   * status(frame), resync(frame), rejected(frame), state(name, detail),
+   * signedOut(message)
+   */
+  constructor(handlers) {
+    this.h = handlers;
+    this.ws = null;
+    this.lastSeq = null;
+    this.instance = null;
+    this.helloed = false;
+    this.backoff = 250;
+    this.timer = null;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.outbox = this.loadOutbox();
+    this.stopped = false;
+    // Approval requests re-sent after hello/resync carry old numbers.
+    this.acceptOldApprovals = false;
+  }
+
+  connect() {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    let ws;
+    try {
+      ws = new WebSocket(`${scheme}//${location.host}/ws`);
+    } catch {
+      this.retry();
+      return;
+    }
+    this.ws = ws;
+    this.helloed = false;
+    ws.addEventListener('open', () => {
+      const hello = { frame: 'hello', version: 1, client: 'egirl-web' };
+      if (this.lastSeq !== null && this.instance !== null) hello.resume_after = this.lastSeq;
+      ws.send(JSON.stringify(hello));
+    });
+    ws.addEventListener('message', (m) => {
+      if (ws !== this.ws) return;
+      let frame;
+      try {
+        frame = JSON.parse(m.data);
+      } catch {
+        return;
+      }
+      if (frame && typeof frame === 'object') this.onFrame(frame);
+    });
+    ws.addEventListener('close', () => {
+      if (ws !== this.ws) return;
+      const admitted = this.helloed;
+      this.ws = null;
+      this.failPending('disconnected');
+      if (this.stopped) return;
+      this.failures = admitted ? 0 : (this.failures || 0) + 1;
+      // Refused before hello twice: maybe this browser was signed out (the
+      // upgrade answers 401 and a socket cannot say why); the page tells.
+      if (this.failures >= 2) this.checkSignedIn();
+      this.retry();
+    });
+    ws.addEventListener('error', () => {
+      /* close follows */
+    });
+  }
+
+  retry() {
+    this.h.state('reconnecting');
+    clearTimeout(this.timer);
+    const wait = this.backoff + Math.random() * this.backoff * 0.3;
+    this.backoff = Math.min(this.backoff * 2, 5000);
+    this.timer = setTimeout(() => this.connect(), wait);
+  }
+
+  /** Closes this socket and opens a fresh one now (a view to rebuild). */
+  restart(fresh) {
+    if (fresh) {
+      this.lastSeq = null;
+      this.instance = null;
+    }
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) ws.close();
+    this.failPending('reconnecting');
+    this.connect();
+  }
+
+  onFrame(frame) {
+    switch (frame.frame) {
+      case 'hello':
+        return this.onHello(frame);
+      case 'event':
+        return this.onEvent(frame);
+      case 'status':
+        return this.h.status(frame);
+      case 'answer':
+        return this.onAnswer(frame);
+      case 'resync':
+        this.lastSeq = typeof frame.seq === 'number' ? frame.seq : this.lastSeq;
+        this.acceptOldApprovals = true;
+        return this.h.resync(frame);
+      case 'rejected':
+        return this.h.rejected(frame);
+      case 'error':
+        return this.onError(frame);
+      default:
+        return undefined;
+    }
+  }
+
+  onHello(frame) {
+    const instance = typeof frame.instance === 'string' && frame.instance ? frame.instance : `pid:${frame.pid}`;
+    if (this.instance !== null && instance !== this.instance) {
+      // Another run of the daemon: its numbers are not ours to resume from.
+      this.restart(true);
+      return;
+    }
+    const fresh = this.lastSeq === null;
+    if (fresh) this.lastSeq = typeof frame.seq === 'number' ? frame.seq : 0;
+    this.instance = instance;
+    this.helloed = true;
+    this.backoff = 250;
+    this.acceptOldApprovals = true;
+    this.h.state('connected');
+    this.h.hello(frame, { fresh });
+    this.flushOutbox();
+  }
+
+  onEvent(frame) {
+    const seq = frame.seq;
+    const event = frame.event;
+    if (!event || typeof event !== 'object' || typeof seq !== 'number') return;
+    const old = this.lastSeq !== null && seq <= this.lastSeq;
+    if (old) {
+      // Open approvals re-sent after hello or resync keep their numbers.
+      if (event.type === 'approval_request' && this.acceptOldApprovals) {
+        this.h.event(seq, event, { replayed: true });
+      }
+      return;
+    }
+    this.acceptOldApprovals = false;
+    this.lastSeq = seq;
+    this.h.event(seq, event, { replayed: false });
+  }
+
+  onAnswer(frame) {
+    const waiter = this.pending.get(frame.id);
+    if (!waiter) return;
+    this.pending.delete(frame.id);
+    waiter.resolve(frame.reply && typeof frame.reply === 'object' ? frame.reply : { kind: 'failed', message: 'empty answer' });
+  }
+
+  onError(frame) {
+    const message = typeof frame.message === 'string' ? frame.message : 'refused';
+    if (/admitted|token|paired|sign|unauthori[sz]ed|not allowed/i.test(message)) {
+      this.stopped = true;
+      clearTimeout(this.timer);
+      if (this.ws) this.ws.close();
+      this.h.signedOut(message);
+      return;
+    }
+    this.h.notice(`server: ${message}`);
+  }
+
+  async checkSignedIn() {
+    try {
+      const res = await fetch('/', { cache: 'no-store', credentials: 'same-origin' });
+      const page = await res.text();
+      if (res.ok && page.includes('id="signin"')) {
+        this.stopped = true;
+        clearTimeout(this.timer);
+        this.h.signedOut('this browser is no longer signed in');
+      }
+    } catch {
+      /* the daemon is down: keep retrying */
+    }
+  }
+
+  failPending(why) {
+    for (const [, waiter] of this.pending) waiter.resolve({ kind: 'failed', message: why });
+    this.pending.clear();
+  }
+
+  get connected() {
+    return this.ws !== null && this.ws.readyState === WebSocket.OPEN && this.helloed;
+  }
+
+  send(frame) {
+    if (!this.connected) return false;
+    try {
+      this.ws.send(JSON.stringify(frame));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A query; resolves with the answer's reply (or `failed`). */
+  query(ask) {
+    const id = `q${this.nextId++}`;
+    return new Promise((resolve) => {
+      if (!this.send({ frame: 'query', id, ask })) {
+        resolve({ kind: 'failed', message: 'not connected' });
+        return;
+      }
+      this.pending.set(id, { resolve });
+    });
+  }
+
+  newId(prefix = 'w') {
+    const rand = Math.random().toString(36).slice(2, 8);
+    return `${prefix}-${Date.now().toString(36)}-${rand}-${this.nextId++}`;
+  }
+
+  /**
+   * An op. `keep`: when disconnected, hold it (and across a reload) to send
+   * on reconnect; returns {id, sent, kept}.
+   */
+  op(op, { keep = false } = {}) {
+    const id = this.newId(op.type === 'user_message' ? 's' : 'o');
+    const frame = { frame: 'op', id, op };
+    if (this.send(frame)) return { id, sent: true, kept: false };
+    if (keep && this.outbox.length < MAX_OUTBOX) {
+      this.outbox.push(frame);
+      this.saveOutbox();
+      return { id, sent: false, kept: true };
+    }
+    return { id, sent: false, kept: false };
+  }
+
+  flushOutbox() {
+    while (this.outbox.length && this.connected) {
+      const frame = this.outbox[0];
+      if (!this.send(frame)) break;
+      this.outbox.shift();
+      if (this.h.sentLater) this.h.sentLater(frame);
+    }
+    this.saveOutbox();
+  }
+
+  loadOutbox() {
+    try {
+      const list = JSON.parse(store.get(OUTBOX_KEY) || '[]');
+      return Array.isArray(list) ? list.filter((f) => f && f.frame === 'op' && f.op) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  saveOutbox() {
+    store.set(OUTBOX_KEY, this.outbox.length ? JSON.stringify(this.outbox) : null);
+  }
+}
