@@ -43,7 +43,7 @@ pub fn start(env: &Environment, link: &CoreLink, mode: &str) -> Result<Listeners
     let facts = HelloFacts {
         server: format!("egirl {}", env!("CARGO_PKG_VERSION")),
         mode: mode.to_string(),
-        workspace: env.workspace.display().to_string(),
+        workspace: env.workspace.clone(),
         capabilities: Vec::new(),
         model: env.config.local.model.clone(),
         context_length: env.config.local.context_length,

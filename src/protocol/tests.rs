@@ -22,6 +22,7 @@ fn origins_round_trip() {
     for s in [
         "tui",
         "cli",
+        "web",
         "webhook",
         "heartbeat",
         "discord:42",
@@ -113,5 +114,52 @@ fn an_event_kind_stays_within_168_bytes() {
         std::mem::size_of::<EventKind>() <= 168,
         "EventKind grew to {} bytes",
         std::mem::size_of::<EventKind>()
+    );
+}
+
+#[test]
+fn queries_and_answers_have_the_documented_shapes() {
+    use wire::{Answer, Ask, ClientFrame, Reply, ServerFrame, TranscriptItem, TranscriptReply};
+    let line = r#"{"frame":"query","id":"q2","ask":{"kind":"transcript","session":"s1"}}"#;
+    let ClientFrame::Query(query) = serde_json::from_str(line).unwrap() else {
+        panic!("not a query");
+    };
+    assert_eq!(
+        query.ask,
+        Ask::Transcript {
+            session: "s1".into()
+        }
+    );
+    assert_eq!(
+        serde_json::to_string(&ClientFrame::Query(query)).unwrap(),
+        line
+    );
+    let sessions = r#"{"frame":"query","id":"q1","ask":{"kind":"sessions"}}"#;
+    assert!(serde_json::from_str::<ClientFrame>(sessions).is_ok());
+
+    let ts = chrono::DateTime::parse_from_rfc3339("2026-11-26T04:00:00Z")
+        .unwrap()
+        .to_utc();
+    let answer = ServerFrame::Answer(Answer {
+        id: "q2".into(),
+        reply: Reply::Transcript(TranscriptReply {
+            session: "s1".into(),
+            truncated: false,
+            items: vec![TranscriptItem::Rewound { ts, turn: 2 }],
+        }),
+    });
+    assert_eq!(
+        serde_json::to_string(&answer).unwrap(),
+        r#"{"frame":"answer","id":"q2","reply":{"kind":"transcript","session":"s1","truncated":false,"items":[{"item":"rewound","ts":"2026-11-26T04:00:00Z","turn":2}]}}"#
+    );
+    let failed = ServerFrame::Answer(Answer {
+        id: "q9".into(),
+        reply: Reply::Failed {
+            message: "no".into(),
+        },
+    });
+    assert_eq!(
+        serde_json::to_string(&failed).unwrap(),
+        r#"{"frame":"answer","id":"q9","reply":{"kind":"failed","message":"no"}}"#
     );
 }

@@ -12,6 +12,7 @@
 //! Events inside an `event` frame are exactly the `--json` lines
 //! ([`super::Event`], version [`super::PROTOCOL_VERSION`]).
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{BotStatus, Event, McpServerInfo, SessionId, Submission};
@@ -37,6 +38,11 @@ pub enum ClientFrame {
     /// Trades a one-time pairing code (`egirl pair`) for a device token of
     /// the client's own; TCP only, sent instead of `hello`.
     Pair(PairRequest),
+    /// Asks for what the stream does not carry (the sessions on disk, a
+    /// transcript, the cron jobs, today's usage); answered by `answer`
+    /// with the same id. A connection's queries are answered one at a
+    /// time, in order.
+    Query(Query),
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -84,6 +90,8 @@ pub enum ServerFrame {
     Rejected(Rejected),
     /// The answer to `pair`: the device's own token, shown once.
     Paired(Paired),
+    /// The answer to a `query`.
+    Answer(Answer),
     /// The connection is refused or ends (a wrong token, a revoked device,
     /// a version the server does not speak); the server closes it next.
     Error(WireError),
@@ -198,4 +206,157 @@ pub struct Paired {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WireError {
     pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Query {
+    /// The client's name for this query; its `answer` carries it.
+    pub id: String,
+    pub ask: Ask,
+}
+
+/// What a query asks; on the wire `{"kind": "transcript", "session": ..}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Ask {
+    /// The core's live sessions, then the newest transcripts on disk.
+    Sessions,
+    /// One session's transcript, its newest items.
+    Transcript { session: SessionId },
+    /// The cron jobs.
+    Cron,
+    /// Today's usage per provider and model (as `egirl stats` counts it).
+    Stats,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The query's id.
+    pub id: String,
+    pub reply: Reply,
+}
+
+/// An answer's content, tagged by `kind` like the query it answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reply {
+    /// Live sessions first, then the others; newest activity first.
+    Sessions {
+        sessions: Vec<SessionSummary>,
+    },
+    Transcript(TranscriptReply),
+    Cron {
+        jobs: Vec<CronJobInfo>,
+    },
+    Stats {
+        rows: Vec<UsageRow>,
+        total_cost_usd: f64,
+    },
+    /// The query could not be answered (an unknown session, a bad id, an
+    /// unreadable file): one line.
+    Failed {
+        message: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub id: SessionId,
+    /// The origin of its last message or turn (`discord:123`).
+    pub origin: String,
+    pub last_activity: DateTime<Utc>,
+    /// Messages its transcript holds (the live session's).
+    pub messages: usize,
+    /// Its first user message's first line, at most 80 characters.
+    pub title: String,
+    /// The core has it open.
+    pub live: bool,
+    /// A turn runs or waits in it.
+    pub busy: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptReply {
+    pub session: SessionId,
+    /// Older items were left out (only the newest are sent).
+    pub truncated: bool,
+    pub items: Vec<TranscriptItem>,
+}
+
+/// One line of a transcript as a client shows it, in file order; texts
+/// are capped (a `… (cut)` marker ends a cut one) and redacted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "item", rename_all = "snake_case")]
+pub enum TranscriptItem {
+    User {
+        ts: DateTime<Utc>,
+        origin: String,
+        text: String,
+    },
+    Assistant {
+        ts: DateTime<Utc>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+        text: String,
+        #[serde(default)]
+        tool_calls: Vec<ToolCallItem>,
+    },
+    ToolResult {
+        ts: DateTime<Utc>,
+        /// The call it answers.
+        id: String,
+        name: String,
+        output: String,
+        /// The user denied the call.
+        denied: bool,
+    },
+    /// The history before it was replaced by `summary`.
+    Compaction {
+        ts: DateTime<Utc>,
+        summarized_messages: usize,
+        before_tokens: u64,
+        after_tokens: u64,
+        model: String,
+        summary: String,
+    },
+    /// The session went back to before its user message `turn`.
+    Rewound { ts: DateTime<Utc>, turn: usize },
+    /// The transcript began as a copy of `session`'s.
+    ForkedFrom {
+        ts: DateTime<Utc>,
+        session: SessionId,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallItem {
+    pub id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CronJobInfo {
+    pub id: String,
+    /// As people say it (`every 1h`, `0 9 * * *`).
+    pub schedule: String,
+    /// None: disabled, or nothing more to run.
+    pub next_run: Option<DateTime<Utc>>,
+    /// The session its turns run in.
+    pub session: SessionId,
+    /// What the agent is told when it runs.
+    pub prompt: String,
+    /// One line as `/cron` shows it.
+    pub describe: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UsageRow {
+    pub provider: String,
+    pub model: String,
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
 }

@@ -58,6 +58,14 @@ pub fn redact_on_read(redactor: Arc<Redactor>) {
     let _ = READ_REDACTOR.set(redactor);
 }
 
+/// `text` as a transcript read would show it: for what a client reads
+/// beside the transcripts (a cron job's prompt).
+pub fn redact_as_read(text: &mut String) {
+    if let Some(r) = READ_REDACTOR.get().filter(|r| !r.is_empty()) {
+        r.redact_string(text);
+    }
+}
+
 /// A record as read: its text, typed text and tool arguments redacted.
 fn redacted(mut record: Record) -> Record {
     if let Some(r) = READ_REDACTOR.get().filter(|r| !r.is_empty()) {

@@ -15,5 +15,5 @@ mod replay;
 mod restart;
 mod sandbox;
 mod sandboxed;
-mod tcp;
+pub(crate) mod tcp;
 mod wire;

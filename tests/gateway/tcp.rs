@@ -37,16 +37,23 @@ pub struct Daemon {
 
 impl Daemon {
     pub async fn start(llama: &FakeLlama) -> Daemon {
+        Self::start_with(llama, "", &[]).await
+    }
+
+    /// With `gateway` appended to its `[gateway]` section and `env` in
+    /// its environment.
+    pub async fn start_with(llama: &FakeLlama, gateway: &str, env: &[(&str, &str)]) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
         let config = format!(
             "[workspace]\npath = \"ws\"\n[log]\ndir = \"{logs}\"\n[local]\nendpoint = \"{llama}\"\nmodel = \"fake\"\n\
-             [gateway]\nlisten = \"127.0.0.1:0\"\n",
+             [gateway]\nlisten = \"127.0.0.1:0\"\n{gateway}\n",
             logs = dir.path().join("logs").display(),
             llama = llama.url(),
         );
         std::fs::write(dir.path().join("egirl.toml"), config).unwrap();
         let mut child = egirl(dir.path())
             .arg("serve")
+            .envs(env.iter().copied())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()

@@ -214,7 +214,8 @@ impl Driver {
                 self.report_rejected(rejected.id, &rejected.message);
             }
             ServerFrame::Error(error) => return Some(End::Closed(Some(error.message))),
-            ServerFrame::Hello(_) | ServerFrame::Paired(_) => {}
+            // The link asks no queries: an answer is not for it.
+            ServerFrame::Hello(_) | ServerFrame::Paired(_) | ServerFrame::Answer(_) => {}
         }
         None
     }

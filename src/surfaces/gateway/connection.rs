@@ -16,7 +16,8 @@ use super::budget::TurnBudget;
 use super::merge::merge_batch;
 use crate::link::frames::{FrameReader, FrameWriter, Framed};
 use crate::protocol::wire::{
-    ClientFrame, ClientHello, CoreStatus, Rejected, Resync, ServerFrame, WIRE_VERSION, WireError,
+    Answer, ClientFrame, ClientHello, CoreStatus, Rejected, Resync, ServerFrame, WIRE_VERSION,
+    WireError,
 };
 use crate::protocol::{Command, Event, Op, Origin};
 
@@ -55,7 +56,14 @@ pub(super) async fn serve(shared: Arc<Shared>, framed: Framed, admission: Arc<dy
     let link = shared.link.clone();
     // Aborted with this connection, however it ends (the listener aborts
     // the connection's task when it stops).
-    let ops = read_ops(reader, link, admission.clone(), who.clone(), replies);
+    let ops = read_ops(
+        reader,
+        link,
+        shared.clone(),
+        admission.clone(),
+        who.clone(),
+        replies,
+    );
     let _ops = AbortOnDrop(tokio::spawn(ops));
     let admitted = Recheck::new(admission, who);
     let _ = write_stream(&shared, cursor, status, &mut *writer, replies_rx, admitted).await;
@@ -155,7 +163,9 @@ async fn handshake(
             let _ = writer.flush().await;
             None
         }
-        Ok(ClientFrame::Op(_)) => refuse(writer, "the first frame must be hello".into()).await,
+        Ok(ClientFrame::Op(_) | ClientFrame::Query(_)) => {
+            refuse(writer, "the first frame must be hello".into()).await
+        }
         Err(e) => refuse(writer, format!("the first frame must be hello: {e}")).await,
     }
 }
@@ -317,10 +327,11 @@ async fn resync_lagged(shared: &Shared, writer: &mut dyn FrameWriter) -> std::io
     Ok(newest)
 }
 
-/// Reads ops until the client goes or is refused.
+/// Reads ops (and queries) until the client goes or is refused.
 async fn read_ops(
     mut reader: Box<dyn FrameReader>,
     link: crate::link::CoreLink,
+    shared: Arc<Shared>,
     admission: Arc<dyn Admission>,
     who: Admitted,
     replies: mpsc::Sender<Reply>,
@@ -340,6 +351,18 @@ async fn read_ops(
         };
         let submission = match serde_json::from_str::<ClientFrame>(&line) {
             Ok(ClientFrame::Op(submission)) => submission,
+            Ok(ClientFrame::Query(query)) => {
+                if !admission.still_admitted(&who) {
+                    let _ = replies.send(Reply::Close(no_longer_admitted())).await;
+                    return;
+                }
+                // Awaited here: the client's next frame waits for this answer.
+                let answer = answer_query(&shared, query).await;
+                let _ = replies
+                    .send(Reply::Frame(ServerFrame::Answer(answer)))
+                    .await;
+                continue;
+            }
             Ok(ClientFrame::Hello(_)) => {
                 reject(&replies, None, "hello was already sent".into()).await;
                 continue;
@@ -365,6 +388,12 @@ async fn read_ops(
             reject(&replies, id, "the core is stopping".into()).await;
         }
     }
+}
+
+/// Answers `query` from the core's workspace and its live sessions now.
+async fn answer_query(shared: &Shared, query: crate::protocol::wire::Query) -> Answer {
+    let live = shared.stream.lock().tracker.sessions();
+    super::queries::answer(shared.facts.workspace.clone(), live, query).await
 }
 
 /// `text` cut to [`SHOWN_CHARS`] characters, control characters escaped.

@@ -15,6 +15,7 @@ pub mod auth;
 mod budget;
 mod connection;
 mod merge;
+mod queries;
 pub mod ring;
 pub mod tcp;
 mod tcp_accept;
@@ -36,7 +37,9 @@ pub struct HelloFacts {
     pub server: String,
     /// `serve` or `tui`.
     pub mode: String,
-    pub workspace: String,
+    /// The workspace the core works in: `hello` names it, queries read its
+    /// transcripts, cron jobs and usage log.
+    pub workspace: std::path::PathBuf,
     pub capabilities: Vec<String>,
     pub model: String,
     pub context_length: u64,
@@ -139,7 +142,7 @@ impl Shared {
             pid: std::process::id(),
             instance: self.instance.clone(),
             mode: facts.mode.clone(),
-            workspace: facts.workspace.clone(),
+            workspace: facts.workspace.display().to_string(),
             capabilities: facts.capabilities.clone(),
             seq,
             sessions,
