@@ -397,7 +397,8 @@ fn log_line(event: &Value) -> Option<String> {
 }
 
 /// One tab in a browser context of its own; disposed of on drop. A test
-/// that panics while it is open prints the page's log.
+/// that panics while it is open prints the page's log (so the panics
+/// below leave it out).
 pub struct Page<'b> {
     browser: &'b Browser,
     session: String,
@@ -418,13 +419,12 @@ impl Drop for Page<'_> {
 }
 
 impl Page<'_> {
-    /// A CDP command in this page's session; panics with the page's log
-    /// when it fails.
+    /// A CDP command in this page's session; panics when it fails.
     pub async fn call(&self, method: &str, params: Value) -> Value {
         self.browser
             .call(Some(&self.session), method, params)
             .await
-            .unwrap_or_else(|e| panic!("{e}\nthe page's log:\n{}", self.log().join("\n")))
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// What the page logged so far: console messages, uncaught exceptions,
@@ -472,11 +472,9 @@ impl Page<'_> {
         Ok(answer["result"]["value"].clone())
     }
 
-    /// [`Page::try_eval`], panicking with the page's log on an exception.
+    /// [`Page::try_eval`], panicking on an exception.
     pub async fn eval(&self, js: &str) -> Value {
-        self.try_eval(js)
-            .await
-            .unwrap_or_else(|e| panic!("{e}\nthe page's log:\n{}", self.log().join("\n")))
+        self.try_eval(js).await.unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Waits until `condition` (JS) is truthy; panics after [`WAIT`] with
@@ -495,9 +493,8 @@ impl Page<'_> {
                     .try_eval("document.body ? document.body.innerText : '(no body)'")
                     .await;
                 panic!(
-                    "never happened within {WAIT:?}: {what} (`{condition}`)\nthe page's text: {}\nthe page's log:\n{}",
+                    "never happened within {WAIT:?}: {what} (`{condition}`)\nthe page's text: {}",
                     text.unwrap_or_else(Value::String),
-                    self.log().join("\n")
                 );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -530,10 +527,7 @@ impl Page<'_> {
             js_str(selector)
         );
         if self.eval(&js).await != Value::Bool(true) {
-            panic!(
-                "nothing to click at `{selector}`\nthe page's log:\n{}",
-                self.log().join("\n")
-            );
+            panic!("nothing to click at `{selector}`");
         }
     }
 

@@ -66,7 +66,7 @@ async fn a_message_from_the_page_gets_its_answer_streamed() {
     assert!(
         transcript
             .iter()
-            .any(|r| r["content"] == "hello from the browser"),
+            .any(|r| r["typed"] == "hello from the browser"),
         "{transcript:?}"
     );
     rig.stop().await;
