@@ -95,6 +95,19 @@ async fn converse(rig: &Rig, page: &crate::support::cdp::Page<'_>) {
         .await;
 }
 
+/// Opens the tool calls that carry a diff, scrolls the conversation to
+/// its end and lets the layout settle.
+async fn show_diffs(page: &crate::support::cdp::Page<'_>) {
+    page.wait_for_selector("#conversation details.tool .diff")
+        .await;
+    page.eval(
+        "(() => { document.querySelectorAll('#conversation details.tool').forEach(d => { if (d.querySelector('.diff')) d.open = true; }); \
+         const c = document.querySelector('#conversation'); c.scrollTop = c.scrollHeight; })()",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes README screenshots; run by scripts/screenshots.sh"]
 async fn readme_screenshots() {
@@ -119,18 +132,17 @@ async fn readme_screenshots() {
     rig.sign_in(&page, "laptop").await;
     converse(&rig, &page).await;
     let session = open_session(&page).await;
-    // Fonts and layout settled.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    show_diffs(&page).await;
     page.screenshot(&out.join("web-desktop.png")).await;
 
+    // The same page narrowed, the session still open (a reload, or
+    // opening it again, would lose the diff: the transcript's tool results
+    // carry none).
     page.viewport(390, 844, 2.0, true).await;
-    page.goto(&rig.base).await;
-    super::rig::wait_ready(&page).await;
-    page.click(&format!("#sessions li[data-session=\"{session}\"]"))
-        .await;
+    assert_eq!(open_session(&page).await, session);
     page.click("nav#tabs button[data-pane=\"conversation\"]")
         .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    show_diffs(&page).await;
     page.screenshot(&out.join("web-phone.png")).await;
     page.click("#approvals .approval:not(.decided) button[data-decision=\"denied\"]")
         .await;
