@@ -72,9 +72,7 @@ async fn an_exec_approved_from_the_page_runs_once_and_a_denied_one_does_not() {
     let denied = pending_approval(&page, "echo web-denied-8").await;
     page.click(&decision_button(&denied, "denied")).await;
     wait_answer(&page, "not run").await;
-    let tool = format!(
-        "[...document.querySelectorAll('#conversation details.tool')].pop().querySelector('summary').textContent"
-    );
+    let tool = "[...document.querySelectorAll('#conversation details.tool')].pop().querySelector('summary').textContent";
     page.wait_for(
         &format!("({tool}).includes('denied')"),
         "the tool call's state: denied",

@@ -1,8 +1,9 @@
 //! Sign-in and auth in a real browser: no cookie shows the sign-in page and
 //! the socket refuses it; a wrong code is refused with the server's line;
-//! the right one signs in (an HttpOnly cookie, nothing in the URL); a
-//! revoked device is signed out on its next request; the Content Security
-//! Policy blocks an injected inline script.
+//! the right one signs in (an HttpOnly cookie, nothing in the URL); too
+//! many tries are refused whatever the code; a revoked device is signed
+//! out on its next request; the Content Security Policy blocks an injected
+//! inline script.
 
 use super::rig::{Rig, wait_ready};
 use crate::support::cdp::Browser;
@@ -110,5 +111,44 @@ async fn the_content_security_policy_blocks_an_injected_inline_script() {
         )
         .await;
     assert_ne!(styled, 123, "an inline style applied");
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_codes_from_the_page_are_rate_limited() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = browser.page().await;
+    let code = rig.pairing_code("phone").await;
+    let wrong = if code == "0000-0000" {
+        "0000-0001"
+    } else {
+        "0000-0000"
+    };
+    page.goto(&rig.base).await;
+    page.wait_for_selector("form#signin").await;
+    page.type_into("input#device", "Pixel").await;
+    // Five tries a minute, right or wrong: the sixth is refused even with
+    // the right code, and the page says so.
+    for (n, code) in [wrong, wrong, wrong, wrong, wrong, code.as_str()]
+        .into_iter()
+        .enumerate()
+    {
+        page.eval(
+            "(() => { document.querySelector('#signin-error').textContent = ''; \
+               document.querySelector('input#code').value = ''; })()",
+        )
+        .await;
+        page.type_into("input#code", code).await;
+        page.click("button#signin-submit").await;
+        page.wait_for(
+            "document.querySelector('#signin-error').textContent.trim() !== ''",
+            &format!("an answer to try {}", n + 1),
+        )
+        .await;
+    }
+    let said = page.text("#signin-error").await.unwrap_or_default();
+    assert!(said.contains("too many"), "{said}");
+    assert!(page.text("body[data-ready]").await.is_none());
     rig.stop().await;
 }
