@@ -261,6 +261,11 @@ async fn a_foreign_origin_or_host_is_refused() {
             .await;
         assert_eq!(response.status(), StatusCode::FORBIDDEN, "{origin}");
         assert_secure_headers(response.headers(), "403");
+        let said: Value = response.json().await.unwrap();
+        assert!(
+            said["error"].as_str().unwrap().contains("another origin"),
+            "{said}"
+        );
         let refused = open(&page.daemon.url, &[("origin", origin)]).await;
         assert_eq!(refused.err(), Some(403), "{origin}");
     }

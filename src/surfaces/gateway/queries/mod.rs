@@ -55,6 +55,8 @@ fn list_sessions(workspace: &Path, live: Vec<LiveSession>) -> Reply {
     on_disk.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let mut open: Vec<SessionSummary> = live
         .into_iter()
+        // The core's own spontaneous events name no session a client opens.
+        .filter(|session| sessions::validate_id(&session.id).is_ok())
         .map(|session| {
             let mut summary = summarize(workspace, &session.id, None);
             summary.live = true;

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::super::auth::PairRefused;
 use super::super::tcp_accept::Peer;
-use super::{Web, cookie, forbidden};
+use super::{Web, cookie};
 use crate::protocol::wire::PairRequest;
 
 /// The most a pairing request's body holds (a code and a device name).
@@ -52,7 +52,7 @@ async fn pair(
 ) -> Response {
     let origin = match web.hosts.check(&headers, true) {
         Ok(origin) => origin.unwrap_or_default(),
-        Err(why) => return forbidden(why),
+        Err(why) => return error(StatusCode::FORBIDDEN, why.message()),
     };
     if !is_json(&headers) {
         let why = "send the request as JSON (Content-Type: application/json)";
@@ -90,7 +90,7 @@ async fn pair(
 /// cookie (204); 401 when the cookie admits no device.
 async fn signout(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
     if let Err(why) = web.hosts.check(&headers, true) {
-        return forbidden(why);
+        return error(StatusCode::FORBIDDEN, why.message());
     }
     let mut response = match web.cookie_admits(&headers) {
         Some(Ok(who)) => match web.auth.revoke(&who) {
