@@ -4,7 +4,7 @@
 
 import { Approvals } from './approvals.js';
 import { Conversation } from './conversation.js';
-import { clean, newSessionId, oneLine, store, validSessionId } from './dom.js';
+import { clean, newSessionId, num, oneLine, store, validSessionId } from './dom.js';
 import { Input } from './input.js';
 import { notify, setTitle } from './notify.js';
 import { Panes } from './panes.js';
@@ -39,7 +39,7 @@ class App {
     });
     this.conversation = new Conversation(document.querySelector('#conversation'));
     this.sessions = new Sessions(document.querySelector('#sessions'), (id) => this.openSession(id));
-    this.approvals = new Approvals(document.querySelector('#approvals'), this.link, (n) => this.onApprovalCount(n));
+    this.approvals = new Approvals(document.querySelector('#approvals'), this.link, (n) => this.onApprovalCount(n), (id) => this.openSession(id));
     this.panes = new Panes(this);
     this.input = new Input(this);
     this.wireChrome();
@@ -92,14 +92,19 @@ class App {
   async onHello(hello, { fresh }) {
     this.panes.setHello(hello);
     const model = document.querySelector('#model');
-    model.textContent = hello.model ? `${clean(hello.model)}${hello.context_length ? ` · ${hello.context_length.toLocaleString('en-US')} ctx` : ''}` : '';
+    const ctx = typeof hello.context_length === 'number' && hello.context_length > 0 ? ` · ${num(hello.context_length)} ctx` : '';
+    model.textContent = hello.model ? `${clean(hello.model)}${ctx}` : '';
     if (fresh) this.approvals.clear();
+    // The live sessions (which are busy) at once; the list's answer follows.
+    this.sessions.load([], hello.sessions);
+    // The transcript is asked first: events of the open session that come
+    // meanwhile wait for it instead of landing on an empty view.
+    if (this.open && (fresh || this.needsReload)) this.openSession(this.open, { quiet: true });
     await this.loadSessions(hello.sessions);
     if (!this.ready) {
       this.ready = true;
       document.body.dataset.ready = '1';
     }
-    if (this.open && (fresh || this.needsReload)) this.openSession(this.open, { quiet: true });
     this.refreshCron();
     this.refreshStats();
   }
@@ -204,6 +209,8 @@ class App {
     if (ev.type === 'forked' && kind === 'fork' && validSessionId(ev.new_session)) {
       this.asked.delete(ev.submission);
       this.openSession(ev.new_session);
+      // The copy's title and origin come with the list.
+      this.loadSessions([]);
     } else if (ev.type === 'rewound' && ev.session === this.open) {
       this.openSession(this.open, { quiet: true }).then(() => {
         this.notice(`rewound ${clean(ev.session)} to before message ${ev.turn} (${ev.dropped_messages} messages out; the transcript keeps them)`);
@@ -221,9 +228,9 @@ class App {
   }
 
   /** Opens a session: its transcript, then the live events on top. */
-  async openSession(id, { fresh = false, quiet = false } = {}) {
+  async openSession(id, { fresh = false, quiet = false, carry = false } = {}) {
     if (!validSessionId(id)) return;
-    if (id !== this.open || !quiet) this.input.switchTo(id);
+    if (id !== this.open || !quiet) this.input.switchTo(id, { carry });
     this.open = id;
     store.set(OPEN_KEY, id);
     this.sessions.setOpen(id);
@@ -232,6 +239,13 @@ class App {
     if (fresh) {
       this.loading = null;
       this.conversation.reset(id, 'A new session: type a message below.');
+      return;
+    }
+    if (!this.link.connected) {
+      // Loaded once the socket says hello.
+      this.loading = null;
+      this.needsReload = true;
+      this.conversation.reset(id, 'waiting for the connection…');
       return;
     }
     this.conversation.reset(id, 'loading…');
@@ -248,7 +262,9 @@ class App {
       this.replay(loading.buffer, reply.items || []);
     } else {
       this.needsReload = reply.message === 'not connected' || reply.message === 'disconnected' || reply.message === 'reconnecting';
-      const why = this.needsReload ? 'not connected: the conversation loads on reconnect' : 'no messages yet';
+      let why = 'no messages yet';
+      if (this.needsReload) why = 'not connected: the conversation loads on reconnect';
+      else if (reply.message && !/^no session /.test(reply.message)) why = `the transcript could not be read: ${clean(reply.message)}`;
       this.conversation.reset(id, why);
       for (const ev of loading.buffer) this.conversation.apply(ev);
     }
@@ -336,11 +352,13 @@ class App {
 
   /** Sends a message to the open session (a new one when none is open). */
   send(text) {
-    if (!this.open) this.openSession(newSessionId(), { fresh: true });
+    if (!this.open) this.openSession(newSessionId(), { fresh: true, carry: true });
     const session = this.open;
     const op = { type: 'user_message', session, origin: 'web', text };
     const r = this.link.op(op, { keep: true });
     this.sent.set(r.id, op);
+    // Kept only to give a refused message back: the oldest go first.
+    if (this.sent.size > 200) this.sent.delete(this.sent.keys().next().value);
     if (r.sent) {
       this.sessions.ensure(session, 'web');
       return true;
@@ -378,7 +396,7 @@ class App {
   }
 
   memorySearch(query) {
-    if (!this.open) this.openSession(newSessionId(), { fresh: true });
+    if (!this.open) this.openSession(newSessionId(), { fresh: true, carry: true });
     const r = this.link.op({ type: 'command', session: this.open, command: { name: 'memory_search', query } });
     if (!r.sent) {
       this.notice('not connected: the search was not sent', 'error');

@@ -6,7 +6,7 @@ import { badge, button, clean, el, fill } from './dom.js';
 import { highlight } from './highlight.js';
 import { notify } from './notify.js';
 
-const KEEP_DECIDED = 20;
+const KEEP_DECIDED = 10;
 
 const SCOPES = {
   once: 'approved once',
@@ -16,7 +16,8 @@ const SCOPES = {
 };
 
 export class Approvals {
-  constructor(root, link, onCount) {
+  constructor(root, link, onCount, onOpen) {
+    this.onOpen = onOpen;
     this.root = root;
     this.link = link;
     this.onCount = onCount;
@@ -48,7 +49,8 @@ export class Approvals {
     card.dataset.approval = id;
     const tool = clean(ev.tool);
     const mcp = tool.startsWith('mcp__');
-    card.append(el('div', 'approval-head', el('span', 'approval-tool', tool), badge(ev.origin), el('span', 'approval-session', clean(ev.session))));
+    const session = button('approval-session', clean(ev.session), () => this.onOpen(clean(ev.session)), 'open this session');
+    card.append(el('div', 'approval-head', el('span', 'approval-tool', tool), badge(ev.origin), session));
     const prompt = tool === 'exec' ? '$ ' : tool === 'web_fetch' ? 'GET ' : '';
     const code = el('code');
     highlight(clean(ev.command), mcp ? 'json' : tool === 'exec' ? 'bash' : '', code);

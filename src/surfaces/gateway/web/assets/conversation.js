@@ -7,6 +7,7 @@ import { render as markdown } from './markdown.js';
 import { highlight } from './highlight.js';
 
 const STATES = ['running', 'ok', 'failed', 'denied'];
+const MAX_ENTRIES = 3000;
 
 export class Conversation {
   constructor(root) {
@@ -34,10 +35,19 @@ export class Conversation {
 
   /** Appends a node, keeping the view at the bottom when it was there. */
   add(node) {
+    if (this.bulk) {
+      this.root.append(node);
+      return node;
+    }
     const stick = this.atBottom();
     const placeholder = this.root.querySelector(':scope > .placeholder');
     if (placeholder) placeholder.remove();
     this.root.append(node);
+    // A session left open for days keeps a bounded page: the oldest
+    // entries go (the transcript keeps them; reopening shows the newest).
+    if (this.root.childElementCount > MAX_ENTRIES) {
+      for (let n = 0; n < 200; n += 1) this.root.firstElementChild.remove();
+    }
     if (stick) this.scrollDown();
     return node;
   }
@@ -50,7 +60,8 @@ export class Conversation {
 
   /** Renders a `transcript` reply; `busy`: the session's turn still runs. */
   loadTranscript(reply, busy) {
-    const stick = true;
+    // Hundreds of items: no layout read per item, one scroll at the end.
+    this.bulk = true;
     this.truncated = Boolean(reply.truncated);
     if (reply.truncated) this.add(el('div', 'notice', 'older messages are not shown (the transcript keeps them)'));
     const items = Array.isArray(reply.items) ? reply.items : [];
@@ -59,7 +70,8 @@ export class Conversation {
     if (!busy) {
       for (const tool of this.tools.values()) if (tool.state === 'running') this.setState(tool, 'failed', 'no result recorded');
     }
-    if (stick) this.scrollDown();
+    this.bulk = false;
+    this.scrollDown();
   }
 
   item(item) {
@@ -129,7 +141,7 @@ export class Conversation {
 
   paint(msg) {
     msg.scheduled = false;
-    const stick = this.atBottom();
+    const stick = !this.bulk && this.atBottom();
     msg.body.replaceChildren(markdown(msg.text));
     if (stick) this.scrollDown();
   }

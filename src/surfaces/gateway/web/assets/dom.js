@@ -114,7 +114,7 @@ export function until(when, now = Date.now()) {
 export function clock(when) {
   const t = Date.parse(when);
   if (!Number.isFinite(t)) return '';
-  return new Date(t).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return new Date(t).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 }
 
 /** Session ids are file names: letters, digits, `-`, `_`, `.`, ≤128, no leading dot. */

@@ -19,9 +19,10 @@ export const COMMANDS = [
 export const KEYS = [
   ['Enter', 'send'],
   ['Shift+Enter', 'new line'],
+  ['PgUp · PgDn', 'scroll the conversation'],
   ['Esc', 'interrupt the running turn (empty box) · close a picker or this help'],
   ['Ctrl+K, /', 'focus the sessions (when not typing); ↑↓ or j/k move, Enter opens'],
-  ['Ctrl+I, i', 'focus the input box'],
+  ['i', 'focus the input box (when not typing)'],
   ['Alt+N', 'new session'],
   ['Alt+A', 'show the approvals'],
   ['?', 'this help (when not typing)'],
@@ -48,11 +49,19 @@ export class Input {
       this.saveTimer = setTimeout(() => this.saveDraft(), 250);
     });
     document.addEventListener('keydown', (e) => this.globalKey(e));
+    // A reload or a closed tab within the debounce keeps the last keys too.
+    window.addEventListener('pagehide', () => this.saveDraft());
     this.buildHelp();
   }
 
   /** The box now sends to `session`: keep the old draft, load the new one. */
-  switchTo(session) {
+  switchTo(session, { carry = false } = {}) {
+    if (carry) {
+      // The text in the box goes to the session made for it: no draft stays behind.
+      store.set(this.draftKey(this.session), null);
+      this.session = session;
+      return;
+    }
     this.saveDraft();
     this.session = session;
     this.box.value = store.get(this.draftKey(session)) || '';
@@ -143,6 +152,11 @@ export class Input {
     if (e.key === 'Enter' && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) {
       e.preventDefault();
       this.submit();
+    } else if (e.key === 'PageUp' || e.key === 'PageDown') {
+      // As in the TUI: the conversation scrolls while the box keeps focus.
+      e.preventDefault();
+      const view = document.querySelector('#conversation');
+      view.scrollBy({ top: (e.key === 'PageUp' ? -0.85 : 0.85) * view.clientHeight });
     } else if (e.key === 'Escape') {
       if (this.closeOverlays()) {
         e.preventDefault();
@@ -162,7 +176,8 @@ export class Input {
     const typing = this.typing(e.target);
     if (e.key === 'Escape' && !typing) {
       if (this.closeOverlays()) e.preventDefault();
-      else this.app.interrupt();
+      // Esc on a focused button (an approval's) must not stop the turn.
+      else if (e.target === document.body || e.target.closest('#pane-conversation')) this.app.interrupt();
       return;
     }
     if ((e.ctrlKey || e.metaKey) && (e.key === 'k' || e.key === 'K')) {
@@ -273,6 +288,10 @@ export class Input {
     fill(body, ...table('keys', KEYS), ...table('commands', COMMANDS));
     this.help.querySelector('.help-close').addEventListener('click', () => {
       this.help.hidden = true;
+    });
+    // A click on the dimmed page around the card closes it too.
+    this.help.addEventListener('click', (e) => {
+      if (e.target === this.help) this.help.hidden = true;
     });
     this.picker.querySelector('.picker-close').addEventListener('click', () => this.closePicker());
     this.picker.addEventListener('keydown', (e) => this.pickerKey(e));

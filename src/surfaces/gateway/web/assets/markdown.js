@@ -136,10 +136,18 @@ function list(lines, start, out, depth) {
       i += 1;
       continue;
     }
-    if (m && m[1].length < indent) break;
+    // A shallower item, or one of the other kind at this depth, ends the list.
+    if (m && (m[1].length < indent || (m[1].length === indent && /\d/.test(m[2]) !== ordered))) break;
     if (l.trim() === '') {
-      // A blank line ends the list unless the next line is indented into it.
+      // A blank line ends the list unless an item of it, or a line indented
+      // into the item, follows (models often space numbered items apart).
       const next = lines[i + 1];
+      const nextItem = next !== undefined && ITEM.exec(next);
+      const sameKind = nextItem && nextItem[1].length === indent && /\d/.test(nextItem[2]) === ordered;
+      if (sameKind) {
+        i += 1;
+        continue;
+      }
       if (next === undefined || !(/^\s+/.test(next) && next.search(/\S/) > indent)) break;
       itemLines.push('');
       i += 1;
@@ -391,7 +399,19 @@ function bracketLink(src, i, parent, flush, depth) {
     }
   }
   if (close < 0 || src[close + 1] !== '(') return i;
-  const end = src.indexOf(')', close + 2);
+  // The target ends at the `)` that balances its `(` (`a_(b)` is one URL).
+  let end = -1;
+  let depthParen = 0;
+  for (let k = close + 2; k < src.length; k += 1) {
+    if (src[k] === '(') depthParen += 1;
+    else if (src[k] === ')') {
+      if (depthParen === 0) {
+        end = k;
+        break;
+      }
+      depthParen -= 1;
+    }
+  }
   if (end < 0) return i;
   const label = src.slice(open + 1, close);
   const target = src.slice(close + 2, end).trim().split(/\s+/)[0].replace(/^<|>$/g, '');

@@ -39,6 +39,7 @@ export class Panes {
       if (q) this.app.memorySearch(q);
     });
     this.renderHealth();
+    this.renderStats();
   }
 
   // ---- routing ----
@@ -247,7 +248,7 @@ export class Panes {
       this.mcp.append(
         el(
           'li',
-          `mcp-server mcp-${clean(s.state)}`,
+          `mcp-server mcp-${['ready', 'failed', 'starting'].includes(s.state) ? s.state : 'other'}`,
           el('div', 'mcp-head', el('span', 'mcp-name', clean(s.name)), el('span', 'mcp-transport', clean(s.transport)), el('span', `state mcp-state`, clean(s.state))),
           el('div', 'mcp-tools', tools.length ? `${tools.length} tools: ${tools.map(clean).join(', ')}` : 'no tools'),
           s.last_error && el('div', 'error', clean(s.last_error)),
@@ -274,7 +275,7 @@ export class Panes {
     const local = s.local && typeof s.local === 'object' ? `${num(s.local.up)}/${num(s.local.total)} up` : 'not probed yet';
     const rows = [
       ['connection', this.connection],
-      ['server', h.server ? `${clean(h.server)} · ${clean(h.mode)} pid ${num(h.pid)}` : '–'],
+      ['server', h.server ? `${clean(h.server)} · ${clean(h.mode)} pid ${clean(h.pid)}` : '–'],
       ['model', clean(h.model) || '–'],
       ['context', h.context_length ? `${num(h.context_length)} tokens` : '–'],
       ['local endpoints', local],

@@ -63,7 +63,9 @@ export class Sessions {
     const entry = this.ensure(ev.session, ev.origin);
     entry.last = Date.now();
     entry.live = true;
-    if (ev.origin) entry.origin = clean(ev.origin);
+    // A session's badge is who spoke last: a command's events carry the
+    // origin of whoever sent it, not the conversation's.
+    if (ev.origin && (ev.type === 'turn_started' || ev.type === 'queued')) entry.origin = clean(ev.origin);
     if (ev.type === 'turn_started') {
       entry.busy = true;
       if (!entry.title) entry.title = oneLine(ev.text, 80);
@@ -119,13 +121,20 @@ export class Sessions {
         this.nodes.delete(id);
       }
     }
+    if (!this.list.querySelector('li.open') && this.list.firstElementChild) this.list.firstElementChild.tabIndex = 0;
     if (focused && focused.isConnected) focused.focus();
+    // The phone's sessions tab says how much is unread elsewhere.
+    const total = document.querySelector('#tabs .unread-total');
+    if (total) {
+      const n = this.unreadTotal();
+      total.textContent = String(n);
+      total.hidden = n === 0;
+    }
   }
 
   create(s) {
     const li = el('li', 'session');
     li.dataset.session = s.id;
-    li.tabIndex = 0;
     li.setAttribute('role', 'button');
     li.append(
       el('div', 'session-top', badge(s.origin), el('span', 'title'), el('span', 'unread')),
@@ -136,6 +145,8 @@ export class Sessions {
 
   update(li, s) {
     li.classList.toggle('open', s.id === this.open);
+    // One tab stop for the list (the open session); arrows move within it.
+    li.tabIndex = s.id === this.open ? 0 : -1;
     li.classList.toggle('is-busy', s.busy);
     const b = li.querySelector('.badge');
     const fresh = badge(s.origin);

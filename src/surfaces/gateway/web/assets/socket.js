@@ -7,6 +7,7 @@ import { store } from './dom.js';
 
 const OUTBOX_KEY = 'egirl:outbox';
 const MAX_OUTBOX = 256;
+const QUERY_TIMEOUT_MS = 15_000;
 
 export class Link {
   /**
@@ -110,8 +111,16 @@ export class Link {
         this.lastSeq = typeof frame.seq === 'number' ? frame.seq : this.lastSeq;
         this.acceptOldApprovals = true;
         return this.h.resync(frame);
-      case 'rejected':
+      case 'rejected': {
+        // A query this server does not know is refused like an op.
+        const waiter = this.pending.get(frame.id);
+        if (waiter) {
+          this.pending.delete(frame.id);
+          waiter.resolve({ kind: 'failed', message: typeof frame.message === 'string' ? frame.message : 'refused' });
+          return undefined;
+        }
         return this.h.rejected(frame);
+      }
       case 'error':
         return this.onError(frame);
       default:
@@ -214,7 +223,16 @@ export class Link {
         resolve({ kind: 'failed', message: 'not connected' });
         return;
       }
-      this.pending.set(id, { resolve });
+      // An answer that never comes (an older daemon) must not hang the view.
+      const timer = setTimeout(() => {
+        if (this.pending.delete(id)) resolve({ kind: 'failed', message: 'no answer' });
+      }, QUERY_TIMEOUT_MS);
+      this.pending.set(id, {
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+      });
     });
   }
 
