@@ -56,6 +56,17 @@ async fn an_exec_approved_from_the_page_runs_once_and_a_denied_one_does_not() {
         "the title counts the waiting approval",
     )
     .await;
+    for decision in [
+        "approved_once",
+        "approved_for_session",
+        "approved_always",
+        "denied",
+    ] {
+        assert!(
+            page.text(&decision_button(&id, decision)).await.is_some(),
+            "no {decision} button"
+        );
+    }
     page.click(&decision_button(&id, "approved_once")).await;
     wait_answer(&page, "ran it").await;
     wait_tool(&page, "web-approved-7").await;

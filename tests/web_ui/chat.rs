@@ -47,6 +47,13 @@ async fn a_message_from_the_page_gets_its_answer_streamed() {
     page.wait_for(&streaming_with("Streaming"), "a streamed delta")
         .await;
     wait_answer(&page, "Streaming from the fake model, word by word.").await;
+    // The turn's routing decision, one line.
+    assert!(
+        page.text("#conversation .routing")
+            .await
+            .is_some_and(|r| r.contains("local")),
+        "no routing line"
+    );
     // Markdown rendered as elements: bold and a code block.
     let last =
         "[...document.querySelectorAll('#conversation .msg[data-role=\"assistant\"]')].pop()";
