@@ -105,6 +105,7 @@ async fn an_exec_approved_from_the_page_runs_once_and_a_denied_one_does_not() {
             .is_some_and(|c| c.contains("denied")),
         "{results:?}"
     );
+    page.assert_no_script_errors();
     rig.stop().await;
 }
 
@@ -159,5 +160,6 @@ async fn the_page_and_an_attached_tui_answer_one_approval_and_exactly_one_wins()
     eprintln!("the race was won: {by}");
     tui.send("\x03\x03");
     assert_eq!(tui.exit_code().await, Some(0));
+    page.assert_no_script_errors();
     rig.stop().await;
 }

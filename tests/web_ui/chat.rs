@@ -76,6 +76,7 @@ async fn a_message_from_the_page_gets_its_answer_streamed() {
             .any(|r| r["typed"] == "hello from the browser"),
         "{transcript:?}"
     );
+    page.assert_no_script_errors();
     rig.stop().await;
 }
 
@@ -129,6 +130,7 @@ async fn a_discord_turn_shows_live_in_the_sessions_and_its_conversation() {
     page.wait_for(&streaming_with("live"), "a streamed delta")
         .await;
     wait_answer(&page, "live from the bot").await;
+    page.assert_no_script_errors();
     rig.stop().await;
 }
 
@@ -173,5 +175,6 @@ async fn hostile_model_output_renders_as_inert_text() {
         "{checks}"
     );
     assert!(text.contains("red"), "{checks}");
+    page.assert_no_script_errors();
     rig.stop().await;
 }

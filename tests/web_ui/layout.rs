@@ -97,5 +97,6 @@ async fn a_desktop_shows_panes_side_by_side_and_a_phone_reaches_every_pane_by_it
             .await,
         true
     );
+    page.assert_no_script_errors();
     rig.stop().await;
 }

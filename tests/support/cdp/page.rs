@@ -48,6 +48,22 @@ impl Page<'_> {
             .unwrap_or_default()
     }
 
+    /// Panics when the page threw an uncaught exception or logged an
+    /// error to its console (a failed request's own log line is no error
+    /// of the page's script).
+    pub fn assert_no_script_errors(&self) {
+        let errors: Vec<String> = self
+            .log()
+            .into_iter()
+            .filter(|l| l.starts_with("uncaught:") || l.starts_with("console.error:"))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "the page's script failed:\n{}",
+            errors.join("\n")
+        );
+    }
+
     /// Navigates and waits until the new document has loaded.
     pub async fn goto(&self, url: &str) {
         // A mark on the old document: gone once the new one is there.
