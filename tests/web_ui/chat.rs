@@ -1,5 +1,6 @@
 //! The conversation in a real browser: a message sent from the page gets
-//! its answer streamed; a Discord session's turn shows up live in the
+//! its answer streamed (and the page says it reconnects once the daemon is
+//! gone); a Discord session's turn shows up live in the
 //! sessions list and in its conversation; hostile model output renders as
 //! inert text.
 
@@ -77,7 +78,13 @@ async fn a_message_from_the_page_gets_its_answer_streamed() {
         "{transcript:?}"
     );
     page.assert_no_script_errors();
+    // The daemon gone: the page says it is reconnecting.
     rig.stop().await;
+    page.wait_for(
+        "document.querySelector('#connection').textContent.trim() === 'reconnecting…'",
+        "#connection says reconnecting…",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -110,6 +117,15 @@ async fn a_discord_turn_shows_live_in_the_sessions_and_its_conversation() {
     )
     .await;
     wait_answer(&page, "hello owner").await;
+    // Read: its unread count hidden.
+    page.wait_for(
+        &format!(
+            "(() => {{ const u = document.querySelector('{item} .unread'); \
+               return !u || u.hidden || getComputedStyle(u).display === 'none'; }})()"
+        ),
+        "the open session's unread count hidden",
+    )
+    .await;
     assert!(
         page.text("#conversation")
             .await
