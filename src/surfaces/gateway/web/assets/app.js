@@ -35,7 +35,6 @@ class App {
       state: (s) => this.setConnection(s),
       signedOut: (m) => this.onSignedOut(m),
       notice: (m) => this.notice(m),
-      sentLater: (f) => this.sent.set(f.id, f.op),
     });
     this.conversation = new Conversation(document.querySelector('#conversation'));
     this.sessions = new Sessions(document.querySelector('#sessions'), (id) => this.openSession(id));
@@ -355,20 +354,16 @@ class App {
     if (!this.open) this.openSession(newSessionId(), { fresh: true, carry: true });
     const session = this.open;
     const op = { type: 'user_message', session, origin: 'web', text };
-    const r = this.link.op(op, { keep: true });
+    const r = this.link.op(op);
+    if (!r.sent) {
+      this.notice('not connected: the message stays in the box; send it again once connected', 'error');
+      return false;
+    }
     this.sent.set(r.id, op);
     // Kept only to give a refused message back: the oldest go first.
     if (this.sent.size > 200) this.sent.delete(this.sent.keys().next().value);
-    if (r.sent) {
-      this.sessions.ensure(session, 'web');
-      return true;
-    }
-    if (r.kept) {
-      this.notice(`not connected: “${oneLine(text, 60)}” is kept and will be sent on reconnect`);
-      return true;
-    }
-    this.notice('not connected: the message stays in the box', 'error');
-    return false;
+    this.sessions.ensure(session, 'web');
+    return true;
   }
 
   interrupt() {

@@ -149,10 +149,16 @@ export class Conversation {
   schedule(msg) {
     if (msg.scheduled) return;
     msg.scheduled = true;
-    // rAF paints once per frame; the timeout paints in a hidden tab.
+    // rAF paints once per frame; the timeout paints in a hidden tab. A long
+    // answer is painted less often: each paint renders all of it again.
     const go = () => msg.scheduled && this.paint(msg);
-    requestAnimationFrame(go);
-    setTimeout(go, 120);
+    if (msg.text.length > 8000) {
+      setTimeout(() => requestAnimationFrame(go), 150);
+      setTimeout(go, 400);
+    } else {
+      requestAnimationFrame(go);
+      setTimeout(go, 120);
+    }
   }
 
   closeText() {

@@ -6,7 +6,9 @@ import { clean, el } from './dom.js';
 import { highlight } from './highlight.js';
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
-const HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+// No lazy group before trailing `\s*#*\s*`: on a long line of spaces that
+// backtracks for seconds. The closing #s are cut in `headingText`.
+const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/;
 const RULE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
 const QUOTE = /^ {0,3}>\s?(.*)$/;
 const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
@@ -35,7 +37,7 @@ function blocks(lines, out, depth) {
     const heading = HEADING.exec(line);
     if (heading) {
       const level = Math.min(6, heading[1].length + 2);
-      out.append(inline(heading[2], el(`h${Math.min(level, 6)}`, 'md-h')));
+      out.append(inline(headingText(heading[2] || ''), el(`h${Math.min(level, 6)}`, 'md-h')));
       i += 1;
       continue;
     }
@@ -67,6 +69,16 @@ function blocks(lines, out, depth) {
   }
 }
 
+/** A heading's text without its closing `#`s (`## Title ##`). */
+function headingText(raw) {
+  const t = raw.trimEnd();
+  let end = t.length;
+  while (end > 0 && t[end - 1] === '#') end -= 1;
+  // Closing #s count only after a space (`C#` keeps its #).
+  if (end < t.length && (end === 0 || t[end - 1] === ' ' || t[end - 1] === '\t')) return t.slice(0, end).trimEnd();
+  return t;
+}
+
 function codeBlock(lines, start, fence, out) {
   const marker = fence[1];
   const lang = fence[2].toLowerCase();
@@ -74,7 +86,8 @@ function codeBlock(lines, start, fence, out) {
   let i = start + 1;
   while (i < lines.length) {
     const l = lines[i];
-    if (l.trim().startsWith(marker[0].repeat(marker.length)) && l.trim().replace(new RegExp(`\\${marker[0]}`, 'g'), '') === '') {
+    const t = l.trim();
+    if (t.length >= marker.length && [...t].every((ch) => ch === marker[0])) {
       i += 1;
       break;
     }
@@ -256,10 +269,15 @@ function link(label, href) {
 }
 
 const ESCAPABLE = '\\`*_{}[]()#+-.!|~<>"\'';
-const URL_START = /^https?:\/\/[^\s<>]+/i;
+// Sticky (`y`): matched at an index, no copy of the rest of the text per try.
+const URL_AT = /https?:\/\/[^\s<>]+/iy;
+const AUTOLINK_AT = /<((?:https?:\/\/|mailto:)[^\s<>]+)>/iy;
 
 /** Inline markdown of `src` appended to `parent` (returned). */
 export function inline(src, parent, depth = 0) {
+  // Tables built once per text, so that no opener scans the rest of the
+  // text again (thousands of unclosed `*` or `[` would take seconds).
+  const scan = { src, closers: new Map(), brackets: null, parens: null };
   let buf = '';
   const flush = () => {
     if (buf) parent.append(document.createTextNode(buf));
@@ -291,7 +309,7 @@ export function inline(src, parent, depth = 0) {
       continue;
     }
     if ((c === '*' || c === '_') && depth < 6) {
-      const done = emphasis(src, i, c, parent, flush, depth);
+      const done = emphasis(scan, i, c, parent, flush, depth);
       if (done > i) {
         i = done;
         continue;
@@ -307,14 +325,15 @@ export function inline(src, parent, depth = 0) {
       }
     }
     if ((c === '[' || (c === '!' && src[i + 1] === '[')) && depth < 6) {
-      const done = bracketLink(src, i, parent, flush, depth);
+      const done = bracketLink(scan, i, parent, flush, depth);
       if (done > i) {
         i = done;
         continue;
       }
     }
     if (c === '<') {
-      const m = /^<((?:https?:\/\/|mailto:)[^\s<>]+)>/i.exec(src.slice(i));
+      AUTOLINK_AT.lastIndex = i;
+      const m = AUTOLINK_AT.exec(src);
       const made = m && link(m[1], m[1]);
       if (made) {
         flush();
@@ -325,7 +344,8 @@ export function inline(src, parent, depth = 0) {
       }
     }
     if ((c === 'h' || c === 'H') && !/[\w/]/.test(src[i - 1] || ' ')) {
-      const m = URL_START.exec(src.slice(i));
+      URL_AT.lastIndex = i;
+      const m = URL_AT.exec(src);
       if (m) {
         let url = m[0];
         while (/[.,;:!?'")\]*_]$/.test(url)) {
@@ -350,68 +370,76 @@ export function inline(src, parent, depth = 0) {
   return parent;
 }
 
-function emphasis(src, i, c, parent, flush, depth) {
+/** Where a run of `n` × `c` can close emphasis, in order (cached per text). */
+function closers(scan, c, n) {
+  const key = c + n;
+  let list = scan.closers.get(key);
+  if (list) return list;
+  list = [];
+  const { src } = scan;
+  const marker = c.repeat(n);
+  for (let k = src.indexOf(marker); k >= 0; k = src.indexOf(marker, k + 1)) {
+    const before = src[k - 1];
+    const next = src[k + n];
+    if (before && !/\s/.test(before) && next !== c && !(c === '_' && /\w/.test(next || ' '))) list.push(k);
+  }
+  scan.closers.set(key, list);
+  return list;
+}
+
+/** The first entry of the sorted `list` above `min`, or -1. */
+function firstAbove(list, min) {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid] > min) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo < list.length ? list[lo] : -1;
+}
+
+function emphasis(scan, i, c, parent, flush, depth) {
+  const { src } = scan;
   let n = 1;
   while (src[i + n] === c && n < 3) n += 1;
   const after = src[i + n];
   if (!after || /\s/.test(after)) return i;
   // `_` inside a word (snake_case) is not emphasis.
   if (c === '_' && /\w/.test(src[i - 1] || ' ')) return i;
-  const marker = c.repeat(n);
-  let from = i + n;
-  while (from < src.length) {
-    const end = src.indexOf(marker, from);
-    if (end < 0) return i;
-    const before = src[end - 1];
-    const next = src[end + n];
-    const closes = before && !/\s/.test(before) && next !== c && !(c === '_' && /\w/.test(next || ' '));
-    if (closes && end > i + n) {
-      flush();
-      const inner = src.slice(i + n, end);
-      let node;
-      if (n === 3) node = el('strong', null, inline(inner, el('em'), depth + 1));
-      else node = inline(inner, el(n === 2 ? 'strong' : 'em'), depth + 1);
-      parent.append(node);
-      return end + n;
-    }
-    from = end + 1;
-  }
-  return i;
+  const end = firstAbove(closers(scan, c, n), i + n);
+  if (end < 0) return i;
+  flush();
+  const inner = src.slice(i + n, end);
+  let node;
+  if (n === 3) node = el('strong', null, inline(inner, el('em'), depth + 1));
+  else node = inline(inner, el(n === 2 ? 'strong' : 'em'), depth + 1);
+  parent.append(node);
+  return end + n;
 }
 
-function bracketLink(src, i, parent, flush, depth) {
+/** For each opening `open` in the text, where its balancing `close` is (-1: none). */
+function matches(src, open, close) {
+  const at = new Int32Array(src.length).fill(-1);
+  const stack = [];
+  for (let k = 0; k < src.length; k += 1) {
+    if (src[k] === '\\') k += 1;
+    else if (src[k] === open) stack.push(k);
+    else if (src[k] === close && stack.length) at[stack.pop()] = k;
+  }
+  return at;
+}
+
+function bracketLink(scan, i, parent, flush, depth) {
+  const { src } = scan;
   const image = src[i] === '!';
   const open = image ? i + 1 : i;
-  let level = 0;
-  let close = -1;
-  for (let k = open; k < src.length; k += 1) {
-    if (src[k] === '\\') {
-      k += 1;
-      continue;
-    }
-    if (src[k] === '[') level += 1;
-    else if (src[k] === ']') {
-      level -= 1;
-      if (level === 0) {
-        close = k;
-        break;
-      }
-    }
-  }
+  if (!scan.brackets) scan.brackets = matches(src, '[', ']');
+  const close = scan.brackets[open];
   if (close < 0 || src[close + 1] !== '(') return i;
   // The target ends at the `)` that balances its `(` (`a_(b)` is one URL).
-  let end = -1;
-  let depthParen = 0;
-  for (let k = close + 2; k < src.length; k += 1) {
-    if (src[k] === '(') depthParen += 1;
-    else if (src[k] === ')') {
-      if (depthParen === 0) {
-        end = k;
-        break;
-      }
-      depthParen -= 1;
-    }
-  }
+  if (!scan.parens) scan.parens = matches(src, '(', ')');
+  const end = scan.parens[close + 1];
   if (end < 0) return i;
   const label = src.slice(open + 1, close);
   const target = src.slice(close + 2, end).trim().split(/\s+/)[0].replace(/^<|>$/g, '');

@@ -1,12 +1,8 @@
 // The WebSocket to the gateway (docs/protocol.md): hello without a token
 // (the HttpOnly cookie admitted the upgrade), events applied once by
 // `seq`, reconnect with backoff and `resume_after`, queries answered by
-// id, ops kept while disconnected and sent on reconnect.
+// id.
 
-import { store } from './dom.js';
-
-const OUTBOX_KEY = 'egirl:outbox';
-const MAX_OUTBOX = 256;
 const QUERY_TIMEOUT_MS = 15_000;
 
 export class Link {
@@ -25,7 +21,6 @@ export class Link {
     this.timer = null;
     this.nextId = 1;
     this.pending = new Map();
-    this.outbox = this.loadOutbox();
     this.stopped = false;
     // Approval requests re-sent after hello/resync carry old numbers.
     this.acceptOldApprovals = false;
@@ -143,7 +138,6 @@ export class Link {
     this.acceptOldApprovals = true;
     this.h.state('connected');
     this.h.hello(frame, { fresh });
-    this.flushOutbox();
   }
 
   onEvent(frame) {
@@ -242,41 +236,11 @@ export class Link {
   }
 
   /**
-   * An op. `keep`: when disconnected, hold it (and across a reload) to send
-   * on reconnect; returns {id, sent, kept}.
+   * An op, sent now or not at all: a message typed while disconnected
+   * stays in the box (the caller says so), never sent later unseen.
    */
-  op(op, { keep = false } = {}) {
+  op(op) {
     const id = this.newId(op.type === 'user_message' ? 's' : 'o');
-    const frame = { frame: 'op', id, op };
-    if (this.send(frame)) return { id, sent: true, kept: false };
-    if (keep && this.outbox.length < MAX_OUTBOX) {
-      this.outbox.push(frame);
-      this.saveOutbox();
-      return { id, sent: false, kept: true };
-    }
-    return { id, sent: false, kept: false };
-  }
-
-  flushOutbox() {
-    while (this.outbox.length && this.connected) {
-      const frame = this.outbox[0];
-      if (!this.send(frame)) break;
-      this.outbox.shift();
-      if (this.h.sentLater) this.h.sentLater(frame);
-    }
-    this.saveOutbox();
-  }
-
-  loadOutbox() {
-    try {
-      const list = JSON.parse(store.get(OUTBOX_KEY) || '[]');
-      return Array.isArray(list) ? list.filter((f) => f && f.frame === 'op' && f.op) : [];
-    } catch {
-      return [];
-    }
-  }
-
-  saveOutbox() {
-    store.set(OUTBOX_KEY, this.outbox.length ? JSON.stringify(this.outbox) : null);
+    return { id, sent: this.send({ frame: 'op', id, op }) };
   }
 }
