@@ -23,6 +23,11 @@ async fn pairing_signs_in_a_wrong_code_is_refused_and_a_revoked_device_is_signed
     page.wait_for_selector("form#signin").await;
     assert!(page.text("body[data-ready]").await.is_none());
     assert_eq!(page.eval(OPEN_SOCKET).await, "error");
+    // Refused with 401 before the upgrade (Chromium's words for it).
+    page.wait_log("the socket refused with 401", |l| {
+        l.contains("/ws") && l.contains("HTTP Authentication failed")
+    })
+    .await;
 
     // A wrong code: refused, the server's line shown, still signed out.
     let code = rig.pairing_code("phone").await;

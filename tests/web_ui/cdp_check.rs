@@ -29,11 +29,8 @@ async fn the_cdp_client_drives_a_page() {
     );
     assert!(page.try_eval("nope.nope").await.is_err());
     page.wait_for("true", "nothing").await;
-    let deadline = tokio::time::Instant::now() + crate::support::cdp::WAIT;
-    while !page.log().iter().any(|l| l.contains("boom from the page")) {
-        assert!(tokio::time::Instant::now() < deadline, "{:?}", page.log());
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    page.wait_log("the page's exception", |l| l.contains("boom from the page"))
+        .await;
     page.viewport(390, 844, 2.0, true).await;
     // A mobile viewport: without a `<meta name=viewport>` the layout is
     // 980 px wide, as on a phone; the screen is the phone's.

@@ -151,7 +151,7 @@ impl Rig {
             .to_string()
     }
 
-    /// The paired devices' ids, as `egirl devices list` shows them.
+    /// `egirl devices list`: the paired devices, a header line first.
     pub async fn devices(&self) -> String {
         String::from_utf8_lossy(&self.run(&["devices", "list"]).await.stdout).into_owned()
     }

@@ -48,6 +48,19 @@ impl Page<'_> {
             .unwrap_or_default()
     }
 
+    /// Waits until a line of the page's log matches; panics after [`WAIT`]
+    /// with `what` and the log.
+    pub async fn wait_log(&self, what: &str, matches: impl Fn(&str) -> bool) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while !self.log().iter().any(|l| matches(l)) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "never logged within {WAIT:?}: {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Panics when the page threw an uncaught exception or logged an
     /// error to its console (a failed request's own log line is no error
     /// of the page's script).
