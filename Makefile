@@ -20,7 +20,6 @@ install:
 	@bash scripts/install-llama.sh
 	@bash scripts/install-claude-code.sh
 	@bash scripts/install-mcp-servers.sh >/dev/null
-	@bash scripts/install-chromium.sh >/dev/null
 
 build:
 	$(CARGO) build --release --locked
