@@ -1,0 +1,86 @@
+//! Attacks on the page's listener through the real binary (the red team
+//! of issue 27): each test is a defect that was found, kept so it stays
+//! fixed.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::http::Page;
+use crate::support::fake_llama::FakeLlama;
+
+/// Longer than any bound the listener sets on a connection.
+const HELD_AT_MOST: Duration = Duration::from_secs(60);
+/// The connections one peer may hold at once (`tcp_accept::MAX_PER_PEER`).
+const PEER_SHARE: usize = 16;
+
+/// Sends a request head a line at a time, a line every 2 s, never ending
+/// it; returns once the server answers or closes the connection.
+async fn dribble(mut socket: TcpStream, host: String) {
+    let head = format!("GET / HTTP/1.1\r\nHost: {host}\r\n");
+    if socket.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    let mut buf = [0u8; 256];
+    loop {
+        tokio::select! {
+            _ = socket.read(&mut buf) => return,
+            () = tokio::time::sleep(Duration::from_secs(2)) => {
+                if socket.write_all(b"X-Slow: 1\r\n").await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// One whole request, then silence on the kept-alive connection; returns
+/// once the server closes it.
+async fn idle_after_one_request(mut socket: TcpStream, host: String) {
+    let request = format!("GET /assets/app.css HTTP/1.1\r\nHost: {host}\r\n\r\n");
+    if socket.write_all(request.as_bytes()).await.is_err() {
+        return;
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Slowloris: on a loopback listener every client is one peer, so a local
+/// process that holds the peer's share of connections (sending a header
+/// line now and then, or idling after one request) locked the owner's
+/// browser out for as long as it liked. A request head must now arrive
+/// within a bound, an idle kept-alive connection is closed.
+#[tokio::test]
+async fn a_peer_dribbling_request_heads_cannot_hold_the_listener() {
+    let llama = FakeLlama::start().await;
+    let page = Page::start(&llama).await;
+    let host = page.base.trim_start_matches("http://").to_string();
+    let mut held = Vec::new();
+    for n in 0..PEER_SHARE {
+        let socket = TcpStream::connect(&host).await.unwrap();
+        held.push(if n == 0 {
+            tokio::spawn(idle_after_one_request(socket, host.clone()))
+        } else {
+            tokio::spawn(dribble(socket, host.clone()))
+        });
+    }
+    let released = tokio::time::timeout(HELD_AT_MOST, async {
+        for task in held {
+            task.await.unwrap();
+        }
+    })
+    .await;
+    assert!(
+        released.is_ok(),
+        "a slow peer still holds its connections after {HELD_AT_MOST:?}: the listener is its"
+    );
+    assert_eq!(page.get("/", &[]).await.status(), StatusCode::OK);
+    page.daemon.stop().await;
+}
