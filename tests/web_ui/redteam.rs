@@ -36,6 +36,29 @@ async fn dribble(mut socket: TcpStream, host: String) {
     }
 }
 
+/// A pairing request whose body (said to be 1000 bytes) comes a byte
+/// every 2 s; returns once the server answers or closes the connection.
+async fn trickle_body(mut socket: TcpStream, host: String) {
+    let head = format!(
+        "POST /api/pair HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n\
+         Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{"
+    );
+    if socket.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    let mut buf = [0u8; 256];
+    loop {
+        tokio::select! {
+            _ = socket.read(&mut buf) => return,
+            () = tokio::time::sleep(Duration::from_secs(2)) => {
+                if socket.write_all(b" ").await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// One whole request, then silence on the kept-alive connection; returns
 /// once the server closes it.
 async fn idle_after_one_request(mut socket: TcpStream, host: String) {
@@ -80,6 +103,32 @@ async fn a_peer_dribbling_request_heads_cannot_hold_the_listener() {
     assert!(
         released.is_ok(),
         "a slow peer still holds its connections after {HELD_AT_MOST:?}: the listener is its"
+    );
+    assert_eq!(page.get("/", &[]).await.status(), StatusCode::OK);
+    page.daemon.stop().await;
+}
+
+/// The same with the body of `/api/pair`: its head in time, its body a
+/// byte now and then, read without a bound.
+#[tokio::test]
+async fn a_peer_trickling_a_pairing_body_cannot_hold_the_listener() {
+    let llama = FakeLlama::start().await;
+    let page = Page::start(&llama).await;
+    let host = page.base.trim_start_matches("http://").to_string();
+    let mut held = Vec::new();
+    for _ in 0..PEER_SHARE {
+        let socket = TcpStream::connect(&host).await.unwrap();
+        held.push(tokio::spawn(trickle_body(socket, host.clone())));
+    }
+    let released = tokio::time::timeout(HELD_AT_MOST, async {
+        for task in held {
+            task.await.unwrap();
+        }
+    })
+    .await;
+    assert!(
+        released.is_ok(),
+        "a slow body still holds its connections after {HELD_AT_MOST:?}: the listener is its"
     );
     assert_eq!(page.get("/", &[]).await.status(), StatusCode::OK);
     page.daemon.stop().await;
