@@ -4,11 +4,15 @@
 
 use std::time::Duration;
 
+use futures_util::SinkExt;
 use reqwest::StatusCode;
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
 
 use super::http::Page;
+use crate::gateway::tcp::{Daemon, next};
 use crate::support::fake_llama::FakeLlama;
 
 /// Longer than any bound the listener sets on a connection.
@@ -131,5 +135,42 @@ async fn a_peer_trickling_a_pairing_body_cannot_hold_the_listener() {
         "a slow body still holds its connections after {HELD_AT_MOST:?}: the listener is its"
     );
     assert_eq!(page.get("/", &[]).await.status(), StatusCode::OK);
+    page.daemon.stop().await;
+}
+
+/// A transcript line that does not parse is answered `failed` with the
+/// parser's words, and those quote the value they did not expect: a
+/// secret there reached the page unredacted (every other transcript read
+/// is redacted).
+#[tokio::test]
+async fn a_transcript_that_does_not_parse_is_redacted_in_the_failure_too() {
+    const SECRET: &str = "sk-redteam-secret-5c1e9a";
+    let llama = FakeLlama::start().await;
+    let env = [("REDTEAM_TEST_TOKEN", SECRET)];
+    let page = Page::with(Daemon::start_with(&llama, "", &env).await);
+    let sessions = page.daemon.dir.path().join("ws/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let lines = [
+        json!({"ts": "2026-11-20T10:01:00Z", "origin": "cli", "role": SECRET, "content": "hi"}),
+        json!({"ts": "2026-11-20T10:02:00Z", "origin": "cli", "role": "user", "content": "hi"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(sessions.join("broken.jsonl"), text).unwrap();
+    let (_, token) = page.sign_in().await;
+    let mut socket = page.said_hello(&token).await;
+    let ask = json!({"frame": "query", "id": "t1",
+        "ask": {"kind": "transcript", "session": "broken"}});
+    socket.send(Message::Text(ask.to_string())).await.unwrap();
+    let answer = loop {
+        let frame = next(&mut socket).await.expect("the answer");
+        if frame["frame"] == "answer" {
+            break frame;
+        }
+    };
+    assert_eq!(answer["reply"]["kind"], "failed", "{answer}");
+    assert!(
+        !answer.to_string().contains(SECRET),
+        "the secret reached the page: {answer}"
+    );
     page.daemon.stop().await;
 }
