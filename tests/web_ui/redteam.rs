@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 
 use super::http::Page;
-use crate::gateway::tcp::{Daemon, next};
+use crate::gateway::tcp::{Daemon, next, open};
 use crate::support::fake_llama::FakeLlama;
 
 /// Longer than any bound the listener sets on a connection.
@@ -172,5 +172,32 @@ async fn a_transcript_that_does_not_parse_is_redacted_in_the_failure_too() {
         !answer.to_string().contains(SECRET),
         "the secret reached the page: {answer}"
     );
+    page.daemon.stop().await;
+}
+
+/// Cookie tossing: a page of the same site (any other port of this host,
+/// say a dev server the model started) cannot read or replace the
+/// HttpOnly cookie, but it can set `egirl_device=junk; Path=/ws`, which
+/// the browser sends first (longer path). Only the first was tried: the
+/// page's socket was refused for as long as the junk stayed.
+#[tokio::test]
+async fn a_tossed_cookie_beside_the_real_one_does_not_lock_the_page_out() {
+    let llama = FakeLlama::start().await;
+    let page = Page::start(&llama).await;
+    let (_, token) = page.sign_in().await;
+    let both = format!("egirl_device=egd_tossed; egirl_device={token}");
+    let headers = [("origin", page.base.as_str()), ("cookie", both.as_str())];
+    let socket = open(&page.daemon.url, &headers).await;
+    assert!(socket.is_ok(), "refused: {:?}", socket.err());
+    let response = page.get("/", &[("cookie", &both)]).await;
+    assert!(response.headers().get("set-cookie").is_none());
+    let index = include_str!("../../src/surfaces/gateway/web/assets/index.html");
+    assert_eq!(response.text().await.unwrap(), index);
+    // Junk alone is still refused, and cleared.
+    let junk = [
+        ("origin", page.base.as_str()),
+        ("cookie", "egirl_device=egd_tossed"),
+    ];
+    assert_eq!(open(&page.daemon.url, &junk).await.err(), Some(401));
     page.daemon.stop().await;
 }
