@@ -201,3 +201,38 @@ async fn a_tossed_cookie_beside_the_real_one_does_not_lock_the_page_out() {
     assert_eq!(open(&page.daemon.url, &junk).await.err(), Some(401));
     page.daemon.stop().await;
 }
+
+/// Slow read: requests pipelined by the thousand and no response read.
+/// Once the buffers fill, the listener's write waits on the peer for
+/// ever, no head is awaited (so no head timeout runs), and the peer's
+/// share of connections is held again. The owner must get in once the
+/// listener gives up on such writes.
+#[tokio::test]
+async fn a_peer_that_reads_nothing_cannot_hold_the_listener() {
+    let llama = FakeLlama::start().await;
+    let page = Page::start(&llama).await;
+    let host = page.base.trim_start_matches("http://").to_string();
+    let request = format!("GET /assets/app.css HTTP/1.1\r\nHost: {host}\r\n\r\n");
+    let pipelined = request.repeat(40_000).into_bytes();
+    let mut held = Vec::new();
+    for _ in 0..PEER_SHARE {
+        let mut socket = TcpStream::connect(&host).await.unwrap();
+        // Until the listener stops reading (its responses unread).
+        let _ = tokio::time::timeout(Duration::from_secs(3), socket.write_all(&pipelined)).await;
+        held.push(socket);
+    }
+    let owner = reqwest::Client::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    let mut answered = false;
+    while !answered && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let got = owner.get(format!("{}/", page.base)).send().await;
+        answered = got.is_ok_and(|r| r.status() == StatusCode::OK);
+    }
+    assert!(
+        answered,
+        "peers that read nothing still hold the listener after 90 s"
+    );
+    drop(held);
+    page.daemon.stop().await;
+}

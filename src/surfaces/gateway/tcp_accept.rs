@@ -9,7 +9,8 @@
 //! within [`HEAD_WITHIN`] of when the connection waits for it (a header
 //! line now and then, slowloris, or an idle kept-alive connection gives
 //! its place back: on loopback every client is one peer, and one that
-//! held its share locked the owner's browser out).
+//! held its share locked the owner's browser out); a write that waits on
+//! a peer reading nothing fails after [`WRITE_STALL_WITHIN`].
 
 use std::collections::HashMap;
 use std::io;
@@ -42,6 +43,10 @@ pub const FIRST_BYTES_WITHIN: Duration = Duration::from_secs(10);
 /// How long a request's head may take, from when the connection waits
 /// for it (after the previous response, on a kept-alive connection).
 pub const HEAD_WITHIN: Duration = Duration::from_secs(10);
+/// How long a write may wait on a peer that reads nothing (requests
+/// pipelined by the thousand, their responses never read; a WebSocket
+/// client gone silent) before the connection is dropped.
+pub const WRITE_STALL_WITHIN: Duration = Duration::from_secs(30);
 
 /// A TCP listener that applies the bounds above.
 pub struct BoundedListener {
@@ -90,6 +95,7 @@ impl BoundedListener {
             let stream = BoundedStream {
                 stream,
                 silent: Some(Box::pin(tokio::time::sleep(FIRST_BYTES_WITHIN))),
+                stalled: None,
                 _permit: permit,
                 _slot: slot,
             };
@@ -192,6 +198,8 @@ pub struct BoundedStream {
     stream: TcpStream,
     /// Until the first bytes arrive.
     silent: Option<Pin<Box<Sleep>>>,
+    /// Since a write has been waiting on the peer.
+    stalled: Option<Pin<Box<Sleep>>>,
     _permit: OwnedSemaphorePermit,
     _slot: PeerSlot,
 }
@@ -222,13 +230,39 @@ impl AsyncRead for BoundedStream {
     }
 }
 
+impl BoundedStream {
+    /// `written`, unless the write has waited on the peer longer than
+    /// [`WRITE_STALL_WITHIN`]: then an error (and the connection drops).
+    fn unless_stalled(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        if written.is_ready() {
+            self.stalled = None;
+            return written;
+        }
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(WRITE_STALL_WITHIN)));
+        if stalled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the peer reads nothing",
+            )));
+        }
+        Poll::Pending
+    }
+}
+
 impl AsyncWrite for BoundedStream {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.unless_stalled(cx, written)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -244,7 +278,8 @@ impl AsyncWrite for BoundedStream {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.unless_stalled(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {
