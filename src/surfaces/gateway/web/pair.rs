@@ -5,10 +5,9 @@
 //! token goes only into the HttpOnly cookie, never into the body.
 
 use std::sync::Arc;
-
-use axum::Router;
 use std::time::Duration;
 
+use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
