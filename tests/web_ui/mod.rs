@@ -1,6 +1,7 @@
 //! The web UI (issue 27): its HTTP routes, auth and a real headless Chromium.
 mod http;
 mod queries;
+mod redteam;
 
 // The browser suite: a real headless Chromium over CDP (tests/support/cdp.rs)
 // against `egirl serve` (rig.rs).

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::Gateway;
 use super::admission::Admitted;
 use super::auth::GatewayAuth;
-use super::tcp_accept::{BoundedListener, Peer};
+use super::tcp_accept::{self, BoundedListener, Peer};
 use super::web::{self, Web, host::HostRules};
 use crate::config::GatewayConfig;
 use crate::config::gateway::{self as gateway_config, TcpPlan};
@@ -128,16 +128,7 @@ pub fn listen(
         open: AtomicUsize::new(0),
         stop: stop.clone(),
     });
-    let app = router(state).into_make_service_with_connect_info::<Peer>();
-    let shutdown = stop.clone();
-    let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-            .await;
-        if let Err(e) = served {
-            tracing::error!("gateway: the TCP listener stopped: {e}");
-        }
-    });
+    let task = tokio::spawn(tcp_accept::serve(listener, router(state), stop.clone()));
     tracing::info!(%addr, "gateway: listening on TCP");
     Ok(TcpServer {
         addr,

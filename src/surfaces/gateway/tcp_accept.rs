@@ -5,7 +5,12 @@
 //! at most [`MAX_SOCKETS`] connections at once (the next wait in the
 //! kernel's backlog), at most [`MAX_PER_PEER`] from one address (an IPv6
 //! peer by its /64, which one host has whole), and a connection must send
-//! its first bytes within [`FIRST_BYTES_WITHIN`].
+//! its first bytes within [`FIRST_BYTES_WITHIN`], and each request's head
+//! within [`HEAD_WITHIN`] of when the connection waits for it (a header
+//! line now and then, slowloris, or an idle kept-alive connection gives
+//! its place back: on loopback every client is one peer, and one that
+//! held its share locked the owner's browser out); a write that waits on
+//! a peer reading nothing fails after [`WRITE_STALL_WITHIN`].
 
 use std::collections::HashMap;
 use std::io;
@@ -15,12 +20,18 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::extract::connect_info::Connected;
-use axum::serve::{IncomingStream, Listener};
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper::service::Service;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
 use tokio::time::Sleep;
+use tokio_util::sync::CancellationToken;
 
 /// Raw connections open at once (WebSockets are bounded lower, by
 /// `tcp::MAX_CONNECTIONS`).
@@ -29,6 +40,13 @@ pub const MAX_SOCKETS: usize = 128;
 pub const MAX_PER_PEER: usize = 16;
 /// How long a new connection may stay silent.
 pub const FIRST_BYTES_WITHIN: Duration = Duration::from_secs(10);
+/// How long a request's head may take, from when the connection waits
+/// for it (after the previous response, on a kept-alive connection).
+pub const HEAD_WITHIN: Duration = Duration::from_secs(10);
+/// How long a write may wait on a peer that reads nothing (requests
+/// pipelined by the thousand, their responses never read; a WebSocket
+/// client gone silent) before the connection is dropped.
+pub const WRITE_STALL_WITHIN: Duration = Duration::from_secs(30);
 
 /// A TCP listener that applies the bounds above.
 pub struct BoundedListener {
@@ -51,17 +69,9 @@ impl BoundedListener {
 #[derive(Clone, Copy, Debug)]
 pub struct Peer(pub SocketAddr);
 
-impl Connected<IncomingStream<'_, BoundedListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, BoundedListener>) -> Self {
-        *stream.remote_addr()
-    }
-}
-
-impl Listener for BoundedListener {
-    type Io = BoundedStream;
-    type Addr = Peer;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+impl BoundedListener {
+    /// The next connection within the bounds (waiting while they are full).
+    async fn accept(&mut self) -> (BoundedStream, Peer) {
         loop {
             let Ok(permit) = self.sockets.clone().acquire_owned().await else {
                 // Never closed; wait as if full.
@@ -85,15 +95,51 @@ impl Listener for BoundedListener {
             let stream = BoundedStream {
                 stream,
                 silent: Some(Box::pin(tokio::time::sleep(FIRST_BYTES_WITHIN))),
+                stalled: None,
                 _permit: permit,
                 _slot: slot,
             };
             return (stream, Peer(addr));
         }
     }
+}
 
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.inner.local_addr().map(Peer)
+/// Serves `app` on `listener`'s connections (HTTP/1.1 and the WebSocket
+/// upgrade) until `stop`, then waits for the open ones to end. By hand,
+/// not `axum::serve`: that one gives hyper no timer, and without one
+/// hyper waits for a request head for ever.
+pub async fn serve(mut listener: BoundedListener, app: Router, stop: CancellationToken) {
+    let mut open = JoinSet::new();
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => accepted,
+            Some(_) = open.join_next(), if !open.is_empty() => continue,
+            () = stop.cancelled() => break,
+        };
+        open.spawn(connection(stream, peer, app.clone(), stop.clone()));
+    }
+    while open.join_next().await.is_some() {}
+}
+
+/// One connection: its requests, each handed `ConnectInfo(peer)`.
+async fn connection(stream: BoundedStream, peer: Peer, app: Router, stop: CancellationToken) {
+    let app = TowerToHyperService::new(app);
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        request.extensions_mut().insert(ConnectInfo(peer));
+        app.call(request)
+    });
+    let served = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEAD_WITHIN)
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    let mut served = std::pin::pin!(served);
+    tokio::select! {
+        _ = served.as_mut() => {}
+        () = stop.cancelled() => {
+            served.as_mut().graceful_shutdown();
+            let _ = served.await;
+        }
     }
 }
 
@@ -152,6 +198,8 @@ pub struct BoundedStream {
     stream: TcpStream,
     /// Until the first bytes arrive.
     silent: Option<Pin<Box<Sleep>>>,
+    /// Since a write has been waiting on the peer.
+    stalled: Option<Pin<Box<Sleep>>>,
     _permit: OwnedSemaphorePermit,
     _slot: PeerSlot,
 }
@@ -182,13 +230,39 @@ impl AsyncRead for BoundedStream {
     }
 }
 
+impl BoundedStream {
+    /// `written`, unless the write has waited on the peer longer than
+    /// [`WRITE_STALL_WITHIN`]: then an error (and the connection drops).
+    fn unless_stalled(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        if written.is_ready() {
+            self.stalled = None;
+            return written;
+        }
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(WRITE_STALL_WITHIN)));
+        if stalled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the peer reads nothing",
+            )));
+        }
+        Poll::Pending
+    }
+}
+
 impl AsyncWrite for BoundedStream {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.unless_stalled(cx, written)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -204,7 +278,8 @@ impl AsyncWrite for BoundedStream {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.unless_stalled(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {

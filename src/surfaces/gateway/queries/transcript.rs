@@ -44,10 +44,12 @@ pub fn transcript(workspace: &Path, session: &str) -> Reply {
     })
 }
 
+/// `failed` with `message` on one line, redacted: a parse error quotes
+/// the value it did not expect, the transcript's text.
 pub fn failed(message: String) -> Reply {
-    Reply::Failed {
-        message: message.replace(['\n', '\r'], " "),
-    }
+    let mut message = message.replace(['\n', '\r'], " ");
+    sessions::redact_as_read(&mut message);
+    Reply::Failed { message }
 }
 
 /// One entry as an item; None for what a client does not show (the

@@ -40,10 +40,18 @@ pub struct Web {
 }
 
 impl Web {
-    /// Whom the request's cookie admits: None without one, Err when it
-    /// holds a token no longer (or never) admitted.
+    /// Whom the request's cookie admits (the first of its `egirl_device`
+    /// cookies that admits: see [`cookie::tokens`]): None without one, Err
+    /// when none holds a token still (or ever) admitted.
     pub fn cookie_admits(&self, headers: &HeaderMap) -> Option<Result<Admitted, String>> {
-        cookie::token(headers).map(|token| self.auth.check(token))
+        let mut refused = None;
+        for token in cookie::tokens(headers) {
+            match self.auth.check(token) {
+                Ok(who) => return Some(Ok(who)),
+                Err(why) => refused = Some(Err(why)),
+            }
+        }
+        refused
     }
 }
 

@@ -5,10 +5,11 @@
 //! token goes only into the HttpOnly cookie, never into the body.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::body::Body;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -21,12 +22,15 @@ use crate::protocol::wire::PairRequest;
 
 /// The most a pairing request's body holds (a code and a device name).
 const MAX_BODY: usize = 4096;
+/// How long its body may take to arrive: one that trickles in a byte at
+/// a time must not hold a place of the listener (its head is bounded by
+/// `tcp_accept::HEAD_WITHIN`).
+const BODY_WITHIN: Duration = Duration::from_secs(10);
 
 pub(super) fn router() -> Router<Arc<Web>> {
     Router::new()
         .route("/api/pair", post(pair))
         .route("/api/signout", post(signout))
-        .layer(DefaultBodyLimit::max(MAX_BODY))
 }
 
 /// `{"error": "one line"}` with `status`.
@@ -48,7 +52,7 @@ async fn pair(
     State(web): State<Arc<Web>>,
     ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
     let origin = match web.hosts.check(&headers, true) {
         Ok(origin) => origin.unwrap_or_default(),
@@ -58,6 +62,12 @@ async fn pair(
         let why = "send the request as JSON (Content-Type: application/json)";
         return error(StatusCode::UNSUPPORTED_MEDIA_TYPE, why);
     }
+    // Read only now, once the request may pair, and bounded in size and time.
+    let body = match tokio::time::timeout(BODY_WITHIN, axum::body::to_bytes(body, MAX_BODY)).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(_)) => return error(StatusCode::PAYLOAD_TOO_LARGE, "the body is too large"),
+        Err(_) => return error(StatusCode::REQUEST_TIMEOUT, "the body came too slowly"),
+    };
     let request: PairRequest = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(_) => {
