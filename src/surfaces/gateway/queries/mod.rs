@@ -205,7 +205,8 @@ fn stats(workspace: &Path) -> Reply {
         row.cost_usd += line.cost_usd;
     }
     let rows: Vec<UsageRow> = rows.into_values().collect();
-    let total_cost_usd = rows.iter().map(|r| r.cost_usd).sum();
+    // An empty sum of f64 is -0.0, which a page would show as "-0.00".
+    let total_cost_usd = rows.iter().map(|r| r.cost_usd).sum::<f64>() + 0.0;
     Reply::Stats {
         rows,
         total_cost_usd,
