@@ -1,5 +1,6 @@
 //! Fakes and helpers shared by the integration suites.
 
+pub mod cdp;
 pub mod cli;
 pub mod fake_anthropic;
 pub mod fake_discord;
