@@ -10,5 +10,6 @@ mod cdp_check;
 mod chat;
 mod layout;
 mod measure;
+mod review;
 mod rig;
 mod screenshots;
