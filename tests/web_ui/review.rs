@@ -5,8 +5,9 @@
 
 use serde_json::Value;
 
-use super::rig::Rig;
+use super::rig::{Rig, exec_call, say, wait_answer};
 use crate::support::cdp::Browser;
+use crate::support::fake_llama::Reply;
 
 /// Renders each case of `cases` (a JS object of name → text) with the
 /// page's own markdown module; each case's milliseconds.
@@ -50,5 +51,67 @@ async fn hostile_markdown_renders_in_linear_time() {
         .await;
     assert_eq!(kept, "https://en.wikipedia.org/wiki/Rust_(language) 2");
     page.assert_no_script_errors();
+    rig.stop().await;
+}
+
+/// How far the conversation is from its bottom, in pixels.
+const FROM_BOTTOM: &str = "(() => { const c = document.querySelector('#conversation'); \
+     return c.scrollHeight - c.scrollTop - c.clientHeight; })()";
+
+/// Fills the open session with `n` answered turns, long enough to scroll.
+async fn long_conversation(rig: &Rig, page: &crate::support::cdp::Page<'_>, n: usize) {
+    for k in 0..n {
+        let answer: String = (0..12)
+            .map(|l| format!("answer {k} line {l} with enough words to wrap.\n\n"))
+            .collect();
+        rig.llama.push_reply(Reply::text(&answer));
+        say(page, &format!("question {k}")).await;
+        wait_answer(page, &format!("answer {k} line 11")).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_phone_comes_back_to_the_chat_where_it_was() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    page.viewport(390, 844, 3.0, true).await;
+    long_conversation(&rig, &page, 3).await;
+    page.wait_for(&format!("{FROM_BOTTOM} < 48"), "the view at the bottom")
+        .await;
+    // An approval on its tab; the answer comes while the chat is hidden.
+    rig.llama.push_replies([
+        exec_call("echo phone-7"),
+        Reply::text("the answer after the approval"),
+    ]);
+    say(&page, "run it").await;
+    page.wait_for_selector("#approvals .approval:not(.decided)")
+        .await;
+    page.click("#tabs button[data-pane=\"approvals\"]").await;
+    page.click("#approvals .approval button[data-decision=\"approved_once\"]")
+        .await;
+    page.wait_for(
+        "[...document.querySelectorAll('#conversation .msg[data-role=\"assistant\"]')]\
+         .some(m => !m.classList.contains('streaming') && m.textContent.includes('the answer after the approval'))",
+        "the answer",
+    )
+    .await;
+    page.click("#tabs button[data-pane=\"conversation\"]").await;
+    // Back at the bottom, with the answer in view (not at the top).
+    page.wait_for(
+        &format!("{FROM_BOTTOM} < 48"),
+        "the chat at its bottom again",
+    )
+    .await;
+    // And a place read up to is kept across a tab switch.
+    page.eval("document.querySelector('#conversation').scrollTop = 300")
+        .await;
+    page.click("#tabs button[data-pane=\"routing\"]").await;
+    page.click("#tabs button[data-pane=\"conversation\"]").await;
+    page.wait_for(
+        "Math.abs(document.querySelector('#conversation').scrollTop - 300) < 2",
+        "the place read up to kept",
+    )
+    .await;
     rig.stop().await;
 }

@@ -307,10 +307,13 @@ class App {
   }
 
   showPane(name) {
+    // Where the chat was read, taken before a phone's tab hides it.
+    if (document.body.dataset.pane === 'conversation') this.conversation.remember();
     document.body.dataset.pane = name;
     for (const tab of document.querySelectorAll('#tabs button[data-pane]')) {
       tab.setAttribute('aria-selected', tab.dataset.pane === name ? 'true' : 'false');
     }
+    if (name === 'conversation') this.conversation.shown();
     const pane = document.querySelector(`#pane-${name}`);
     if (pane && window.matchMedia('(min-width: 900px)').matches && name !== 'conversation' && name !== 'sessions') {
       pane.scrollIntoView({ block: 'nearest' });

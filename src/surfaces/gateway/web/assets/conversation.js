@@ -13,7 +13,25 @@ export class Conversation {
   constructor(root) {
     this.root = root;
     this.session = null;
+    // Whether the view follows the newest entry, and where the reader
+    // was: kept while the pane is hidden (a phone's other tab), where the
+    // element measures 0 and loses its scroll position.
+    this.follow = true;
+    this.readTop = 0;
+    root.addEventListener('scroll', () => this.remember(), { passive: true });
     this.reset(null);
+  }
+
+  remember() {
+    if (this.root.clientHeight === 0) return;
+    this.follow = this.measureBottom();
+    this.readTop = this.root.scrollTop;
+  }
+
+  /** The pane is shown again: at the bottom if it followed, else where it was read. */
+  shown() {
+    if (this.follow) this.scrollDown();
+    else this.root.scrollTop = this.readTop;
   }
 
   /** Empties the view for `session` (null: nothing open). */
@@ -24,13 +42,18 @@ export class Conversation {
     this.tools = new Map();
     this.userTurns = [];
     this.truncated = false;
+    this.follow = true;
     fill(this.root);
     if (placeholder) this.root.append(el('p', 'placeholder', placeholder));
   }
 
-  atBottom() {
+  measureBottom() {
     const r = this.root;
     return r.scrollHeight - r.scrollTop - r.clientHeight < 48;
+  }
+
+  atBottom() {
+    return this.root.clientHeight === 0 ? this.follow : this.measureBottom();
   }
 
   /** Appends a node, keeping the view at the bottom when it was there. */
@@ -54,6 +77,7 @@ export class Conversation {
 
   scrollDown() {
     this.root.scrollTop = this.root.scrollHeight;
+    this.follow = true;
   }
 
   // ---- the transcript ----
