@@ -71,6 +71,24 @@ async fn long_conversation(rig: &Rig, page: &crate::support::cdp::Page<'_>, n: u
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_while_reading_up_brings_the_view_down() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    page.viewport(1280, 800, 1.0, false).await;
+    long_conversation(&rig, &page, 3).await;
+    page.eval("document.querySelector('#conversation').scrollTop = 0")
+        .await;
+    rig.llama.push_reply(Reply::text("the newest answer"));
+    say(&page, "one more").await;
+    wait_answer(&page, "the newest answer").await;
+    // What the user just sent and its answer are in view, as in any chat.
+    page.wait_for(&format!("{FROM_BOTTOM} < 48"), "the view at the bottom")
+        .await;
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_phone_comes_back_to_the_chat_where_it_was() {
     let rig = Rig::start().await;
     let browser = Browser::shared().await;

@@ -363,6 +363,8 @@ class App {
       return false;
     }
     this.sent.set(r.id, op);
+    // As in any chat: what you just sent, and its answer, come into view.
+    this.conversation.scrollDown();
     // Kept only to give a refused message back: the oldest go first.
     if (this.sent.size > 200) this.sent.delete(this.sent.keys().next().value);
     this.sessions.ensure(session, 'web');
