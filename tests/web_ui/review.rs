@@ -171,3 +171,25 @@ async fn a_tool_calls_one_line_shows_all_of_a_padded_or_multi_line_command() {
     assert!(lines.contains("rm -rf ~/important"), "{lines}");
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_reasoning_stream_costs_linear_time() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    // 3 MB of reasoning in 30,000 deltas: appended, not the whole text set
+    // again per delta (that never finished within the CDP's 45 s).
+    let ms = page
+        .eval(
+            "import('/assets/conversation.js').then(m => { const d = document.createElement('div'); \
+             document.body.append(d); const c = new m.Conversation(d); const t = performance.now(); \
+             for (let k = 0; k < 30000; k++) c.apply({type: 'reasoning', session: 'x', text: 'x'.repeat(99) + ' '}); \
+             const ms = performance.now() - t; \
+             return d.querySelector('details.reasoning .reasoning-body').textContent.length === 3000000 ? ms : -1; })",
+        )
+        .await;
+    let ms = ms.as_f64().unwrap_or(f64::MAX);
+    assert!(ms >= 0.0, "the reasoning's text lost or doubled");
+    assert!(ms < 5000.0, "{ms} ms for 30,000 reasoning deltas");
+    rig.stop().await;
+}

@@ -208,11 +208,11 @@ export class Conversation {
     if (!this.openReasoning) {
       const body = el('div', 'reasoning-body');
       const node = el('details', 'reasoning', el('summary', null, 'reasoning'), body);
-      this.openReasoning = { node, body, text: '' };
+      this.openReasoning = { node, body };
       this.add(node);
     }
-    this.openReasoning.text += clean(text);
-    this.openReasoning.body.textContent = this.openReasoning.text;
+    // Appended: setting the whole text again per delta was quadratic.
+    this.openReasoning.body.append(document.createTextNode(clean(text)));
   }
 
   final(text) {
