@@ -193,3 +193,39 @@ async fn a_long_reasoning_stream_costs_linear_time() {
     assert!(ms < 5000.0, "{ms} ms for 30,000 reasoning deltas");
     rig.stop().await;
 }
+
+/// A stand-in for the browser's Notification API, permission granted,
+/// recording each notification's title.
+const FAKE_NOTIFICATION: &str = "window.__notes = []; window.Notification = class { \
+     static permission = 'granted'; static requestPermission() { return Promise.resolve('granted'); } \
+     constructor(title, opts) { window.__notes.push(title + ' | ' + (opts && opts.body)); } close() {} }; true";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_approval_and_a_long_turn_notify() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    page.eval(FAKE_NOTIFICATION).await;
+    rig.llama.push_replies([
+        exec_call("echo notify-me"),
+        // Past the 10 s that make a turn long.
+        Reply::chunks(&["slow ", "answer"]).frame_delay(std::time::Duration::from_secs(6)),
+    ]);
+    say(&page, "run").await;
+    page.wait_for(
+        "window.__notes.some(n => n.startsWith('approval needed') && n.includes('$ echo notify-me'))",
+        "a notification for the waiting approval",
+    )
+    .await;
+    page.wait_for("document.title.startsWith('(1) ')", "the title's count")
+        .await;
+    page.click("#approvals .approval button[data-decision=\"approved_once\"]")
+        .await;
+    wait_answer(&page, "slow answer").await;
+    page.wait_for(
+        "window.__notes.some(n => n.startsWith('turn ended in ') && n.includes('slow answer'))",
+        "a notification for the long turn's end",
+    )
+    .await;
+    rig.stop().await;
+}
