@@ -229,3 +229,70 @@ async fn a_waiting_approval_and_a_long_turn_notify() {
     .await;
     rig.stop().await;
 }
+
+/// Every way a hostile text reaches the page: markdown, a tool call's
+/// name, arguments, output and diff, notices, errors, a compaction's
+/// summary, an approval's fields, a session id and origin.
+const HOSTILE: &str = r#"(async () => {
+  const X = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1"><svg onload="window.__pwned=1"></svg>';
+  const md = [
+    X, '[a](javascript:window.__pwned=1)', '[b](JAVASCRIPT:window.__pwned=1)', '[c](java\tscript:window.__pwned=1)',
+    '[d](\u0000javascript:window.__pwned=1)', '<javascript:window.__pwned=1>', '[e](data:text/html,<script>1</script>)',
+    '![f](data:image/svg+xml,<svg onload=alert(1)>)', '![g](https://evil.example/pixel.png)', '[h](//evil.example)',
+    '```"><script>window.__pwned=1</script>\ncode\n```', '&lt;script&gt; &#106;avascript:', '[i](https://a.example "t\" onmouseover=\"window.__pwned=1")',
+    'https://a.example/"onmouseover="window.__pwned=1', '<http://a.example/"><script>>', '# ' + X, '| ' + X + ' | b |\n|--|--|\n| ' + X + ' | c |',
+    '- ' + X + '\n  - [x](javascript:1)', '> ' + X, '\u202eevil\u202c \u2066x\u2069 \u001b]8;;http://evil\u0007link\u001b]8;;\u0007 \u001b[31mred',
+  ].join('\n\n');
+  const conv = await import('/assets/conversation.js');
+  const appr = await import('/assets/approvals.js');
+  const root = document.createElement('div');
+  document.body.append(root);
+  const c = new conv.Conversation(root);
+  const s = 'sess';
+  for (const ev of [
+    { type: 'turn_started', origin: 'discord:<b>x</b>', text: X },
+    { type: 'routing', target: 'local', model: X, reason: X, confidence: 1 },
+    { type: 'delta', text: md },
+    { type: 'final', text: md },
+    { type: 'tool_call', id: X, name: X, arguments: { command: X, other: X } },
+    { type: 'approval_request', id: 'a1', tool: X, command: X },
+    { type: 'tool_result', id: X, success: false, output: X, diff: { path: X, added: 1, removed: 1, text: '+' + X + '\n-' + X } },
+    { type: 'tool_progress', id: X, text: X },
+    { type: 'notice', message: X }, { type: 'error', message: X }, { type: 'reasoning', text: X },
+    { type: 'escalation', to: X, reason: X, trigger: X },
+    { type: 'compaction', summarized_messages: 1, before_tokens: 2, after_tokens: 1, model: X, summary: X },
+    { type: 'forked', new_session: X }, { type: 'memory_hits', query: X, hits: [] },
+  ]) c.apply({ session: s, ...ev });
+  c.loadTranscript({ items: [{ item: 'user', origin: X, text: X }, { item: 'assistant', provider: X, text: md, tool_calls: [{ id: 't', name: X, arguments: X }] },
+    { item: 'tool_result', id: 't', name: X, output: X }, { item: 'forked_from', session: X }] }, false);
+  const box = document.createElement('div');
+  document.body.append(box);
+  const a = new appr.Approvals(box, { op: () => ({ sent: false }) }, () => {}, () => {});
+  a.request({ session: X, origin: X, id: X, tool: X, command: X, cwd: X, sandbox: X, rule: X, rule_covers: X });
+  a.request({ session: X, origin: X, id: 'e', tool: 'exec', command: X, cwd: X, sandbox: X, escalation: X });
+  await new Promise((r) => setTimeout(r, 300));
+  const bad = [];
+  for (const scope of [root, box]) {
+    for (const e of scope.querySelectorAll('*')) {
+      if (['SCRIPT', 'IMG', 'SVG', 'IFRAME', 'OBJECT', 'EMBED', 'STYLE', 'LINK', 'FORM', 'INPUT'].includes(e.tagName.toUpperCase())) bad.push('element ' + e.tagName);
+      for (const at of e.attributes) if (/^on/i.test(at.name) || at.name === 'style' || at.name === 'src') bad.push('attribute ' + at.name);
+      if (e.tagName === 'A' && !/^(https?:|mailto:)/.test(e.href)) bad.push('link ' + e.href);
+      if (e.tagName === 'A' && e.getAttribute('href') && !['https://evil.example/pixel.png'].includes(e.href) && new URL(e.href).host !== 'a.example') bad.push('link to ' + e.href);
+    }
+  }
+  if (window.__pwned) bad.push('script ran');
+  const text = root.textContent + box.textContent;
+  if (!text.includes('<script>window.__pwned=1</script>')) bad.push('the payload not shown as text');
+  if (/[\u001b\u202e\u2066]/.test(text)) bad.push('escapes or bidi overrides shown');
+  return bad.join('; ');
+})()"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_text_on_every_path_renders_inert() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    assert_eq!(page.eval(HOSTILE).await, "");
+    page.assert_no_script_errors();
+    rig.stop().await;
+}
