@@ -58,6 +58,13 @@ async fn hostile_markdown_renders_in_linear_time() {
 const FROM_BOTTOM: &str = "(() => { const c = document.querySelector('#conversation'); \
      return c.scrollHeight - c.scrollTop - c.clientHeight; })()";
 
+/// Types `text` and presses the send button (Enter breaks the line on a
+/// phone).
+async fn send(page: &crate::support::cdp::Page<'_>, text: &str) {
+    page.type_into("textarea#input", text).await;
+    page.click("button#send").await;
+}
+
 /// Fills the open session with `n` answered turns, long enough to scroll.
 async fn long_conversation(rig: &Rig, page: &crate::support::cdp::Page<'_>, n: usize) {
     for k in 0..n {
@@ -65,7 +72,7 @@ async fn long_conversation(rig: &Rig, page: &crate::support::cdp::Page<'_>, n: u
             .map(|l| format!("answer {k} line {l} with enough words to wrap.\n\n"))
             .collect();
         rig.llama.push_reply(Reply::text(&answer));
-        say(page, &format!("question {k}")).await;
+        send(page, &format!("question {k}")).await;
         wait_answer(page, &format!("answer {k} line 11")).await;
     }
 }
@@ -102,7 +109,7 @@ async fn the_phone_comes_back_to_the_chat_where_it_was() {
         exec_call("echo phone-7"),
         Reply::text("the answer after the approval"),
     ]);
-    say(&page, "run it").await;
+    send(&page, "run it").await;
     page.wait_for_selector("#approvals .approval:not(.decided)")
         .await;
     page.click("#tabs button[data-pane=\"approvals\"]").await;
@@ -294,5 +301,35 @@ async fn hostile_text_on_every_path_renders_inert() {
     let page = rig.signed_in(browser).await;
     assert_eq!(page.eval(HOSTILE).await, "");
     page.assert_no_script_errors();
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phone_can_write_a_message_of_several_lines() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    page.viewport(390, 844, 3.0, true).await;
+    // A phone's keyboard has no Shift+Enter: Enter breaks the line there
+    // and the send button sends (as the chat apps on a phone do).
+    rig.llama.push_reply(Reply::text("two lines read"));
+    page.type_into("textarea#input", "line one").await;
+    page.press_enter().await;
+    page.type_into("textarea#input", "line two").await;
+    assert_eq!(
+        page.eval("document.querySelector('#input').value").await,
+        "line one\nline two"
+    );
+    page.click("button#send").await;
+    wait_answer(&page, "two lines read").await;
+    let sent = page
+        .eval("document.querySelector('#conversation .msg[data-role=\"user\"] .msg-body').textContent")
+        .await;
+    assert_eq!(sent, "line one\nline two");
+    // A desktop keeps Enter to send.
+    page.viewport(1280, 800, 1.0, false).await;
+    rig.llama.push_reply(Reply::text("desktop answer"));
+    say(&page, "from the desk").await;
+    wait_answer(&page, "desktop answer").await;
     rig.stop().await;
 }
