@@ -333,3 +333,42 @@ async fn a_phone_can_write_a_message_of_several_lines() {
     wait_answer(&page, "desktop answer").await;
     rig.stop().await;
 }
+
+/// Alt (Option) with the key at `code` that types `key`.
+async fn alt(page: &crate::support::cdp::Page<'_>, key: &str, code: &str, vk: u32) {
+    let mut ev =
+        serde_json::json!({"key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": 1});
+    ev["type"] = "keyDown".into();
+    page.call("Input.dispatchKeyEvent", ev.clone()).await;
+    ev["type"] = "keyUp".into();
+    page.call("Input.dispatchKeyEvent", ev).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alt_shortcuts_work_where_alt_types_a_letter() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    page.viewport(390, 844, 3.0, false).await;
+    // On a Mac, Option+A types `å` and Option+N a dead key: the key's
+    // name is not the letter, its code still is.
+    alt(&page, "å", "KeyA", 65).await;
+    page.wait_for(
+        "document.body.dataset.pane === 'approvals'",
+        "Option+A shows the approvals",
+    )
+    .await;
+    let before = page
+        .eval("document.querySelectorAll('#sessions li').length")
+        .await;
+    alt(&page, "Dead", "KeyN", 78).await;
+    page.wait_for(
+        &format!(
+            "document.querySelectorAll('#sessions li').length > {before} \
+             && document.body.dataset.pane === 'conversation'"
+        ),
+        "Option+N starts a new session",
+    )
+    .await;
+    rig.stop().await;
+}

@@ -194,12 +194,13 @@ export class Input {
       this.app.focusSessions();
       return;
     }
-    if (e.altKey && (e.key === 'n' || e.key === 'N')) {
+    // By the key's code too: on a Mac, Option+A types `å` and Option+N a dead key.
+    if (e.altKey && (e.key === 'n' || e.key === 'N' || e.code === 'KeyN')) {
       e.preventDefault();
       this.app.newSession();
       return;
     }
-    if (e.altKey && (e.key === 'a' || e.key === 'A')) {
+    if (e.altKey && (e.key === 'a' || e.key === 'A' || e.code === 'KeyA')) {
       e.preventDefault();
       this.app.showPane('approvals');
       return;
