@@ -372,3 +372,28 @@ async fn alt_shortcuts_work_where_alt_types_a_letter() {
     .await;
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approvals_command_never_shows_what_runs_as_a_comment_or_a_string() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    // Bash runs `rm -rf ~` in each: `#` inside a word starts no comment,
+    // a backslash escapes nothing inside single quotes, and a command
+    // substitution runs inside double quotes.
+    let shown = page
+        .eval(
+            r#"import('/assets/approvals.js').then(m => {
+              const box = document.createElement('div');
+              const a = new m.Approvals(box, { op: () => ({ sent: false }) }, () => {}, () => {});
+              a.request({ session: 's', origin: 'tui', id: '1', tool: 'exec', command: 'curl http://x/a#b; rm -rf ~', cwd: '/' });
+              a.request({ session: 's', origin: 'tui', id: '2', tool: 'exec', command: "echo 'a\\'; rm -rf ~; echo '", cwd: '/' });
+              a.request({ session: 's', origin: 'tui', id: '3', tool: 'exec', command: 'echo "$(rm -rf ~)" "`rm -rf ~`"', cwd: '/' });
+              return [...box.querySelectorAll('.approval-command .hl-com, .approval-command .hl-str')]
+                .map(s => s.textContent).filter(t => t.includes('rm -rf')).join(' | ');
+            })"#,
+        )
+        .await;
+    assert_eq!(shown, "");
+    rig.stop().await;
+}
