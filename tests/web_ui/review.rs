@@ -397,3 +397,26 @@ async fn an_approvals_command_never_shows_what_runs_as_a_comment_or_a_string() {
     assert_eq!(shown, "");
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_whose_text_names_another_site_shows_where_it_goes() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    // A prompt-injected answer's phishing link: its text a trusted URL,
+    // its target elsewhere (a phone has no hover to show the target).
+    let shown = page
+        .eval(
+            "import('/assets/markdown.js').then(m => { const d = document.createElement('div'); \
+             d.append(m.render('[https://github.com/login](https://evil.example/x) · [github.com](https://evil.example/y) · \
+             [docs](https://docs.rs/serde) · [https://docs.rs/serde](https://docs.rs/serde) · ![logo](https://evil.example/p.png)')); \
+             return d.textContent; })",
+        )
+        .await;
+    assert_eq!(
+        shown,
+        "https://github.com/login (evil.example) · github.com (evil.example) · docs · \
+         https://docs.rs/serde · 🖼 logo (evil.example)"
+    );
+    rig.stop().await;
+}

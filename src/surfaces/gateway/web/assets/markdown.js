@@ -486,5 +486,26 @@ function bracketLink(scan, i, parent, flush, depth) {
   if (image) made.a.append(document.createTextNode(`🖼 ${label || 'image'}`));
   else inline(label, made.a, depth + 1);
   parent.append(made.a);
+  // Where it goes, when the text does not say it: an image's, or a text
+  // that names another site (`[https://github.com/login](https://evil…)`).
+  const host = hostOf(made.a.href);
+  if (host && (image || (looksLikeSite(label) && hostOf(label) !== host))) {
+    parent.append(el('span', 'md-link-host', ` (${host})`));
+  }
   return end + 1;
+}
+
+/** A text that reads as a web address: `https://x.y/…`, `www.x.y`, `x.com`. */
+function looksLikeSite(text) {
+  return /^\s*(https?:\/\/|www\.)?[\w-]+(\.[\w-]+)+([/?#]\S*)?\s*$/i.test(text);
+}
+
+/** The host a URL or bare domain names, lower case; '' when none. */
+function hostOf(text) {
+  const t = text.trim();
+  try {
+    return new URL(/^[a-z]+:/i.test(t) ? t : `https://${t}`).hostname.replace(/^www\./, '');
+  } catch {
+    return '';
+  }
 }
