@@ -420,3 +420,34 @@ async fn a_link_whose_text_names_another_site_shows_where_it_goes() {
     );
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewound_conversation_no_longer_shows_what_was_cut() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    rig.llama.push_reply(Reply::text("answer one"));
+    say(&page, "message one").await;
+    wait_answer(&page, "answer one").await;
+    rig.llama.push_reply(Reply::text("answer two"));
+    say(&page, "message two").await;
+    wait_answer(&page, "answer two").await;
+    say(&page, "/rewind").await;
+    page.click("#rewind-picker button[data-turn=\"2\"]").await;
+    page.wait_for(
+        "document.querySelector('#conversation .divider.rewound')",
+        "the rewind's divider",
+    )
+    .await;
+    // As the TUI shows it (and the session now is): message two and its
+    // answer are out; the transcript keeps them.
+    let msgs = page
+        .eval("[...document.querySelectorAll('#conversation .msg')].map(m => m.querySelector('.msg-body').textContent.trim()).join(' | ')")
+        .await;
+    assert_eq!(msgs, "message one | answer one");
+    assert_eq!(
+        page.eval("document.querySelector('#input').value").await,
+        "message two"
+    );
+    rig.stop().await;
+}

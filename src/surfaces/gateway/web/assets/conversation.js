@@ -100,11 +100,12 @@ export class Conversation {
 
   item(item) {
     switch (item.item) {
-      case 'user':
+      case 'user': {
         this.closeText();
-        this.user(item.origin, item.text, item.ts);
-        this.userTurns.push({ turn: this.userTurns.length + 1, text: clean(item.text), ts: item.ts });
+        const node = this.user(item.origin, item.text, item.ts);
+        this.userTurns.push({ turn: this.userTurns.length + 1, text: clean(item.text), ts: item.ts, node });
         break;
+      }
       case 'assistant': {
         if (typeof item.text === 'string' && item.text.trim()) {
           const msg = this.assistant(item.ts, item.provider);
@@ -128,6 +129,7 @@ export class Conversation {
         break;
       case 'rewound':
         this.closeText();
+        this.cut(item.turn);
         this.add(el('div', 'divider rewound', `rewound to before message ${num(item.turn)}`));
         if (typeof item.turn === 'number') this.userTurns.length = Math.max(0, Math.min(this.userTurns.length, item.turn - 1));
         break;
@@ -137,6 +139,20 @@ export class Conversation {
       default:
         break;
     }
+  }
+
+  /**
+   * A rewind: user message `turn` and all after it leave the view, as the
+   * session (and the TUI) no longer has them; the transcript keeps them.
+   * Not on a cut-short transcript, whose messages cannot be numbered.
+   */
+  cut(turn) {
+    if (this.truncated || typeof turn !== 'number') return;
+    const from = this.userTurns[turn - 1];
+    if (!from || !from.node || from.node.parentNode !== this.root) return;
+    while (from.node.nextSibling) from.node.nextSibling.remove();
+    from.node.remove();
+    for (const [id, tool] of this.tools) if (!tool.node.isConnected) this.tools.delete(id);
   }
 
   // ---- entries ----
