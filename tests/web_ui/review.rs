@@ -92,6 +92,15 @@ async fn a_message_sent_while_reading_up_brings_the_view_down() {
     // What the user just sent and its answer are in view, as in any chat.
     page.wait_for(&format!("{FROM_BOTTOM} < 48"), "the view at the bottom")
         .await;
+    // So does a command, whose notice says it was taken.
+    page.eval("document.querySelector('#conversation').scrollTop = 0")
+        .await;
+    say(&page, "/local").await;
+    page.wait_for(
+        &format!("{FROM_BOTTOM} < 48"),
+        "the view at the bottom after a command",
+    )
+    .await;
     rig.stop().await;
 }
 

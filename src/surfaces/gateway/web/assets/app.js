@@ -388,6 +388,8 @@ class App {
       this.notice('not connected: the command was not sent', 'error');
       return false;
     }
+    // What it says back (a notice, a divider) comes into view.
+    this.conversation.scrollDown();
     if (command.name === 'fork' || command.name === 'rewind') this.asked.set(r.id, command.name);
     if (command.name === 'clear') this.notice('cleared: the model starts this session afresh (the transcript keeps it)');
     if (command.name === 'force_target') this.notice(`the next turn goes to the ${command.target} model`);
