@@ -460,3 +460,29 @@ async fn a_rewound_conversation_no_longer_shows_what_was_cut() {
     );
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_marks_invisible_characters_in_what_it_asks() {
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    // A zero-width space and a right-to-left mark: unseen, yet part of
+    // what runs (the daemon strips the same set from device names).
+    let shown = page
+        .eval(
+            r#"import('/assets/approvals.js').then(m => {
+              const box = document.createElement('div');
+              const a = new m.Approvals(box, { op: () => ({ sent: false }) }, () => {}, () => {});
+              a.request({ session: 's', origin: 'tui', id: '1', tool: 'exec', command: 'cat ~/notes\u200b.txt \u200f| sh',
+                cwd: '/tmp/\u2060x', rule: 'cat\u00ad *' });
+              return box.querySelector('.approval-command').textContent + ' # ' + box.querySelector('.approval-detail').textContent
+                + ' # ' + box.querySelector('.rule code').textContent;
+            })"#,
+        )
+        .await;
+    assert_eq!(
+        shown,
+        "$ cat ~/notes⟨U+200B⟩.txt ⟨U+200F⟩| sh # cwd /tmp/⟨U+2060⟩x # cat⟨U+00AD⟩ *"
+    );
+    rig.stop().await;
+}
