@@ -11,5 +11,6 @@ mod cdp_check;
 mod chat;
 mod layout;
 mod measure;
+mod review;
 mod rig;
 mod screenshots;

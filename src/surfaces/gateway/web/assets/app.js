@@ -307,10 +307,13 @@ class App {
   }
 
   showPane(name) {
+    // Where the chat was read, taken before a phone's tab hides it.
+    if (document.body.dataset.pane === 'conversation') this.conversation.remember();
     document.body.dataset.pane = name;
     for (const tab of document.querySelectorAll('#tabs button[data-pane]')) {
       tab.setAttribute('aria-selected', tab.dataset.pane === name ? 'true' : 'false');
     }
+    if (name === 'conversation') this.conversation.shown();
     const pane = document.querySelector(`#pane-${name}`);
     if (pane && window.matchMedia('(min-width: 900px)').matches && name !== 'conversation' && name !== 'sessions') {
       pane.scrollIntoView({ block: 'nearest' });
@@ -360,6 +363,8 @@ class App {
       return false;
     }
     this.sent.set(r.id, op);
+    // As in any chat: what you just sent, and its answer, come into view.
+    this.conversation.scrollDown();
     // Kept only to give a refused message back: the oldest go first.
     if (this.sent.size > 200) this.sent.delete(this.sent.keys().next().value);
     this.sessions.ensure(session, 'web');
@@ -383,6 +388,8 @@ class App {
       this.notice('not connected: the command was not sent', 'error');
       return false;
     }
+    // What it says back (a notice, a divider) comes into view.
+    this.conversation.scrollDown();
     if (command.name === 'fork' || command.name === 'rewind') this.asked.set(r.id, command.name);
     if (command.name === 'clear') this.notice('cleared: the model starts this session afresh (the transcript keeps it)');
     if (command.name === 'force_target') this.notice(`the next turn goes to the ${command.target} model`);

@@ -8,6 +8,15 @@ import { notify } from './notify.js';
 
 const KEEP_DECIDED = 10;
 
+// Format characters that show as nothing (zero-width, direction marks,
+// soft hyphen; the daemon strips the same from device names). In what a
+// card asks to approve they are named, so that nothing differs unseen.
+const INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u2060-\u206f\ufeff]/g;
+
+function shown(value) {
+  return clean(value).replace(INVISIBLE, (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`);
+}
+
 const SCOPES = {
   once: 'approved once',
   session: 'approved for the session',
@@ -53,23 +62,23 @@ export class Approvals {
     card.append(el('div', 'approval-head', el('span', 'approval-tool', tool), badge(ev.origin), session));
     const prompt = tool === 'exec' ? '$ ' : tool === 'web_fetch' ? 'GET ' : '';
     const code = el('code');
-    highlight(clean(ev.command), mcp ? 'json' : tool === 'exec' ? 'bash' : '', code);
+    highlight(shown(ev.command), mcp ? 'json' : tool === 'exec' ? 'bash' : '', code);
     card.append(el('pre', 'approval-command', el('span', 'prompt', prompt), code));
-    if (ev.cwd) card.append(el('div', 'approval-detail', el('span', 'label', mcp ? 'mcp ' : 'cwd '), clean(ev.cwd)));
+    if (ev.cwd) card.append(el('div', 'approval-detail', el('span', 'label', mcp ? 'mcp ' : 'cwd '), shown(ev.cwd)));
     if (ev.sandbox) {
       card.append(
         el('div', 'approval-detail sandbox', ev.escalation ? `sandbox: none this time (it failed in ${clean(ev.sandbox)})` : `sandbox: ${clean(ev.sandbox)}`),
       );
     }
-    const rule = ev.rule && !ev.escalation ? clean(ev.rule) : null;
+    const rule = ev.rule && !ev.escalation ? shown(ev.rule) : null;
     if (rule) {
-      const covers = ev.rule_covers ? ` — remembers ${clean(ev.rule_covers)}` : '';
+      const covers = ev.rule_covers ? ` — remembers ${shown(ev.rule_covers)}` : '';
       card.append(el('div', 'approval-detail rule', el('span', 'label', 'rule '), el('code', null, rule), covers));
     } else if (tool === 'exec' && !ev.escalation) {
       card.append(el('div', 'approval-detail warn', 'shell syntax (pipe, redirect, chaining, substitution): always asked, never a rule'));
     }
     if (ev.escalation) {
-      card.append(el('div', 'approval-detail warn', 'The sandbox refused it:'), el('pre', 'approval-escalation', clean(ev.escalation)));
+      card.append(el('div', 'approval-detail warn', 'The sandbox refused it:'), el('pre', 'approval-escalation', shown(ev.escalation)));
     }
     card.append(this.actions(id, ev, rule), el('div', 'decided-by'));
     return card;

@@ -13,7 +13,25 @@ export class Conversation {
   constructor(root) {
     this.root = root;
     this.session = null;
+    // Whether the view follows the newest entry, and where the reader
+    // was: kept while the pane is hidden (a phone's other tab), where the
+    // element measures 0 and loses its scroll position.
+    this.follow = true;
+    this.readTop = 0;
+    root.addEventListener('scroll', () => this.remember(), { passive: true });
     this.reset(null);
+  }
+
+  remember() {
+    if (this.root.clientHeight === 0) return;
+    this.follow = this.measureBottom();
+    this.readTop = this.root.scrollTop;
+  }
+
+  /** The pane is shown again: at the bottom if it followed, else where it was read. */
+  shown() {
+    if (this.follow) this.scrollDown();
+    else this.root.scrollTop = this.readTop;
   }
 
   /** Empties the view for `session` (null: nothing open). */
@@ -24,13 +42,18 @@ export class Conversation {
     this.tools = new Map();
     this.userTurns = [];
     this.truncated = false;
+    this.follow = true;
     fill(this.root);
     if (placeholder) this.root.append(el('p', 'placeholder', placeholder));
   }
 
-  atBottom() {
+  measureBottom() {
     const r = this.root;
     return r.scrollHeight - r.scrollTop - r.clientHeight < 48;
+  }
+
+  atBottom() {
+    return this.root.clientHeight === 0 ? this.follow : this.measureBottom();
   }
 
   /** Appends a node, keeping the view at the bottom when it was there. */
@@ -54,6 +77,7 @@ export class Conversation {
 
   scrollDown() {
     this.root.scrollTop = this.root.scrollHeight;
+    this.follow = true;
   }
 
   // ---- the transcript ----
@@ -76,11 +100,12 @@ export class Conversation {
 
   item(item) {
     switch (item.item) {
-      case 'user':
+      case 'user': {
         this.closeText();
-        this.user(item.origin, item.text, item.ts);
-        this.userTurns.push({ turn: this.userTurns.length + 1, text: clean(item.text), ts: item.ts });
+        const node = this.user(item.origin, item.text, item.ts);
+        this.userTurns.push({ turn: this.userTurns.length + 1, text: clean(item.text), ts: item.ts, node });
         break;
+      }
       case 'assistant': {
         if (typeof item.text === 'string' && item.text.trim()) {
           const msg = this.assistant(item.ts, item.provider);
@@ -104,6 +129,7 @@ export class Conversation {
         break;
       case 'rewound':
         this.closeText();
+        this.cut(item.turn);
         this.add(el('div', 'divider rewound', `rewound to before message ${num(item.turn)}`));
         if (typeof item.turn === 'number') this.userTurns.length = Math.max(0, Math.min(this.userTurns.length, item.turn - 1));
         break;
@@ -113,6 +139,20 @@ export class Conversation {
       default:
         break;
     }
+  }
+
+  /**
+   * A rewind: user message `turn` and all after it leave the view, as the
+   * session (and the TUI) no longer has them; the transcript keeps them.
+   * Not on a cut-short transcript, whose messages cannot be numbered.
+   */
+  cut(turn) {
+    if (this.truncated || typeof turn !== 'number') return;
+    const from = this.userTurns[turn - 1];
+    if (!from || !from.node || from.node.parentNode !== this.root) return;
+    while (from.node.nextSibling) from.node.nextSibling.remove();
+    from.node.remove();
+    for (const [id, tool] of this.tools) if (!tool.node.isConnected) this.tools.delete(id);
   }
 
   // ---- entries ----
@@ -184,11 +224,11 @@ export class Conversation {
     if (!this.openReasoning) {
       const body = el('div', 'reasoning-body');
       const node = el('details', 'reasoning', el('summary', null, 'reasoning'), body);
-      this.openReasoning = { node, body, text: '' };
+      this.openReasoning = { node, body };
       this.add(node);
     }
-    this.openReasoning.text += clean(text);
-    this.openReasoning.body.textContent = this.openReasoning.text;
+    // Appended: setting the whole text again per delta was quadratic.
+    this.openReasoning.body.append(document.createTextNode(clean(text)));
   }
 
   final(text) {

@@ -133,13 +133,18 @@ export function newSessionId() {
   return `web-${stamp}-${rand}`;
 }
 
-/** A short one-line rendering of a tool call's arguments. */
+/**
+ * A short one-line rendering of a tool call's arguments. All of it on the
+ * line, not its first line: `ls` then `rm -rf ~` on the next, or a tail
+ * pushed out of sight by a run of spaces, must not read as a harmless
+ * command. Line breaks show as ⏎, runs of blanks as one space.
+ */
 export function argsLine(args, max = 120) {
   if (args === null || args === undefined) return '';
-  if (typeof args !== 'object') return oneLine(String(args), max);
+  if (typeof args !== 'object') return flat(String(args), max);
   const preferred = ['command', 'path', 'url', 'query', 'task', 'pattern'];
   for (const key of preferred) {
-    if (typeof args[key] === 'string') return oneLine(args[key], max);
+    if (typeof args[key] === 'string') return flat(args[key], max);
   }
   let s;
   try {
@@ -147,7 +152,15 @@ export function argsLine(args, max = 120) {
   } catch {
     s = '';
   }
-  return oneLine(s, max);
+  return flat(s, max);
+}
+
+function flat(value, max) {
+  const t = clean(value)
+    .trim()
+    .replace(/[ \t]*\n\s*/g, ' ⏎ ')
+    .replace(/\s+/g, ' ');
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
 /** Numbers as people read them: 12,345. */

@@ -33,6 +33,10 @@ const LANGS = {
   },
   bash: {
     line: ['#'],
+    // As bash reads it (an approval shows what will run): `#` starts a
+    // comment only at a word's start, and `'…'` escapes nothing.
+    wordComment: true,
+    rawQuote: "'",
     quotes: '"\'',
     kw: words('if then else elif fi for while until do done case esac in function return local export set unset echo cd exit source sudo'),
     lit: words('true false'),
@@ -123,7 +127,8 @@ function tokens(src, spec, parent) {
   let i = 0;
   while (i < src.length) {
     const c = src[i];
-    const lineComment = (spec.line || []).find((m) => src.startsWith(m, i));
+    const wordStart = !spec.wordComment || i === 0 || /\s/.test(src[i - 1]);
+    const lineComment = wordStart && (spec.line || []).find((m) => src.startsWith(m, i));
     if (lineComment) {
       const end = src.indexOf('\n', i);
       const stop = end < 0 ? src.length : end;
@@ -141,11 +146,15 @@ function tokens(src, spec, parent) {
     if (spec.quotes.includes(c)) {
       let k = i + 1;
       while (k < src.length && src[k] !== c) {
-        if (src[k] === '\\') k += 1;
+        if (src[k] === '\\' && c !== spec.rawQuote) k += 1;
         else if (src[k] === '\n' && c !== '`' && spec !== LANGS.python) break;
         k += 1;
       }
-      emit('hl-str', src.slice(i, k + 1));
+      const str = src.slice(i, k + 1);
+      // A command substitution runs inside bash's double quotes: not
+      // shown as inert string text.
+      if (spec.rawQuote && c === '"' && /\$\(|`/.test(str)) plain += str;
+      else emit('hl-str', str);
       i = k + 1;
       continue;
     }

@@ -1,7 +1,7 @@
-// The input box and the keyboard: Enter sends, Shift+Enter breaks the
-// line, Esc interrupts (empty box) or closes an overlay, slash commands,
-// the draft kept per session (sessionStorage), the /rewind picker and the
-// /help overlay.
+// The input box and the keyboard: Enter sends (a new line on a touch
+// screen), Shift+Enter breaks the line, Esc interrupts (empty box) or
+// closes an overlay, slash commands, the draft kept per session
+// (sessionStorage), the /rewind picker and the /help overlay.
 
 import { button, clean, clock, el, fill, oneLine, store } from './dom.js';
 
@@ -17,7 +17,7 @@ export const COMMANDS = [
 ];
 
 export const KEYS = [
-  ['Enter', 'send'],
+  ['Enter', 'send (on a touch screen: a new line; the send button sends)'],
   ['Shift+Enter', 'new line'],
   ['PgUp · PgDn', 'scroll the conversation'],
   ['Esc', 'interrupt the running turn (empty box) · close a picker or this help'],
@@ -27,6 +27,11 @@ export const KEYS = [
   ['Alt+A', 'show the approvals'],
   ['?', 'this help (when not typing)'],
 ];
+
+/** A touch screen is the main pointer (a phone, a tablet). */
+function touch() {
+  return window.matchMedia('(pointer: coarse)').matches;
+}
 
 export class Input {
   constructor(app) {
@@ -49,6 +54,7 @@ export class Input {
       this.saveTimer = setTimeout(() => this.saveDraft(), 250);
     });
     document.addEventListener('keydown', (e) => this.globalKey(e));
+    if (touch()) this.box.placeholder = 'message · /help';
     // A reload or a closed tab within the debounce keeps the last keys too.
     window.addEventListener('pagehide', () => this.saveDraft());
     this.buildHelp();
@@ -149,7 +155,10 @@ export class Input {
 
   boxKey(e) {
     if (e.isComposing || e.keyCode === 229) return;
-    if (e.key === 'Enter' && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) {
+    const modified = e.shiftKey || e.altKey || e.ctrlKey || e.metaKey;
+    // A phone's keyboard has no Shift+Enter: there Enter breaks the line
+    // and the send button (or Ctrl+Enter) sends, as chat apps do.
+    if (e.key === 'Enter' && ((!modified && !touch()) || (touch() && (e.ctrlKey || e.metaKey)))) {
       e.preventDefault();
       this.submit();
     } else if (e.key === 'PageUp' || e.key === 'PageDown') {
@@ -185,12 +194,13 @@ export class Input {
       this.app.focusSessions();
       return;
     }
-    if (e.altKey && (e.key === 'n' || e.key === 'N')) {
+    // By the key's code too: on a Mac, Option+A types `å` and Option+N a dead key.
+    if (e.altKey && (e.key === 'n' || e.key === 'N' || e.code === 'KeyN')) {
       e.preventDefault();
       this.app.newSession();
       return;
     }
-    if (e.altKey && (e.key === 'a' || e.key === 'A')) {
+    if (e.altKey && (e.key === 'a' || e.key === 'A' || e.code === 'KeyA')) {
       e.preventDefault();
       this.app.showPane('approvals');
       return;

@@ -12,7 +12,6 @@ const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/;
 const RULE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
 const QUOTE = /^ {0,3}>\s?(.*)$/;
 const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
-const TABLE_SEP = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 
 /** The text rendered as a fragment of block elements. */
 export function render(source) {
@@ -61,7 +60,7 @@ function blocks(lines, out, depth) {
       i = list(lines, i, out, depth);
       continue;
     }
-    if (line.includes('|') && i + 1 < lines.length && TABLE_SEP.test(lines[i + 1]) && lines[i + 1].includes('-')) {
+    if (line.includes('|') && i + 1 < lines.length && tableSep(lines[i + 1])) {
       i = table(lines, i, out);
       continue;
     }
@@ -192,6 +191,17 @@ function task(line, item) {
     if (n > 0) item.append(el('br'));
     inline(part, item);
   });
+}
+
+/**
+ * A table's `|---|:-:|` line. Cell by cell, not one pattern: runs of
+ * spaces around optional pipes backtrack quadratically in a pattern.
+ */
+function tableSep(line) {
+  let s = line.trim();
+  if (s.startsWith('|')) s = s.slice(1);
+  if (s.endsWith('|')) s = s.slice(0, -1);
+  return s.includes('-') && s.split('|').every((c) => /^:?-+:?$/.test(c.trim()));
 }
 
 function splitRow(line) {
@@ -347,12 +357,7 @@ export function inline(src, parent, depth = 0) {
       URL_AT.lastIndex = i;
       const m = URL_AT.exec(src);
       if (m) {
-        let url = m[0];
-        while (/[.,;:!?'")\]*_]$/.test(url)) {
-          // A closing bracket belongs to the URL when it opened one inside.
-          if (url.endsWith(')') && (url.match(/\(/g) || []).length >= (url.match(/\)/g) || []).length) break;
-          url = url.slice(0, -1);
-        }
+        const url = trimUrl(m[0]);
         const made = link(url, url);
         if (made) {
           flush();
@@ -361,6 +366,11 @@ export function inline(src, parent, depth = 0) {
           i += url.length;
           continue;
         }
+        // Not a URL after all: all of it is text, not tried again from
+        // each later `h` in it (that was quadratic).
+        buf += m[0];
+        i += m[0].length;
+        continue;
       }
     }
     buf += c;
@@ -368,6 +378,29 @@ export function inline(src, parent, depth = 0) {
   }
   flush();
   return parent;
+}
+
+/**
+ * A bare URL less the punctuation that ends its sentence; a `)` stays when
+ * it closes a `(` of the URL (`…/Rust_(language)`). One pass: counting the
+ * parentheses again per character was quadratic on `http://a)))…`.
+ */
+function trimUrl(raw) {
+  let opens = 0;
+  let closes = 0;
+  for (const ch of raw) {
+    if (ch === '(') opens += 1;
+    else if (ch === ')') closes += 1;
+  }
+  let end = raw.length;
+  while (end > 0 && '.,;:!?\'")]*_'.includes(raw[end - 1])) {
+    if (raw[end - 1] === ')') {
+      if (opens >= closes) break;
+      closes -= 1;
+    }
+    end -= 1;
+  }
+  return raw.slice(0, end);
 }
 
 /** Where a run of `n` × `c` can close emphasis, in order (cached per text). */
@@ -453,5 +486,26 @@ function bracketLink(scan, i, parent, flush, depth) {
   if (image) made.a.append(document.createTextNode(`🖼 ${label || 'image'}`));
   else inline(label, made.a, depth + 1);
   parent.append(made.a);
+  // Where it goes, when the text does not say it: an image's, or a text
+  // that names another site (`[https://github.com/login](https://evil…)`).
+  const host = hostOf(made.a.href);
+  if (host && (image || (looksLikeSite(label) && hostOf(label) !== host))) {
+    parent.append(el('span', 'md-link-host', ` (${host})`));
+  }
   return end + 1;
+}
+
+/** A text that reads as a web address: `https://x.y/…`, `www.x.y`, `x.com`. */
+function looksLikeSite(text) {
+  return /^\s*(https?:\/\/|www\.)?[\w-]+(\.[\w-]+)+([/?#]\S*)?\s*$/i.test(text);
+}
+
+/** The host a URL or bare domain names, lower case; '' when none. */
+function hostOf(text) {
+  const t = text.trim();
+  try {
+    return new URL(/^[a-z]+:/i.test(t) ? t : `https://${t}`).hostname.replace(/^www\./, '');
+  } catch {
+    return '';
+  }
 }
