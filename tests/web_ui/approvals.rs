@@ -105,6 +105,31 @@ async fn an_exec_approved_from_the_page_runs_once_and_a_denied_one_does_not() {
             .is_some_and(|c| c.contains("denied")),
         "{results:?}"
     );
+
+    // Reloaded from the transcript, which keeps a call's output but not
+    // whether it succeeded: the call reads `done`, never a made-up `ok`.
+    let url = page.eval("location.href").await;
+    page.goto(url.as_str().expect("the page's URL")).await;
+    super::rig::wait_ready(&page).await;
+    page.click(&format!("#sessions li[data-session=\"{session}\"]"))
+        .await;
+    let state = |text: &str| {
+        format!(
+            "([...document.querySelectorAll('#conversation details.tool')]\
+             .find(t => t.textContent.includes({})) || {{dataset: {{}}}}).dataset.state",
+            js_str(text)
+        )
+    };
+    page.wait_for(
+        &format!("{} === 'done'", state("web-approved-7")),
+        "the reloaded call's state: done",
+    )
+    .await;
+    page.wait_for(
+        &format!("{} === 'denied'", state("web-denied-8")),
+        "the reloaded denied call's state: denied",
+    )
+    .await;
     page.assert_no_script_errors();
     rig.stop().await;
 }

@@ -6,7 +6,9 @@ import { argsLine, badge, clean, clock, el, fill, num } from './dom.js';
 import { render as markdown } from './markdown.js';
 import { highlight } from './highlight.js';
 
-const STATES = ['running', 'ok', 'failed', 'denied'];
+// `done`: a call read back from the transcript, which keeps its output
+// but not whether it succeeded (the TUI shows such a call as restored).
+const STATES = ['running', 'ok', 'failed', 'denied', 'done'];
 const MAX_ENTRIES = 3000;
 
 export class Conversation {
@@ -119,7 +121,7 @@ export class Conversation {
       case 'tool_result': {
         const tool = this.tools.get(clean(item.id));
         if (tool) {
-          this.setState(tool, item.denied ? 'denied' : 'ok');
+          this.setState(tool, item.denied ? 'denied' : 'done', item.denied ? '' : 'from the transcript: success is not recorded');
           this.output(tool, item.output);
         }
         break;

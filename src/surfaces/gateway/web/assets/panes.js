@@ -146,7 +146,7 @@ export class Panes {
 
   memoryHits(ev) {
     const hits = Array.isArray(ev.hits) ? ev.hits : [];
-    fill(this.memory, el('p', 'pane-note', `${hits.length} hits for “${clean(ev.query)}”`));
+    fill(this.memory, el('p', 'pane-note', `${hits.length} ${hits.length === 1 ? 'hit' : 'hits'} for “${clean(ev.query)}”`));
     for (const hit of hits) {
       const where = `${clean(hit.path)}:${num(hit.start_line)}–${num(hit.end_line)}`;
       const score = typeof hit.score === 'number' ? hit.score.toFixed(3) : '';
