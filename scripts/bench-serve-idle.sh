@@ -104,3 +104,8 @@ awk -v max="$max" -v sum="$sum" -v n="$n" -v t0="$start_ticks" -v t1="$end_ticks
   printf "RSS max %.1f MiB, mean %.1f MiB; threads %d\n", max / 1024, sum / n / 1024, th
   printf "CPU %.3f%% of one core (%d ticks at %d Hz over %d s)\n", (t1 - t0) / hz / w * 100, t1 - t0, hz, w
 }'
+# Which memory: the process's own (anonymous) or pages of the binary and
+# libraries it touched (file-backed).
+awk '/^Anonymous:/ {a = $2} /^Rss:/ {r = $2} END {
+  printf "smaps: anonymous %.1f MiB, file-backed %.1f MiB\n", a / 1024, (r - a) / 1024
+}' "/proc/$pid/smaps_rollup"
