@@ -20,10 +20,9 @@ const HELD_AT_MOST: Duration = Duration::from_secs(60);
 /// The connections one peer may hold at once (`tcp_accept::MAX_PER_PEER`).
 const PEER_SHARE: usize = 16;
 
-/// Sends a request head a line at a time, a line every 2 s, never ending
-/// it; returns once the server answers or closes the connection.
-async fn dribble(mut socket: TcpStream, host: String) {
-    let head = format!("GET / HTTP/1.1\r\nHost: {host}\r\n");
+/// Sends `head`, then `drop` every 2 s, never ending the request;
+/// returns once the server answers or closes the connection.
+async fn drip(mut socket: TcpStream, head: String, drop: &'static [u8]) {
     if socket.write_all(head.as_bytes()).await.is_err() {
         return;
     }
@@ -32,7 +31,7 @@ async fn dribble(mut socket: TcpStream, host: String) {
         tokio::select! {
             _ = socket.read(&mut buf) => return,
             () = tokio::time::sleep(Duration::from_secs(2)) => {
-                if socket.write_all(b"X-Slow: 1\r\n").await.is_err() {
+                if socket.write_all(drop).await.is_err() {
                     return;
                 }
             }
@@ -40,27 +39,20 @@ async fn dribble(mut socket: TcpStream, host: String) {
     }
 }
 
+/// A request head sent a line at a time, never ended.
+async fn dribble(socket: TcpStream, host: String) {
+    let head = format!("GET / HTTP/1.1\r\nHost: {host}\r\n");
+    drip(socket, head, b"X-Slow: 1\r\n").await;
+}
+
 /// A pairing request whose body (said to be 1000 bytes) comes a byte
-/// every 2 s; returns once the server answers or closes the connection.
-async fn trickle_body(mut socket: TcpStream, host: String) {
+/// every 2 s.
+async fn trickle_body(socket: TcpStream, host: String) {
     let head = format!(
         "POST /api/pair HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n\
          Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{"
     );
-    if socket.write_all(head.as_bytes()).await.is_err() {
-        return;
-    }
-    let mut buf = [0u8; 256];
-    loop {
-        tokio::select! {
-            _ = socket.read(&mut buf) => return,
-            () = tokio::time::sleep(Duration::from_secs(2)) => {
-                if socket.write_all(b" ").await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
+    drip(socket, head, b" ").await;
 }
 
 /// One whole request, then silence on the kept-alive connection; returns

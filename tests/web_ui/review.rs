@@ -382,6 +382,21 @@ async fn alt_shortcuts_work_where_alt_types_a_letter() {
     rig.stop().await;
 }
 
+/// Renders approval cards off-page with the page's own module: `requests`
+/// calls `a.request({...})` on them, `read` is an expression of `box`
+/// (the cards' container) whose value is returned.
+async fn approval_cards(page: &crate::support::cdp::Page<'_>, requests: &str, read: &str) -> Value {
+    page.eval(&format!(
+        "import('/assets/approvals.js').then(m => {{
+           const box = document.createElement('div');
+           const a = new m.Approvals(box, {{ op: () => ({{ sent: false }}) }}, () => {{}}, () => {{}});
+           {requests}
+           return {read};
+         }})"
+    ))
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approvals_command_never_shows_what_runs_as_a_comment_or_a_string() {
     let rig = Rig::start().await;
@@ -390,19 +405,15 @@ async fn an_approvals_command_never_shows_what_runs_as_a_comment_or_a_string() {
     // Bash runs `rm -rf ~` in each: `#` inside a word starts no comment,
     // a backslash escapes nothing inside single quotes, and a command
     // substitution runs inside double quotes.
-    let shown = page
-        .eval(
-            r#"import('/assets/approvals.js').then(m => {
-              const box = document.createElement('div');
-              const a = new m.Approvals(box, { op: () => ({ sent: false }) }, () => {}, () => {});
-              a.request({ session: 's', origin: 'tui', id: '1', tool: 'exec', command: 'curl http://x/a#b; rm -rf ~', cwd: '/' });
-              a.request({ session: 's', origin: 'tui', id: '2', tool: 'exec', command: "echo 'a\\'; rm -rf ~; echo '", cwd: '/' });
-              a.request({ session: 's', origin: 'tui', id: '3', tool: 'exec', command: 'echo "$(rm -rf ~)" "`rm -rf ~`"', cwd: '/' });
-              return [...box.querySelectorAll('.approval-command .hl-com, .approval-command .hl-str')]
-                .map(s => s.textContent).filter(t => t.includes('rm -rf')).join(' | ');
-            })"#,
-        )
-        .await;
+    let shown = approval_cards(
+        &page,
+        r#"a.request({ session: 's', origin: 'tui', id: '1', tool: 'exec', command: 'curl http://x/a#b; rm -rf ~', cwd: '/' });
+           a.request({ session: 's', origin: 'tui', id: '2', tool: 'exec', command: "echo 'a\\'; rm -rf ~; echo '", cwd: '/' });
+           a.request({ session: 's', origin: 'tui', id: '3', tool: 'exec', command: 'echo "$(rm -rf ~)" "`rm -rf ~`"', cwd: '/' });"#,
+        "[...box.querySelectorAll('.approval-command .hl-com, .approval-command .hl-str')]\
+         .map(s => s.textContent).filter(t => t.includes('rm -rf')).join(' | ')",
+    )
+    .await;
     assert_eq!(shown, "");
     rig.stop().await;
 }
@@ -468,18 +479,14 @@ async fn an_approval_marks_invisible_characters_in_what_it_asks() {
     let page = rig.signed_in(browser).await;
     // A zero-width space and a right-to-left mark: unseen, yet part of
     // what runs (the daemon strips the same set from device names).
-    let shown = page
-        .eval(
-            r#"import('/assets/approvals.js').then(m => {
-              const box = document.createElement('div');
-              const a = new m.Approvals(box, { op: () => ({ sent: false }) }, () => {}, () => {});
-              a.request({ session: 's', origin: 'tui', id: '1', tool: 'exec', command: 'cat ~/notes\u200b.txt \u200f| sh',
-                cwd: '/tmp/\u2060x', rule: 'cat\u00ad *' });
-              return box.querySelector('.approval-command').textContent + ' # ' + box.querySelector('.approval-detail').textContent
-                + ' # ' + box.querySelector('.rule code').textContent;
-            })"#,
-        )
-        .await;
+    let shown = approval_cards(
+        &page,
+        r#"a.request({ session: 's', origin: 'tui', id: '1', tool: 'exec', command: 'cat ~/notes\u200b.txt \u200f| sh',
+             cwd: '/tmp/\u2060x', rule: 'cat\u00ad *' });"#,
+        "box.querySelector('.approval-command').textContent + ' # ' + box.querySelector('.approval-detail').textContent \
+         + ' # ' + box.querySelector('.rule code').textContent",
+    )
+    .await;
     assert_eq!(
         shown,
         "$ cat ~/notes⟨U+200B⟩.txt ⟨U+200F⟩| sh # cwd /tmp/⟨U+2060⟩x # cat⟨U+00AD⟩ *"
