@@ -71,6 +71,7 @@ async fn keep_status(
             }
             next_probe = tokio::time::Instant::now() + HEALTH_EVERY;
         }
+        redact(&mut status);
         tx.send_if_modified(|now| {
             let changed = *now != status;
             *now = status;
@@ -85,6 +86,30 @@ async fn keep_status(
             Some(()) = changed(&mut bots.telegram) => {}
             () = tokio::time::sleep_until(next_probe), if probe.is_some() => {}
             () = tx.closed() => return,
+        }
+    }
+}
+
+/// The status as every window may show it: an MCP server's last error
+/// carries its stderr, and a bot's detail the error it stopped on, which
+/// may quote a key; a status is no event, so the bus's redaction never
+/// sees it.
+fn redact(status: &mut CoreStatus) {
+    use crate::sessions::redact_as_read;
+    for server in &mut status.mcp {
+        if let Some(error) = &mut server.last_error {
+            redact_as_read(error);
+        }
+    }
+    for bot in [&mut status.discord, &mut status.telegram]
+        .into_iter()
+        .flatten()
+    {
+        if let BotStatus::Ready(detail)
+        | BotStatus::Reconnecting(detail)
+        | BotStatus::Stopped(detail) = bot
+        {
+            redact_as_read(detail);
         }
     }
 }

@@ -228,3 +228,45 @@ async fn a_peer_that_reads_nothing_cannot_hold_the_listener() {
     drop(held);
     page.daemon.stop().await;
 }
+
+/// An MCP server that dies printing its key: the status frame's
+/// `last_error` carries the server's stderr, and a status frame is no
+/// event, so the bus's redaction never saw it.
+#[tokio::test]
+async fn a_crashing_mcp_servers_key_in_its_stderr_is_redacted_in_the_status() {
+    const KEY: &str = "mcp-status-key-7d41c09e5b";
+    let llama = FakeLlama::start().await;
+    let crash = "[mcp.servers.crash]\ncommand = \"sh\"\n\
+                 args = [\"-c\", \"echo auth failed for key=$CRASH_KEY >&2; exit 3\"]\n\
+                 env = { CRASH_KEY = \"${WEBUI_MCP_KEY}\" }\n";
+    let page = Page::with(Daemon::start_with(&llama, crash, &[("WEBUI_MCP_KEY", KEY)]).await);
+    let (_, token) = page.sign_in().await;
+    let mut socket = page.said_hello(&token).await;
+    let failed = loop {
+        let frame = tokio::time::timeout(Duration::from_secs(60), next(&mut socket))
+            .await
+            .expect("a status frame with the failed server within 60 s")
+            .expect("the socket open");
+        assert!(
+            !frame.to_string().contains(KEY),
+            "the page got the key: {frame}"
+        );
+        let servers = frame["mcp"].as_array().cloned().unwrap_or_default();
+        // The stderr tail is in the error once the server's output was
+        // read before it was seen to fail (it is retried until it is).
+        let with_stderr = |s: &&serde_json::Value| {
+            s["state"] == "failed"
+                && s["last_error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("auth failed"))
+        };
+        if frame["frame"] == "status"
+            && let Some(server) = servers.iter().find(with_stderr)
+        {
+            break server.clone();
+        }
+    };
+    let error = failed["last_error"].as_str().unwrap_or_default();
+    assert!(error.contains("auth failed for key=[redacted"), "{failed}");
+    page.daemon.stop().await;
+}
