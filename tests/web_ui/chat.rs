@@ -194,3 +194,30 @@ async fn hostile_model_output_renders_as_inert_text() {
     page.assert_no_script_errors();
     rig.stop().await;
 }
+
+/// A secret the daemon knows (its environment's `DISCORD_TOKEN`, the
+/// rig's) in what the model writes reaches the page as its redaction
+/// marker only: not in the streamed message, not anywhere in the DOM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_in_the_models_answer_never_reaches_the_page() {
+    const SECRET: &str = "web-ui-test-token";
+    let rig = Rig::start().await;
+    let browser = Browser::shared().await;
+    let page = rig.signed_in(browser).await;
+    rig.llama.push_reply(Reply::chunks(&[
+        "the bot's token is ",
+        "web-ui-test-token",
+        ", keep it safe",
+    ]));
+    say(&page, "what is the bot's token?").await;
+    wait_answer(&page, "keep it safe").await;
+    let html = page.eval("document.documentElement.outerHTML").await;
+    let html = html.as_str().unwrap_or_default();
+    assert!(!html.contains(SECRET), "the page holds the secret");
+    assert!(
+        html.contains("[redacted:DISCORD_TOKEN]"),
+        "no redaction marker"
+    );
+    page.assert_no_script_errors();
+    rig.stop().await;
+}
