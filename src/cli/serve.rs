@@ -46,6 +46,10 @@ pub async fn run(
     ));
     if let Some(tcp) = &listeners.tcp {
         print::err(format_args!("egirl: listening on {}", tcp.url()));
+        print::err(format_args!(
+            "egirl: the web UI is at {} (sign a browser in with `egirl pair`)",
+            web_url(tcp.addr)
+        ));
     }
     print::err("egirl: stop with Ctrl+C or SIGTERM");
     let mut status = services.discord.as_ref().map(|d| d.status.clone());
@@ -103,4 +107,14 @@ async fn next_status(status: &mut Option<watch::Receiver<BotStatus>>, bot: &str)
 /// kill the process with a command still running).
 async fn wait_for_signal() {
     crate::stop_signals::StopSignals::watch().next().await;
+}
+
+/// Where a browser opens the page: the listener's address, or (listening
+/// on every interface) a placeholder for one of them.
+fn web_url(addr: std::net::SocketAddr) -> String {
+    if addr.ip().is_unspecified() {
+        format!("http://<this machine's address>:{}/", addr.port())
+    } else {
+        format!("http://{addr}/")
+    }
 }

@@ -425,3 +425,18 @@ async fn a_page_over_tls_gets_a_secure_cookie_and_signing_out_revokes_it() {
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED);
     page.daemon.stop().await;
 }
+
+/// `egirl serve` says where the page is, as a browser opens it.
+#[tokio::test]
+async fn serve_prints_the_pages_address() {
+    let llama = FakeLlama::start().await;
+    let daemon = Daemon::start(&llama).await;
+    let page = daemon.url.replace("ws://", "http://").replace("/ws", "/");
+    let (_dir, stderr) = daemon.stop().await;
+    assert!(
+        stderr.contains(&format!(
+            "egirl: the web UI is at {page} (sign a browser in with `egirl pair`)"
+        )),
+        "{stderr}"
+    );
+}
