@@ -2,7 +2,7 @@
 //! clients attach (docs/protocol.md).
 
 mod attach;
-mod attach_rig;
+pub(crate) mod attach_rig;
 mod backpressure;
 mod daemon;
 mod headless;

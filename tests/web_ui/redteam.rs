@@ -20,6 +20,21 @@ const HELD_AT_MOST: Duration = Duration::from_secs(60);
 /// The connections one peer may hold at once (`tcp_accept::MAX_PER_PEER`).
 const PEER_SHARE: usize = 16;
 
+/// Every one of `held` ends (the server closed it) within
+/// [`HELD_AT_MOST`]; else `who` still holds the listener.
+async fn assert_released(held: Vec<tokio::task::JoinHandle<()>>, who: &str) {
+    let released = tokio::time::timeout(HELD_AT_MOST, async {
+        for task in held {
+            task.await.unwrap();
+        }
+    })
+    .await;
+    assert!(
+        released.is_ok(),
+        "{who} still holds its connections after {HELD_AT_MOST:?}: the listener is its"
+    );
+}
+
 /// Sends `head`, then `drop` every 2 s, never ending the request;
 /// returns once the server answers or closes the connection.
 async fn drip(mut socket: TcpStream, head: String, drop: &'static [u8]) {
@@ -90,16 +105,7 @@ async fn a_peer_dribbling_request_heads_cannot_hold_the_listener() {
             tokio::spawn(dribble(socket, host.clone()))
         });
     }
-    let released = tokio::time::timeout(HELD_AT_MOST, async {
-        for task in held {
-            task.await.unwrap();
-        }
-    })
-    .await;
-    assert!(
-        released.is_ok(),
-        "a slow peer still holds its connections after {HELD_AT_MOST:?}: the listener is its"
-    );
+    assert_released(held, "a slow peer").await;
     assert_eq!(page.get("/", &[]).await.status(), StatusCode::OK);
     page.daemon.stop().await;
 }
@@ -116,16 +122,7 @@ async fn a_peer_trickling_a_pairing_body_cannot_hold_the_listener() {
         let socket = TcpStream::connect(&host).await.unwrap();
         held.push(tokio::spawn(trickle_body(socket, host.clone())));
     }
-    let released = tokio::time::timeout(HELD_AT_MOST, async {
-        for task in held {
-            task.await.unwrap();
-        }
-    })
-    .await;
-    assert!(
-        released.is_ok(),
-        "a slow body still holds its connections after {HELD_AT_MOST:?}: the listener is its"
-    );
+    assert_released(held, "a slow body").await;
     assert_eq!(page.get("/", &[]).await.status(), StatusCode::OK);
     page.daemon.stop().await;
 }

@@ -12,9 +12,10 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
+pub use crate::gateway::attach_rig::{exec_call, tool_results_with};
 use crate::support::cdp::{Browser, Page, js_str};
 use crate::support::fake_discord::{FakeDiscord, OWNER_ID, UserMessage};
-use crate::support::fake_llama::{FakeLlama, Reply};
+use crate::support::fake_llama::FakeLlama;
 use crate::tui::pty::{Launch, Pty};
 
 /// The owner's DM with the bot.
@@ -310,19 +311,4 @@ pub async fn wait_answer(page: &Page<'_>, text: &str) {
         &format!("the answer `{text}`"),
     )
     .await;
-}
-
-/// A model's exec call.
-pub fn exec_call(command: &str) -> Reply {
-    let args = serde_json::json!({ "command": command }).to_string();
-    Reply::tool_calls(&[("exec", &args)])
-}
-
-/// The tool results in a transcript whose output holds `text`.
-pub fn tool_results_with(transcript: &[Value], text: &str) -> usize {
-    transcript
-        .iter()
-        .filter(|r| r["role"] == "tool")
-        .filter(|r| r["content"].as_str().is_some_and(|c| c.contains(text)))
-        .count()
 }
