@@ -24,6 +24,7 @@ mod sizes;
 mod skills;
 mod support;
 mod telegram;
+mod tripups;
 mod tui;
 mod web;
 mod web_ui;
