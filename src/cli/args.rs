@@ -62,7 +62,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum CliCommand {
-    /// Write egirl.toml and the workspace templates (never overwriting).
+    /// Write egirl.toml, .env (mode 600, a placeholder per secret) and the
+    /// workspace templates (never overwriting).
     Init(init::InitArgs),
     /// Check config, workspace, endpoints and keys.
     Doctor,
@@ -73,8 +74,9 @@ pub enum CliCommand {
     /// Open the TUI on the core of a running egirl (`egirl serve`):
     /// TARGET is its socket (default: this workspace's) or ws://host:port.
     Attach(attach::AttachArgs),
-    /// Run without a TUI: Discord, Telegram, heartbeat, cron and the webhook until
-    /// SIGTERM or Ctrl+C.
+    /// Run without a TUI: serve the core on the workspace's socket, and run
+    /// Discord, Telegram, heartbeat, cron and the webhook, until SIGTERM,
+    /// SIGHUP or Ctrl+C.
     Serve,
     /// Skills: `egirl skills list [--json]`.
     Skills(skills::SkillsArgs),

@@ -7,6 +7,7 @@ mod duration;
 pub mod gateway;
 mod load;
 mod local;
+mod locate;
 pub mod mcp;
 mod proactive;
 pub mod reach;
