@@ -37,7 +37,10 @@ pub struct Cli {
     /// Session to use or resume (default: a new one).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// With -m: approve every exec the model asks for.
+    /// With -m: approve, once each, what would ask: commands (inside the
+    /// sandbox), web_fetch's new hosts and delegations to Claude Code;
+    /// never MCP tools, Claude Code's own permission requests, nor a
+    /// command asking to run outside the sandbox.
     #[arg(long, requires = "message")]
     pub approve_exec: bool,
     /// With --session: copy the session into a new one and print its id.

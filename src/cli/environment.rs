@@ -134,12 +134,9 @@ fn check_beyond_types(plan: &StartUpPlan) -> Result<(), Exit> {
                 let prefix = format!("[routing] {list}: ");
                 error(&format!("routing.{list}"), Some(rule), &message, &prefix)
             }
-            RuleError::Conflict { kind } => error(
-                "routing.always_remote",
-                Some(kind),
-                &message,
-                "[routing] ",
-            ),
+            RuleError::Conflict { kind } => {
+                error("routing.always_remote", Some(kind), &message, "[routing] ")
+            }
         });
     }
     let hours = &config.heartbeat.active_hours;

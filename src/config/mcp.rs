@@ -128,8 +128,7 @@ pub fn validate(config: &McpConfig) -> Result<(), (String, String)> {
             // prefix only when no server name holds `__` or ends in `_`.
             return Err((
                 key,
-                "a server name is letters, digits, `-` and `_` (no `__`, not ending in `_`)"
-                    .into(),
+                "a server name is letters, digits, `-` and `_` (no `__`, not ending in `_`)".into(),
             ));
         }
         match (&server.command, &server.url) {

@@ -172,7 +172,13 @@ async fn init_writes_a_config_for_this_machine_that_doctor_passes() {
     let url = fake.url();
     let out = egirl(
         home.path(),
-        &["init", "--dir", dir.to_str().expect("utf-8"), "--endpoint", &url],
+        &[
+            "init",
+            "--dir",
+            dir.to_str().expect("utf-8"),
+            "--endpoint",
+            &url,
+        ],
     )
     .await;
     assert!(out.status.success(), "{}", stderr(&out));
@@ -180,11 +186,7 @@ async fn init_writes_a_config_for_this_machine_that_doctor_passes() {
     let written = parse(&std::fs::read_to_string(&path).expect("config"), &path)
         .unwrap_or_else(|e| panic!("{e}"));
     let defaults = Config::default();
-    assert!(
-        written.local.server.is_none(),
-        "{:?}",
-        written.local.server
-    );
+    assert!(written.local.server.is_none(), "{:?}", written.local.server);
     assert_eq!(written.local.endpoint, url);
     assert_eq!(written.local.model, defaults.local.model);
     assert_eq!(written.local.context_length, defaults.local.context_length);
@@ -227,7 +229,10 @@ async fn routing_rules_active_hours_and_mcp_names_errors_give_a_position() {
         let config = dir.path().join("egirl.toml");
         let expected = format!("egirl: {}:{position}: `{key}`: ", config.display());
         assert_eq!(out.status.code(), Some(2), "{body}: {err}");
-        assert!(err.starts_with(&expected), "{body}:\n{err}\nwanted {expected}");
+        assert!(
+            err.starts_with(&expected),
+            "{body}:\n{err}\nwanted {expected}"
+        );
         assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     }
 }
@@ -244,8 +249,14 @@ async fn serve_help_names_every_signal_that_stops_it() {
         .find(|l| l.starts_with("| `egirl serve`"))
         .expect("serve row");
     for signal in ["SIGTERM", "SIGHUP", "Ctrl+C"] {
-        assert!(help.contains(signal), "serve --help lacks {signal}:\n{help}");
-        assert!(row.contains(signal), "docs/cli.md's serve row lacks {signal}");
+        assert!(
+            help.contains(signal),
+            "serve --help lacks {signal}:\n{help}"
+        );
+        assert!(
+            row.contains(signal),
+            "docs/cli.md's serve row lacks {signal}"
+        );
     }
 }
 

@@ -74,7 +74,9 @@ async fn check_endpoint(
         Ok(info) => {
             let ctx = info
                 .n_ctx
-                .map_or("context from the config".to_string(), |n| format!("n_ctx {n}"));
+                .map_or("context from the config".to_string(), |n| {
+                    format!("n_ctx {n}")
+                });
             report.line(
                 Some(true),
                 &format!("{role} {endpoint}"),

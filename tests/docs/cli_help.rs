@@ -1,0 +1,1 @@
+//! The command line's help and docs/cli.md agree (written below).
