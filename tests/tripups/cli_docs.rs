@@ -351,3 +351,68 @@ fn unattended_timeout_names_every_origin_it_applies_to() {
         assert!(row.contains(name), "configuration.md: {name}: {row}");
     }
 }
+
+/// False: docs/security.md said every command's output names its sandbox
+/// on its first line; under `sandbox = "off"` there is no such mark (on
+/// main the page did not say so). The page now says what an `off`
+/// command's first line is, and this holds it.
+#[tokio::test]
+async fn an_off_commands_output_is_as_the_security_page_says() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("exec", r#"{"command": "echo unconfined"}"#)]),
+        Reply::text("done"),
+    ]);
+    let cli = Cli::new(
+        &fake,
+        "[tools.exec]\napproval = \"full\"\nsandbox = \"off\"\n",
+    );
+    let out = cli.run(&["-m", "run it", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = events(&out);
+    let result = of_type(&events, "tool_result")[0]["output"]
+        .as_str()
+        .expect("output")
+        .to_string();
+    let first = result.lines().next().unwrap_or_default();
+    assert!(first.starts_with("exit code 0"), "{result}");
+    assert!(!first.contains("[sandbox"), "{first}");
+    let page = read("docs/security.md")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        page.contains("under `sandbox = \"off\"` that line has no sandbox mark"),
+        "docs/security.md does not say what an off command's first line is"
+    );
+}
+
+/// Stale: `/model` and `/approvals` showed in `?` but not in the docs.
+/// Help is now read from the one command table, so a command is listed
+/// only when it runs; every one of them is documented in docs/tui.md, and
+/// the docs name no command the table lacks (on main docs/tui.md lacked
+/// `/escalate`).
+#[test]
+fn the_tui_commands_in_help_are_the_documented_ones() {
+    use egirl::surfaces::tui::commands::COMMANDS;
+    let page = read("docs/tui.md");
+    let readme = read("README.md");
+    for command in COMMANDS {
+        assert!(
+            page.contains(&format!("`{}", command.name)),
+            "docs/tui.md does not document {}",
+            command.name
+        );
+    }
+    for unbuilt in ["/model", "/approvals"] {
+        if COMMANDS.iter().any(|c| c.name == unbuilt) {
+            continue;
+        }
+        for (name, text) in [("README.md", &readme), ("docs/tui.md", &page)] {
+            assert!(
+                !text.contains(&format!("`{unbuilt}`")) && !text.contains(&format!("`{unbuilt} ")),
+                "{name} documents {unbuilt}, which help does not list"
+            );
+        }
+    }
+}
