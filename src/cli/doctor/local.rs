@@ -61,9 +61,21 @@ async fn check_endpoint(
         (Err(e), Err(_)) => {
             match managed {
                 Some(managed) => managed_server(role, &endpoint, managed, report),
-                None => report.line(Some(false), &format!("{role} /health"), {
-                    format!("{endpoint}: {e} (start the server there, or change [local] endpoint/endpoints)")
-                }),
+                None => {
+                    // The error names the URL already, as a rule.
+                    let e = e.to_string();
+                    let what = match e.contains(&endpoint) {
+                        true => e,
+                        false => format!("{endpoint}: {e}"),
+                    };
+                    report.line(
+                        Some(false),
+                        &format!("{role} /health"),
+                        format!(
+                            "{what} (start the server there, or change [local] endpoint/endpoints)"
+                        ),
+                    )
+                }
             }
             return;
         }
