@@ -205,6 +205,17 @@ fn validate_urls(config: &Config) -> Result<(), (String, String)> {
         }
     };
     url("local.endpoint", &config.local.endpoint)?;
+    for endpoint in &config.local.endpoints {
+        url("local.endpoints", endpoint)?;
+    }
+    if let Some(fast) = &config.local.fast {
+        if !fast.endpoint.is_empty() {
+            url("local.fast.endpoint", &fast.endpoint)?;
+        }
+        for endpoint in &fast.endpoints {
+            url("local.fast.endpoints", endpoint)?;
+        }
+    }
     if let Some(e) = &config.local.embeddings {
         url("local.embeddings.endpoint", &e.endpoint)?;
     }
@@ -414,6 +425,17 @@ mod tests {
         let e = err("[tools.exec]\napproval = \"sometimes\"\n");
         assert!(e.contains("tools.exec.approval"), "{e}");
         assert!(e.contains(":2:12"), "{e}");
+    }
+
+    #[test]
+    fn every_endpoint_is_a_url() {
+        let e = err("[local]\nendpoints = [\"http://a:1\", \"gpu2:8080\"]\n");
+        assert!(e.starts_with("egirl.toml:2:1: `local.endpoints`"), "{e}");
+        let e = err("[local.fast]\nendpoint = \"fast:8082\"\n");
+        assert!(
+            e.starts_with("egirl.toml:2:1: `local.fast.endpoint`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -448,3 +448,92 @@ fn cron_adds_arguments_are_each_documented() {
         assert!(rows[name].contains("required"), "{name}: {}", rows[name]);
     }
 }
+
+/// The routing reason of a `-m hi` run of `cli` started in `cwd`.
+async fn routing_reason(cli: &Cli, cwd: &Path, env: &[(&str, &str)]) -> String {
+    let out = cli.run_in(cwd, &["-m", "hi", "--json"], env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = events(&out);
+    of_type(&events, "routing")[0]["reason"]
+        .as_str()
+        .expect("a reason")
+        .to_string()
+}
+
+/// Unsaid: which of the three `.env` files wins. As configuration.md now
+/// says: the environment, then next to the config, then `./.env`, then
+/// `~/.egirl/.env`; the first to set a variable (even empty) wins, and
+/// empty is unset. Seen through whether the Anthropic key enables
+/// `[remote.anthropic]`.
+#[tokio::test]
+async fn env_files_take_precedence_as_documented() {
+    use egirl::routing::NO_REMOTE_REASON;
+    let fake = FakeLlama::start().await;
+    for _ in 0..5 {
+        fake.push_reply(Reply::text("hello"));
+    }
+    let cli = Cli::new(
+        &fake,
+        "[remote.anthropic]\nmodel = \"claude-x\"\n[routing]\nclassify = false\n",
+    );
+    let cwd = tempfile::tempdir().expect("cwd");
+    let beside = cli.dir.path().join(".env");
+    let here = cwd.path().join(".env");
+    let home = cli.dir.path().join(".egirl/.env");
+    std::fs::create_dir_all(cli.dir.path().join(".egirl")).expect("~/.egirl");
+    let write = |path: &Path, value: &str| {
+        std::fs::write(path, format!("ANTHROPIC_API_KEY={value}\n")).expect("write .env")
+    };
+    write(&beside, "");
+    write(&here, "sk-here");
+    write(&home, "sk-home");
+    let reason = routing_reason(&cli, cwd.path(), &[]).await;
+    assert_eq!(reason, NO_REMOTE_REASON, "the .env beside the config wins");
+    std::fs::remove_file(&beside).expect("rm");
+    write(&here, "");
+    let reason = routing_reason(&cli, cwd.path(), &[]).await;
+    assert_eq!(reason, NO_REMOTE_REASON, "./.env wins over ~/.egirl/.env");
+    std::fs::remove_file(&here).expect("rm");
+    let reason = routing_reason(&cli, cwd.path(), &[]).await;
+    assert_ne!(reason, NO_REMOTE_REASON, "~/.egirl/.env is read last");
+    let env = [("ANTHROPIC_API_KEY", "")];
+    let reason = routing_reason(&cli, cwd.path(), &env).await;
+    assert_eq!(
+        reason, NO_REMOTE_REASON,
+        "the environment wins over every file"
+    );
+}
+
+/// Unsaid: the approvals file's format. The example configuration.md now
+/// gives, written to `.egirl/approvals.toml`, is read: its exec rule lets
+/// a headless run's command through without `--approve-exec`.
+#[tokio::test]
+async fn the_documented_approvals_file_is_read() {
+    let page = read("docs/configuration.md");
+    let after = &page[page
+        .find("approvals.toml`, which")
+        .expect("the approvals file")..];
+    let start = after.find("```toml\n").expect("its example") + "```toml\n".len();
+    let example = &after[start..start + after[start..].find("```").expect("end")];
+    assert!(example.contains("\"git status\""), "{example}");
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("exec", r#"{"command": "git status"}"#)]),
+        Reply::text("done"),
+    ]);
+    let cli = Cli::new(&fake, "");
+    std::fs::create_dir_all(cli.workspace().join(".egirl")).expect("mkdir");
+    std::fs::write(cli.workspace().join(".egirl/approvals.toml"), example).expect("write");
+    let out = cli.run(&["-m", "status?", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = events(&out);
+    assert!(
+        of_type(&events, "approval_request").is_empty(),
+        "{events:?}"
+    );
+    let output = of_type(&events, "tool_result")[0]["output"]
+        .as_str()
+        .expect("output")
+        .to_string();
+    assert!(!output.contains("denied"), "{output}");
+}
