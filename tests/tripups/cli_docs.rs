@@ -537,3 +537,43 @@ async fn the_documented_approvals_file_is_read() {
         .to_string();
     assert!(!output.contains("denied"), "{output}");
 }
+
+/// Unsaid: the exit codes of `--fork`, `--rewind`, `mcp list` and
+/// `doctor`, as docs/cli.md now gives them: a session that is not there
+/// or a turn out of range is 1, a malformed id 2 (as for `-m`); `mcp list`
+/// is 0 whatever the servers' states, while `doctor` fails on a server
+/// that does not start.
+#[tokio::test]
+async fn fork_rewind_mcp_list_and_doctor_exit_as_documented() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::text("hello"));
+    let cli = Cli::new(
+        &fake,
+        "[mcp.servers.broken]\ncommand = \"/nonexistent/mcp-server\"\nstartup_timeout = \"5s\"\n",
+    );
+    let code = |out: &Output| out.status.code();
+    let out = cli.run(&["--session", "cli-none", "--fork"]).await;
+    assert_eq!(code(&out), Some(1), "no such session: {}", stderr(&out));
+    let out = cli.run(&["--session", "../x", "--fork"]).await;
+    assert_eq!(code(&out), Some(2), "malformed id: {}", stderr(&out));
+    let out = cli.run(&["--session", "../x", "--rewind", "1"]).await;
+    assert_eq!(code(&out), Some(2), "malformed id: {}", stderr(&out));
+    let out = cli.run(&["--session", "cli-one", "-m", "hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = cli.run(&["--session", "cli-one", "--rewind", "9"]).await;
+    assert_eq!(code(&out), Some(1), "out of range: {}", stderr(&out));
+    let out = cli.run(&["--session", "cli-one", "--fork"]).await;
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let out = cli.run(&["mcp", "list"]).await;
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("failed"), "{}", stdout(&out));
+    let out = cli.run(&["doctor"]).await;
+    assert_eq!(code(&out), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l.starts_with("FAIL mcp broken")),
+        "{}",
+        stdout(&out)
+    );
+}
