@@ -577,3 +577,78 @@ async fn fork_rewind_mcp_list_and_doctor_exit_as_documented() {
         stdout(&out)
     );
 }
+
+/// Stale: egirl.toml said a theme is `themes/NAME.toml` in the workspace;
+/// it is looked for in the workspace, then the working directory, then
+/// among the built-ins (the TUI passes those two directories in that
+/// order), and a file named like a built-in lays over it. Both pages say
+/// so now (on main egirl.toml named the workspace only), and the lookup
+/// does it.
+#[test]
+fn the_theme_lookup_is_as_documented() {
+    use egirl::surfaces::tui::Theme;
+    let workspace = tempfile::tempdir().expect("workspace");
+    let cwd = tempfile::tempdir().expect("cwd");
+    for (dir, syntax) in [(&workspace, "FromWorkspace"), (&cwd, "FromCwd")] {
+        std::fs::create_dir_all(dir.path().join("themes")).expect("mkdir");
+        std::fs::write(
+            dir.path().join("themes/mine.toml"),
+            format!("syntax = \"{syntax}\"\n"),
+        )
+        .expect("write");
+    }
+    let dirs = [workspace.path().to_path_buf(), cwd.path().to_path_buf()];
+    assert_eq!(
+        Theme::load("mine", &dirs).expect("found").syntax,
+        "FromWorkspace"
+    );
+    std::fs::remove_file(workspace.path().join("themes/mine.toml")).expect("rm");
+    assert_eq!(Theme::load("mine", &dirs).expect("found").syntax, "FromCwd");
+    std::fs::write(cwd.path().join("themes/light.toml"), "syntax = \"Mine\"\n").expect("write");
+    let light = Theme::load("light", &dirs).expect("light");
+    let built_in = Theme::load("light", &[]).expect("built in");
+    assert_eq!(light.syntax, "Mine");
+    assert_eq!(
+        format!("{:?}", light.error),
+        format!("{:?}", built_in.error)
+    );
+    let flat = |text: String| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (name, text) in [
+        ("egirl.toml", flat(read("egirl.toml"))),
+        ("docs/configuration.md", flat(read("docs/configuration.md"))),
+    ] {
+        assert!(
+            text.contains("in the workspace, then the working directory, then among the built-ins"),
+            "{name} does not give the theme lookup's order"
+        );
+    }
+}
+
+/// Unsaid: which slash commands work in `-m`. None: TEXT is the message,
+/// sent to the model unchanged (docs/cli.md says so, and points at
+/// `--compact`, `--fork`, `--rewind`).
+#[tokio::test]
+async fn a_slash_command_in_m_is_sent_as_the_message() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::text("that is a command of the TUI"));
+    let cli = Cli::new(&fake, "[routing]\nclassify = false\n");
+    let out = cli.run(&["-m", "/compact"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = fake.requests();
+    let last = requests.last().expect("a request");
+    let messages = last["messages"].as_array().expect("messages");
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .expect("a user message");
+    let content = user["content"].as_str().expect("text");
+    // What the core adds after the message (the time) aside.
+    assert_eq!(
+        content.split("\n\n<context>").next(),
+        Some("/compact"),
+        "{content}"
+    );
+    let row = read("docs/cli.md");
+    assert!(row.contains("no slash command runs in `-m`"), "docs/cli.md");
+}
