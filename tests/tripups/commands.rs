@@ -1,3 +1,269 @@
 //! The input box and the slash commands: sessions and the input agree, a
 //! message may start with `/`, completion, commands that say what they do
 //! (defects 3, 4, 5, 6, 10, 14) and the signs of life while a turn runs.
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use egirl::protocol::{
+    Event, EventKind, MemoryHit, MemoryHits, Notice, Op, Origin, Submission, TurnStarted,
+};
+use egirl::surfaces::tui::{App, Effect, Focus};
+
+use crate::support::fake_llama::{FakeLlama, Reply};
+use crate::tui::pty::Pty;
+use crate::tui::{SESSION, app, apply_all, ev_from, key, press, screen, turn, type_text};
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+/// Types `text` and presses Enter; the submissions that went out.
+fn send(app: &mut App, text: &str) -> Vec<Submission> {
+    type_text(app, text);
+    submissions(press(app, key(KeyCode::Enter)))
+}
+
+fn submissions(effects: Vec<Effect>) -> Vec<Submission> {
+    effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Submit(s) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The text of the one user message among `sent`, and its session.
+fn message(sent: &[Submission]) -> Option<(String, String)> {
+    sent.iter().find_map(|s| match &s.op {
+        Op::UserMessage { session, text, .. } => Some((session.clone(), text.clone())),
+        _ => None,
+    })
+}
+
+/// A Discord session that spoke a moment ago.
+fn discord_spoke(app: &mut App) {
+    let discord = |kind| ev_from("discord-general", Origin::Discord("general".into()), kind);
+    apply_all(
+        app,
+        [
+            discord(EventKind::TurnStarted(TurnStarted {
+                text: "deploy?".into(),
+            })),
+            discord(EventKind::TurnEnded(egirl::protocol::TurnEnded {
+                interrupted: false,
+            })),
+        ],
+    );
+}
+
+/// Defect 3: after `/new` and Ctrl+T the conversation showed the session
+/// that spoke last (Discord here, the MCP pseudo-session in the report)
+/// while the input went to the new one: the message just sent was hidden.
+#[test]
+fn defect_3_after_new_and_ctrl_t_the_view_shows_where_the_input_goes() {
+    let mut app = app();
+    apply_all(&mut app, turn("hello", "Hi from the desk!"));
+    discord_spoke(&mut app);
+    assert!(send(&mut app, "/new").is_empty());
+    press(&mut app, ctrl('t'));
+
+    let sent = send(&mut app, "where did this go?");
+    let (session, text) = message(&sent).expect("a message went out");
+    assert_ne!(session, SESSION, "/new moved the input");
+    app.apply(ev_from(
+        &session,
+        Origin::Tui,
+        EventKind::TurnStarted(TurnStarted { text }),
+    ));
+    let shown = screen(&app, 120, 30);
+    assert!(
+        shown.contains("where did this go?"),
+        "the message just sent is not shown:\n{shown}"
+    );
+    // The header names the session the input goes to.
+    assert!(shown.contains(&format!("· {session} · Ctrl+T")), "{shown}");
+}
+
+/// Defect 4: a message that starts with `/` could not be sent.
+#[test]
+fn defect_4_a_message_may_start_with_a_slash() {
+    let mut app = app();
+    let sent = send(&mut app, "/etc/hosts has a wrong entry");
+    assert_eq!(
+        message(&sent).map(|m| m.1).as_deref(),
+        Some("/etc/hosts has a wrong entry"),
+        "a path is not a command:\n{}",
+        screen(&app, 120, 30)
+    );
+    // `//` sends the rest with one slash; a leading space sends it as is.
+    let sent = send(&mut app, "//help is what I need");
+    assert_eq!(
+        message(&sent).map(|m| m.1).as_deref(),
+        Some("/help is what I need")
+    );
+    let sent = send(&mut app, " /help me");
+    assert_eq!(message(&sent).map(|m| m.1).as_deref(), Some(" /help me"));
+    // A known command still runs.
+    send(&mut app, "/help");
+    assert!(app.overlay.is_some());
+    press(&mut app, key(KeyCode::Esc));
+    // An unknown `/word` is not sent: the notice says how to send it, and
+    // the text stays in the box (nothing typed is lost).
+    let sent = send(&mut app, "/hepl");
+    assert!(sent.is_empty(), "{sent:?}");
+    let shown = screen(&app, 120, 30);
+    assert!(shown.contains("unknown command /hepl"), "{shown}");
+    assert!(shown.contains("//hepl"), "the escape is offered:\n{shown}");
+    assert_eq!(app.input.text(), "/hepl");
+}
+
+/// Defect 5: Tab on a partial command moved the focus (`/f` matches
+/// `/find` and `/fork`, so there was nothing to complete).
+#[test]
+fn defect_5_tab_completes_from_a_list_and_never_moves_focus() {
+    let mut app = app();
+    type_text(&mut app, "/f");
+    press(&mut app, key(KeyCode::Down));
+    press(&mut app, key(KeyCode::Tab));
+    assert_eq!(app.focus, Focus::Input, "Tab moved the focus away");
+    // Down selected the second of /fork and /find (help's order); Tab
+    // took it, with a space: it needs an argument.
+    assert_eq!(app.input.text(), "/find ");
+    // A list above the input: each command with what it does.
+    app.input.clear();
+    type_text(&mut app, "/f");
+    let shown = screen(&app, 120, 30);
+    assert!(
+        shown.contains("/find TEXT") && shown.contains("highlight TEXT in the conversation"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("/fork") && shown.contains("copy this session into a new one"),
+        "{shown}"
+    );
+    // Tab takes the first.
+    press(&mut app, key(KeyCode::Tab));
+    assert_eq!(app.input.text(), "/fork");
+    assert_eq!(app.focus, Focus::Input);
+    // Tab on a command nothing matches stays in the box too.
+    app.input.clear();
+    type_text(&mut app, "/zz");
+    press(&mut app, key(KeyCode::Tab));
+    assert_eq!(
+        (app.focus, app.input.text().as_str()),
+        (Focus::Input, "/zz")
+    );
+    // Esc closes the list and leaves the text.
+    app.input.clear();
+    type_text(&mut app, "/th");
+    assert!(screen(&app, 120, 30).contains("switch theme"));
+    press(&mut app, key(KeyCode::Esc));
+    assert!(!screen(&app, 120, 30).contains("switch theme"));
+    assert_eq!(app.input.text(), "/th");
+    // Enter takes the selection too: `/he` + Enter opens the help.
+    app.input.clear();
+    type_text(&mut app, "/he");
+    press(&mut app, key(KeyCode::Enter));
+    assert!(app.overlay.is_some(), "{}", screen(&app, 120, 30));
+}
+
+/// Defect 10: MCP failure notices made a session of their own, which the
+/// picker listed and the input could be pointed at.
+#[test]
+fn defect_10_notices_of_no_session_make_no_session() {
+    let mut app = app();
+    app.apply(Event {
+        submission: None,
+        session: egirl::mcp::NOTICE_SESSION.into(),
+        origin: Origin::Tui,
+        kind: EventKind::Notice(Notice {
+            message: "MCP server `web` failed: connection refused".into(),
+        }),
+    });
+    // Still shown where the user is looking.
+    let shown = screen(&app, 120, 30);
+    assert!(shown.contains("MCP server `web` failed"), "{shown}");
+    assert_eq!(
+        app.sessions.keys().collect::<Vec<_>>(),
+        [SESSION],
+        "a notice became a session"
+    );
+    // Ctrl+T has only the TUI's own session to show.
+    press(&mut app, ctrl('t'));
+    let shown = screen(&app, 120, 30);
+    assert!(!shown.contains("· mcp ·"), "{shown}");
+    assert_eq!(app.session, SESSION);
+}
+
+/// Defect 14: below 100x30 the side panes fold into tabs, and the hits of
+/// `/memory Q` landed in a tab nobody was looking at.
+#[test]
+fn defect_14_memory_hits_show_on_a_small_terminal() {
+    let mut app = app();
+    let sent = send(&mut app, "/memory dentist");
+    let asked = sent
+        .iter()
+        .find(|s| matches!(s.op, Op::Command { .. }))
+        .expect("the search went out");
+    app.apply(Event {
+        submission: Some(asked.id.clone()),
+        session: SESSION.into(),
+        origin: Origin::Tui,
+        kind: EventKind::MemoryHits(MemoryHits {
+            query: "dentist".into(),
+            hits: vec![MemoryHit {
+                path: "memory/2026-11-20.md".into(),
+                start_line: 3,
+                end_line: 4,
+                best_line: 3,
+                score: 0.91,
+                snippet: "dentist on Tuesday at 9".into(),
+                ..Default::default()
+            }],
+        }),
+    });
+    for (w, h) in [(99, 29), (80, 24), (60, 16)] {
+        let shown = screen(&app, w, h);
+        assert!(
+            shown.contains("memory/2026-11-20.md") || shown.contains("1 memory hit"),
+            "{w}x{h}: the hits are nowhere to be seen:\n{shown}"
+        );
+    }
+}
+
+/// Defect 6: with no remote provider `/remote` said "next turn: remote" and
+/// the turn ran locally; `/escalate` sent a made-up message to the local
+/// model. Both say there is none, and send nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defect_6_remote_and_escalate_say_there_is_no_remote() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::text("local answer"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = format!(
+        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
+        dir.path().join("logs").display(),
+        fake.url()
+    );
+    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let mut pty = Pty::spawn(dir.path());
+    pty.wait_for("Type a message").await;
+    pty.send("hi\r");
+    pty.wait_for("local answer").await;
+    let chats = || fake.requests_to("/v1/chat/completions").len();
+    let before = chats();
+
+    pty.send("/escalate\r");
+    pty.wait_for("/escalate: no remote provider").await;
+    pty.send("/remote\r");
+    pty.wait_for("/remote: no remote provider").await;
+    let shown = pty.contents();
+    assert!(!shown.contains("next turn: remote"), "{shown}");
+    assert!(!shown.contains("Please escalate"), "{shown}");
+    // Give a wrongly sent message time to reach the model.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(chats(), before, "something was sent to the local model");
+    pty.send("\x03\x03");
+    assert_eq!(pty.exit_code().await, Some(0));
+}

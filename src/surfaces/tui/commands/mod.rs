@@ -9,6 +9,7 @@ use super::skills;
 use crate::protocol::{Op, Target};
 
 mod actions;
+pub mod popup;
 
 /// A built-in command: what help and completion show, and what runs it.
 pub struct SlashCommand {
@@ -268,6 +269,52 @@ pub fn completion(app: &App, typed: &str) -> Option<String> {
     }
 }
 
+/// What Enter does with the input's text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Typed {
+    /// A built-in command or a skill: run it (the line, trimmed).
+    Command(String),
+    /// Sent to the model as this text.
+    Message(String),
+    /// `/word` that names no command: said, and nothing sent.
+    Unknown(String),
+}
+
+/// Only known commands (and skills) are commands. `//text` sends
+/// `/text`; a leading space sends the text as it is; a first word that
+/// is a path (`/etc/hosts …`) is a message too. Any other unknown `/word`
+/// is most likely a mistyped command: it is not sent.
+pub fn classify(app: &App, text: &str) -> Typed {
+    if let Some(escaped) = text.strip_prefix("//") {
+        return Typed::Message(format!("/{escaped}"));
+    }
+    if !text.starts_with('/') {
+        return Typed::Message(text.to_string());
+    }
+    let line = text.trim_end();
+    let name = line.split(char::is_whitespace).next().unwrap_or(line);
+    let known = COMMANDS
+        .iter()
+        .any(|c| c.name == name || c.aliases.contains(&name))
+        || skills::invocation(app, name, "").is_some();
+    if known {
+        return Typed::Command(line.to_string());
+    }
+    // A path: another slash after the first (`/etc/hosts`, `/tmp/`).
+    if name[1..].contains('/') {
+        return Typed::Message(text.to_string());
+    }
+    Typed::Unknown(name.to_string())
+}
+
+/// The notice for an unknown `/word`: how to send it after all.
+pub fn unknown_notice(name: &str) -> String {
+    format!(
+        "unknown command {name}: //{rest} sends it as a message (or start with a space); /help lists the commands",
+        rest = name.trim_start_matches('/')
+    )
+}
+
 /// Runs a typed command line: a built-in from [`COMMANDS`], else a skill,
 /// else a warning.
 pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
@@ -288,10 +335,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
             text,
         })],
         None => {
-            app.notice(
-                Level::Warning,
-                format!("unknown command {name} (/help lists them)"),
-            );
+            app.notice(Level::Warning, unknown_notice(name));
             Vec::new()
         }
     }
@@ -340,6 +384,27 @@ mod tests {
                 assert!(seen.insert(*name), "{name} twice");
             }
         }
+    }
+
+    #[test]
+    fn only_known_commands_are_commands() {
+        let app = app();
+        let classify = |text: &str| classify(&app, text);
+        assert_eq!(classify("/help"), Typed::Command("/help".into()));
+        assert_eq!(classify("/q"), Typed::Command("/q".into()));
+        assert_eq!(
+            classify("/theme light  "),
+            Typed::Command("/theme light".into())
+        );
+        assert_eq!(
+            classify("/etc/hosts is wrong"),
+            Typed::Message("/etc/hosts is wrong".into())
+        );
+        assert_eq!(classify("//help"), Typed::Message("/help".into()));
+        assert_eq!(classify(" /help"), Typed::Message(" /help".into()));
+        assert_eq!(classify("/hepl me"), Typed::Unknown("/hepl".into()));
+        assert_eq!(classify("hi /help"), Typed::Message("hi /help".into()));
+        assert!(unknown_notice("/hepl").contains("//hepl sends it"));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The session picker (`/sessions`, Ctrl+S): every session with its
-//! origin, last activity and unread count; Enter points the input at one.
+//! origin, id, title (its first message), last activity and unread count;
+//! Enter points the input at one.
 
 use std::time::SystemTime;
 
@@ -52,9 +53,23 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         } else {
             String::new()
         };
-        // id takes what the fixed columns leave.
+        // The title (its first message) and the id share what the fixed
+        // columns leave; the id keeps up to 32 columns when both show.
         let fixed = 2 + origin_w + 2 + 5 + 2 + 7 + 2 + 8;
-        let id_w = inner_w.saturating_sub(fixed).max(8);
+        let free = inner_w.saturating_sub(fixed).max(8);
+        let id_w = if row.title.is_empty() {
+            free
+        } else {
+            wrap::width(&row.id).min(32).min(free / 2).max(8)
+        };
+        let title_w = free.saturating_sub(id_w + 2);
+        let title = if title_w > 0 && !row.title.is_empty() {
+            format!("  {:<title_w$}", wrap::truncate(&row.title, title_w))
+        } else if title_w > 0 {
+            format!("  {:<title_w$}", "")
+        } else {
+            String::new()
+        };
         let spans = vec![
             Span::styled(here, base.fg(t.focus)),
             Span::styled(
@@ -66,8 +81,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             ),
             Span::styled(
                 format!("{:<id_w$}", wrap::truncate(&row.id, id_w)),
-                base.fg(t.text),
+                base.fg(t.muted),
             ),
+            Span::styled(title, base.fg(t.text)),
             Span::styled(format!("  {when:>5}"), base.fg(t.muted)),
             Span::styled(
                 format!("  {unread:<7}"),

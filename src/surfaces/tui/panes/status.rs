@@ -155,8 +155,8 @@ fn key_hints(app: &App) -> Vec<Span<'static>> {
         )];
     }
     let mut r = Vec::new();
-    if app.busy() {
-        r.push(Span::styled("working…", Style::default().fg(t.tool)));
+    if let Some(working) = app.working_label() {
+        r.push(Span::styled(working, Style::default().fg(t.tool)));
         r.push(separator(app));
     }
     if !app.mouse_capture {
