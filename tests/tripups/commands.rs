@@ -2,17 +2,18 @@
 //! message may start with `/`, completion, commands that say what they do
 //! (defects 3, 4, 5, 6, 10, 14) and the signs of life while a turn runs.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use egirl::protocol::{
-    Event, EventKind, MemoryHit, MemoryHits, Notice, Op, Origin, Submission, TurnStarted,
+    Event, EventKind, MemoryHit, MemoryHits, Notice, Op, Origin, Submission, ToolCallEvent,
+    ToolResultEvent, TurnEnded, TurnStarted,
 };
 use egirl::surfaces::tui::{App, Effect, Focus};
 
 use crate::support::fake_llama::{FakeLlama, Reply};
-use crate::tui::pty::Pty;
-use crate::tui::{SESSION, app, apply_all, ev_from, key, press, screen, turn, type_text};
+use crate::tui::pty::{Launch, Pty};
+use crate::tui::{SESSION, app, apply_all, ev, ev_from, key, ops, press, screen, turn, type_text};
 
 fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
@@ -51,9 +52,7 @@ fn discord_spoke(app: &mut App) {
             discord(EventKind::TurnStarted(TurnStarted {
                 text: "deploy?".into(),
             })),
-            discord(EventKind::TurnEnded(egirl::protocol::TurnEnded {
-                interrupted: false,
-            })),
+            discord(EventKind::TurnEnded(TurnEnded { interrupted: false })),
         ],
     );
 }
@@ -266,4 +265,178 @@ async fn defect_6_remote_and_escalate_say_there_is_no_remote() {
     assert_eq!(chats(), before, "something was sent to the local model");
     pty.send("\x03\x03");
     assert_eq!(pty.exit_code().await, Some(0));
+}
+
+/// The status line's row.
+fn status_row(app: &App, width: u16, height: u16) -> String {
+    screen(app, width, height)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Gap "signs of life": while a turn runs the status line counts its
+/// seconds, and a running tool's, and says Esc interrupts; the loop wakes
+/// once a second only then (an idle TUI has no timer).
+#[test]
+fn gap_a_running_turn_shows_its_time_and_that_esc_interrupts() {
+    let mut app = app();
+    assert_eq!(app.next_deadline(), None);
+    app.apply(ev(EventKind::TurnStarted(TurnStarted {
+        text: "list the files".into(),
+    })));
+    // The clock the timers count to moves only with ticks: half a second
+    // past each whole one, so the labels are the same on a slow machine.
+    let t0 = Instant::now();
+    let first = app.next_deadline().expect("a timer while the turn runs");
+    assert!(first <= t0 + Duration::from_secs(1));
+    app.tick(t0 + Duration::from_secs(7));
+    app.apply(ev(EventKind::ToolCall(ToolCallEvent {
+        id: "c1".into(),
+        name: "exec".into(),
+        arguments: serde_json::json!({"command": "ls -la"}),
+        sandbox: None,
+    })));
+    app.tick(t0 + Duration::from_millis(65_500));
+    insta::assert_snapshot!("working_timer", status_row(&app, 160, 30));
+    // Narrower, the tool's timer gives way to the context meter.
+    let row = status_row(&app, 120, 30);
+    assert!(
+        row.contains("ctx 0/32.8k") && row.contains("working… 1m 05s · esc to interrupt"),
+        "{row}"
+    );
+    // From JSON: fields other branches add to results keep their defaults.
+    let result: ToolResultEvent = serde_json::from_value(serde_json::json!({
+        "id": "c1", "name": "exec", "success": true, "output": "Cargo.toml", "duration_ms": 58_000
+    }))
+    .expect("a tool result");
+    app.apply(ev(EventKind::ToolResult(result)));
+    let row = status_row(&app, 120, 30);
+    assert!(row.contains("working… 1m 05s · esc to interrupt"), "{row}");
+    app.apply(ev(EventKind::TurnEnded(TurnEnded { interrupted: false })));
+    assert!(!status_row(&app, 120, 30).contains("working"));
+    assert_eq!(app.next_deadline(), None, "idle: no timer");
+}
+
+/// Gap: Esc interrupts a running turn (as in codex and Claude Code), but
+/// what is open on top takes it first: the completion list, the help.
+#[test]
+fn gap_esc_interrupts_a_running_turn_after_closing_what_is_open() {
+    let mut app = app();
+    // Idle, Esc sends nothing.
+    assert!(ops(press(&mut app, key(KeyCode::Esc))).is_empty());
+    app.apply(ev(EventKind::TurnStarted(TurnStarted {
+        text: "go".into(),
+    })));
+    type_text(&mut app, "/th");
+    assert!(
+        ops(press(&mut app, key(KeyCode::Esc))).is_empty(),
+        "closes the list"
+    );
+    app.input.clear();
+    press(&mut app, key(KeyCode::Char('?')));
+    assert!(
+        ops(press(&mut app, key(KeyCode::Esc))).is_empty(),
+        "closes the help"
+    );
+    assert_eq!(app.overlay, None);
+    let sent = ops(press(&mut app, key(KeyCode::Esc)));
+    assert!(
+        matches!(sent.as_slice(), [Op::Interrupt { session }] if session == SESSION),
+        "{sent:?}"
+    );
+}
+
+/// Gap: the picker names each session by its first message, the live ones
+/// and those only on disk.
+#[test]
+fn gap_picker_rows_show_the_first_message() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(&sessions).expect("sessions dir");
+    std::fs::write(
+        sessions.join("tui-earlier.jsonl"),
+        concat!(
+            r#"{"ts":"2026-11-20T10:00:00Z","origin":"tui","role":"user","content":"plan the trip to Porto\nwith the kids"}"#,
+            "\n",
+            r#"{"ts":"2026-11-20T10:00:05Z","origin":"tui","role":"assistant","content":"Sure."}"#,
+            "\n"
+        ),
+    )
+    .expect("transcript");
+    let mut app = app();
+    app.sessions_dir = Some(sessions);
+    apply_all(&mut app, turn("what's the weather", "Sunny."));
+    press(&mut app, ctrl('s'));
+    let shown = screen(&app, 120, 30);
+    assert!(
+        shown.contains("tui-earlier  plan the trip to Porto"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("{SESSION}  what's the weather")),
+        "{shown}"
+    );
+}
+
+/// Gap "prompt history across runs": `--session ID` brings back that
+/// session's messages to Up; Esc interrupts the running turn; on exit the
+/// command that resumes the session is printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gap_history_across_runs_esc_interrupts_and_the_resume_command() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::hang());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = format!(
+        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
+        dir.path().join("logs").display(),
+        fake.url()
+    );
+    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let sessions = dir.path().join("ws/sessions");
+    std::fs::create_dir_all(&sessions).expect("sessions dir");
+    let line = |role: &str, content: &str| {
+        format!(
+            "{{\"ts\":\"2026-11-20T10:00:00Z\",\"origin\":\"tui\",\"role\":\"{role}\",\"content\":\"{content}\"}}\n"
+        )
+    };
+    let transcript = [
+        line("user", "first question"),
+        line("assistant", "first answer"),
+        line("user", "second question"),
+        line("assistant", "second answer"),
+    ]
+    .concat();
+    std::fs::write(sessions.join("resume-me.jsonl"), transcript).expect("transcript");
+
+    let mut pty = Pty::launch(Launch {
+        bin: env!("CARGO_BIN_EXE_egirl").into(),
+        args: vec![
+            "--config".into(),
+            dir.path().join("egirl.toml").display().to_string(),
+            "--session".into(),
+            "resume-me".into(),
+        ],
+        home: dir.path(),
+        watch: Vec::new(),
+    });
+    pty.wait_for("resumed resume-me").await;
+    // The input box's row starts with its thick border.
+    pty.send("\x1b[A");
+    pty.wait_for("┃ second question").await;
+    pty.send("\x1b[A");
+    pty.wait_for("┃ first question").await;
+    pty.send("\x1b[B\x1b[B");
+    pty.wait_for("Message egirl · Enter sends").await;
+
+    pty.send("take your time\r");
+    pty.wait_for("esc to interrupt").await;
+    pty.send("\x1b");
+    pty.wait_for("interrupted").await;
+
+    pty.send("\x03\x03");
+    assert_eq!(pty.exit_code().await, Some(0));
+    pty.wait_for("resume this session: egirl --session resume-me")
+        .await;
 }

@@ -157,13 +157,9 @@ fn print_resume(app: &App) {
         .as_ref()
         .is_some_and(|dir| dir.join(format!("{}.jsonl", app.session)).is_file());
     if saved {
-        let _ = crate::print::out(&resume_line(&app.session));
+        let line = format!("resume this session: egirl --session {}\n", app.session);
+        let _ = crate::print::out(&line);
     }
-}
-
-/// The line `print_resume` prints.
-pub fn resume_line(session: &str) -> String {
-    format!("resume this session: egirl --session {session}\n")
 }
 
 /// The real terminal as the loop's host.

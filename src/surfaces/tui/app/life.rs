@@ -49,8 +49,8 @@ impl App {
     }
 
     /// `working… 12s · exec 3s · esc to interrupt` while the input's
-    /// session has a turn running.
-    pub fn working_label(&self) -> Option<String> {
+    /// session has a turn running (`with_tool` false: without the tool's).
+    pub fn working_label(&self, with_tool: bool) -> Option<String> {
         if !self.busy() {
             return None;
         }
@@ -59,7 +59,7 @@ impl App {
             label.push(' ');
             label.push_str(&elapsed_label(elapsed));
         }
-        if let Some((tool, elapsed)) = self.running_tool() {
+        if let Some((tool, elapsed)) = self.running_tool().filter(|_| with_tool) {
             let name = crate::surfaces::tui::mcp::call_name(&tool.call.name, &tool.call.arguments);
             label.push_str(&format!(" · {name} {}", elapsed_label(elapsed)));
         }

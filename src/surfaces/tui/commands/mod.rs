@@ -1,6 +1,6 @@
 //! Slash commands typed in the input box (docs/design.md §2, docs/tui.md).
 //!
-//! One table ([`COMMANDS`]) that help, completion, the input hint and the
+//! One table ([`COMMANDS`]) that help, the completion list and the
 //! dispatcher read.
 
 use super::app::{App, Effect, Overlay};
@@ -24,7 +24,7 @@ pub struct SlashCommand {
     pub run: fn(&mut App, &str) -> Vec<Effect>,
 }
 
-/// Every built-in command, in help order: help, completion, the input hint
+/// Every built-in command, in help order: help, the completion list
 /// and the dispatcher all read this table, so a command cannot be listed
 /// without being implemented.
 pub const COMMANDS: &[SlashCommand] = &[
@@ -179,7 +179,7 @@ pub const COMMANDS: &[SlashCommand] = &[
 pub const ESCALATE_TEXT: &str =
     "Please escalate: answer my previous request again, properly and in full.";
 
-/// A command as completion, the input hint and help show it.
+/// A command as the completion list and help show it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandInfo {
     pub name: String,
@@ -237,36 +237,6 @@ pub fn matches(app: &App, typed: &str) -> Vec<CommandInfo> {
         .into_iter()
         .filter(|c| c.name.starts_with(typed))
         .collect()
-}
-
-/// What Tab turns the input into: the one match (plus a space when the
-/// command takes an argument), else the longest common prefix when it
-/// adds something.
-pub fn completion(app: &App, typed: &str) -> Option<String> {
-    let found = matches(app, typed);
-    match found.as_slice() {
-        [] => None,
-        [c] if c.name == typed => None,
-        [c] => Some(if c.arg.is_empty() {
-            c.name.clone()
-        } else {
-            format!("{} ", c.name)
-        }),
-        many => {
-            let first = &many[0].name;
-            let common = many.iter().fold(first.len(), |n, c| {
-                first
-                    .bytes()
-                    .zip(c.name.bytes())
-                    .take(n)
-                    .take_while(|(a, b)| a == b)
-                    .count()
-            });
-            // A cut inside a multi-byte character is no prefix to offer.
-            (common > typed.len() && first.is_char_boundary(common))
-                .then(|| first[..common].to_string())
-        }
-    }
 }
 
 /// What Enter does with the input's text.
@@ -358,21 +328,18 @@ mod tests {
     }
 
     #[test]
-    fn completes_unique_and_common_prefixes() {
+    fn matches_are_the_commands_the_word_begins_in_help_order() {
         let app = app();
-        let completion = |typed: &str| completion(&app, typed);
-        assert_eq!(completion("/he").as_deref(), Some("/help"));
-        assert_eq!(completion("/th").as_deref(), Some("/theme "));
-        assert_eq!(completion("/help"), None);
-        // /skills and /sessions share only "/s".
-        assert_eq!(completion("/s"), None);
-        assert_eq!(completion("/se").as_deref(), Some("/sessions"));
-        // /remote and /rewind share "/re".
-        assert_eq!(completion("/r").as_deref(), Some("/re"));
-        assert_eq!(completion("/rem").as_deref(), Some("/remote"));
-        assert_eq!(completion("/rew").as_deref(), Some("/rewind"));
-        assert_eq!(completion("hello"), None);
-        assert_eq!(matches(&app, "/theme x").len(), 0);
+        let names = |typed: &str| -> Vec<String> {
+            matches(&app, typed).into_iter().map(|c| c.name).collect()
+        };
+        assert_eq!(names("/he"), ["/help"]);
+        assert_eq!(names("/f"), ["/fork", "/find"]);
+        assert_eq!(names("/re"), ["/remote", "/rewind"]);
+        assert_eq!(names("/help"), ["/help"]);
+        assert!(names("hello").is_empty());
+        assert!(names("/theme x").is_empty());
+        assert!(names("/zz").is_empty());
     }
 
     #[test]
