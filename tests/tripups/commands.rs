@@ -166,6 +166,15 @@ fn defect_5_tab_completes_from_a_list_and_never_moves_focus() {
     type_text(&mut app, "/he");
     press(&mut app, key(KeyCode::Enter));
     assert!(app.overlay.is_some(), "{}", screen(&app, 120, 30));
+    press(&mut app, key(KeyCode::Esc));
+    // A command recalled from history leaves Up to the history.
+    send(&mut app, "an older message");
+    send(&mut app, "/help");
+    press(&mut app, key(KeyCode::Esc));
+    press(&mut app, key(KeyCode::Up));
+    assert_eq!(app.input.text(), "/help");
+    press(&mut app, key(KeyCode::Up));
+    assert_eq!(app.input.text(), "an older message");
 }
 
 /// Defect 10: MCP failure notices made a session of their own, which the

@@ -90,6 +90,10 @@ pub fn key(app: &mut App, code: crossterm::event::KeyCode) -> PopupKey {
         }
         return PopupKey::Pass;
     }
+    // A recalled `/help` is history being walked: Up/Down stay history's.
+    if matches!(code, KeyCode::Up | KeyCode::Down) && app.input.recalling() {
+        return PopupKey::Pass;
+    }
     let at = selected(app, found.len());
     let chosen = &found[at];
     let last = found.len() - 1;
