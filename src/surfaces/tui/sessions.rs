@@ -305,9 +305,11 @@ struct Head {
     title: Option<String>,
 }
 
-/// Lines read looking for the first user message (a session that starts
-/// with a long tool loop is named by its id alone).
+/// Lines, and bytes, read looking for the first user message (a session
+/// that starts with a long tool loop is named by its id alone): the picker
+/// opens at once on 50 transcripts.
 const HEAD_LINES: usize = 64;
+const HEAD_BYTES: u64 = 256 * 1024;
 
 fn transcript_head(path: &Path) -> Head {
     use std::io::BufRead;
@@ -323,7 +325,10 @@ fn transcript_head(path: &Path) -> Head {
     let Ok(file) = std::fs::File::open(path) else {
         return head;
     };
-    let lines = std::io::BufReader::new(file).lines().take(HEAD_LINES);
+    use std::io::Read;
+    let lines = std::io::BufReader::new(file.take(HEAD_BYTES))
+        .lines()
+        .take(HEAD_LINES);
     for line in lines.map_while(Result::ok) {
         let Ok(line) = serde_json::from_str::<Line>(&line) else {
             continue;
@@ -379,6 +384,23 @@ mod tests {
     }
 
     #[test]
+    fn a_title_is_the_first_user_message_after_tool_lines() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("s.jsonl");
+        let lines = [
+            r#"{"ts":"2026-11-20T10:00:00Z","origin":"cron:daily","role":"system","content":"summary","compaction":{"kept":0,"summarized_messages":3,"before_tokens":9,"after_tokens":3}}"#,
+            r#"{"ts":"2026-11-20T10:00:00Z","origin":"cron:daily","role":"assistant","content":null,"tool_calls":[]}"#,
+            "not json",
+            r#"{"ts":"2026-11-20T10:00:01Z","origin":"tui","role":"user","content":"sent","typed":"\n  what I typed\nmore"}"#,
+        ];
+        std::fs::write(&path, lines.join("\n")).expect("write");
+        let head = transcript_head(&path);
+        assert_eq!(head.origin, Some(Origin::Cron("daily".into())));
+        assert_eq!(head.title.as_deref(), Some("what I typed"));
+        assert_eq!(title(&"x".repeat(200)).chars().count(), TITLE_CHARS);
+    }
+
+    #[test]
     fn disk_sessions_are_newest_first_with_their_origin() {
         let dir = tempfile::tempdir().expect("tempdir");
         let line = |origin: &str| {
@@ -401,6 +423,7 @@ mod tests {
         assert_eq!(rows[0].origin, Origin::Cron("daily".into()));
         assert_eq!(rows[1].origin, Origin::Discord("general".into()));
         assert!(!rows[0].live);
+        assert_eq!(rows[0].title, "hi");
         assert_eq!(disk_sessions(dir.path(), 1).len(), 1);
     }
 }
