@@ -142,10 +142,27 @@ fn defect_5_tab_completes_from_a_list_and_never_moves_focus() {
         shown.contains("/fork") && shown.contains("copy this session into a new one"),
         "{shown}"
     );
+    press(&mut app, key(KeyCode::Down));
+    // The selected row (the second) reversed.
+    let drawn = crate::tui::buffer(&app, 100, 24);
+    let shown = format!(
+        "{}\n{}",
+        crate::tui::text(&drawn),
+        crate::tui::styles(&drawn, 17..19)
+    );
+    insta::assert_snapshot!("completion_list", shown);
+    press(&mut app, key(KeyCode::Up));
     // Tab takes the first.
     press(&mut app, key(KeyCode::Tab));
     assert_eq!(app.input.text(), "/fork");
     assert_eq!(app.focus, Focus::Input);
+    // Every command listed at once, drawn at any size without a panic.
+    app.input.clear();
+    type_text(&mut app, "/");
+    for (w, h) in [(20, 5), (10, 3), (40, 8), (200, 60)] {
+        let shown = screen(&app, w, h);
+        assert!(h < 20 || shown.contains("/help"), "{w}x{h}:\n{shown}");
+    }
     // Tab on a command nothing matches stays in the box too.
     app.input.clear();
     type_text(&mut app, "/zz");
