@@ -152,7 +152,7 @@ impl App {
     }
 
     /// Submits an op whose answer this TUI acts on, remembering its id.
-    pub(super) fn request(&mut self, op: Op) -> Effect {
+    pub(in crate::surfaces::tui) fn request(&mut self, op: Op) -> Effect {
         let submission = Submission::new(op);
         self.asked.insert(submission.id.clone());
         Effect::Submit(submission)
