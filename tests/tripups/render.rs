@@ -92,3 +92,60 @@ fn a_table_with_more_columns_than_fit_shows_each_row_whole() {
         );
     }
 }
+
+/// Defect 13: every frame the real binary draws is bracketed by
+/// synchronized output (`CSI ? 2026 h` … `CSI ? 2026 l`), so a terminal
+/// never shows a frame half drawn (rows of the old frame beside the new).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_frame_of_the_binary_is_bracketed_by_synchronized_output() {
+    use crate::support::fake_llama::{FakeLlama, Reply};
+    use crate::tui::pty::Pty;
+
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::chunks(&["Hello ", "from ", "the fake ", "model."])]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = format!(
+        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
+        dir.path().join("logs").display(),
+        fake.url()
+    );
+    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let mut pty = Pty::spawn(dir.path());
+    pty.wait_for("Type a message").await;
+    pty.send("hi\r");
+    pty.wait_for("Hello from the fake model.").await;
+    pty.send("\x03\x03");
+    assert_eq!(pty.exit_code().await, Some(0));
+
+    let raw = pty.raw();
+    let (open, close) = (b"\x1b[?2026h".as_slice(), b"\x1b[?2026l".as_slice());
+    let mut inside = false;
+    let mut frames = 0;
+    let mut drawn_outside = Vec::new();
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i..].starts_with(open) {
+            assert!(!inside, "a frame opened inside another at byte {i}");
+            inside = true;
+            i += open.len();
+        } else if raw[i..].starts_with(close) {
+            assert!(inside, "a frame closed that was not open at byte {i}");
+            inside = false;
+            frames += 1;
+            i += close.len();
+        } else {
+            for what in ["Type a message", "Hello", "model."] {
+                if raw[i..].starts_with(what.as_bytes()) && !inside {
+                    drawn_outside.push(what);
+                }
+            }
+            i += 1;
+        }
+    }
+    assert!(frames >= 2, "no synchronized frame in {} bytes", raw.len());
+    assert!(!inside, "the last frame was never closed");
+    assert!(
+        drawn_outside.is_empty(),
+        "drawn outside a frame: {drawn_outside:?}"
+    );
+}
