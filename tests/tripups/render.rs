@@ -1,7 +1,16 @@
 //! What the conversation draws: wide tables, wrapping, synchronized output,
 //! why a tool failed, streaming markdown (defects 8, 12, 13 and the gaps).
 
-use crate::tui::{app, apply_all, screen, turn};
+use std::time::Instant;
+
+use crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use egirl::protocol::{EventKind, ToolCallEvent, ToolResultEvent, TurnEnded, TurnStarted};
+use egirl::surfaces::tui::{App, Effect, Focus, Pane};
+use insta::assert_snapshot;
+
+use crate::tui::{app, apply_all, ev, press, screen, turn};
 
 /// Defect 12: a word longer than the line kept no space before it, so a
 /// URL copied from the screen merged with the word before it.
@@ -148,4 +157,211 @@ async fn every_frame_of_the_binary_is_bracketed_by_synchronized_output() {
         drawn_outside.is_empty(),
         "drawn outside a frame: {drawn_outside:?}"
     );
+}
+
+/// A turn in which the model called `calls` (name, arguments, success,
+/// output), each finished.
+fn called(calls: &[(&str, serde_json::Value, bool, &str)]) -> App {
+    let mut app = app();
+    let mut events = vec![ev(EventKind::TurnStarted(TurnStarted {
+        text: "do the thing".into(),
+    }))];
+    for (n, (name, arguments, success, output)) in calls.iter().enumerate() {
+        let id = format!("c{n}");
+        events.push(ev(EventKind::ToolCall(ToolCallEvent {
+            id: id.clone(),
+            name: (*name).into(),
+            arguments: arguments.clone(),
+            sandbox: None,
+        })));
+        events.push(ev(EventKind::ToolResult(ToolResultEvent {
+            id,
+            name: (*name).into(),
+            success: *success,
+            output: (*output).into(),
+            duration_ms: 3,
+            diff: None,
+        })));
+    }
+    events.push(ev(EventKind::TurnEnded(TurnEnded { interrupted: false })));
+    apply_all(&mut app, events);
+    app
+}
+
+fn with(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
+    KeyEvent::new(code, modifiers)
+}
+
+fn click(app: &mut App, column: u16, row: u16) -> Vec<Effect> {
+    let mouse = MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    app.handle_event(TermEvent::Mouse(mouse), Instant::now())
+}
+
+/// Where `what` first shows on the screen: (column, row).
+fn find(shown: &str, what: &str) -> (u16, u16) {
+    shown
+        .lines()
+        .enumerate()
+        .find_map(|(y, l)| {
+            let x = l.find(what)?;
+            Some((l[..x].chars().count() as u16, y as u16))
+        })
+        .unwrap_or_else(|| panic!("`{what}` is not on the screen:\n{shown}"))
+}
+
+/// Gap: why a call failed shows under its one-liner (the exit status and
+/// the first line of stderr), dimmed, with nothing expanded.
+#[test]
+fn a_failed_call_says_why_under_its_one_liner() {
+    let app = called(&[
+        (
+            "read_file",
+            serde_json::json!({"path": "a.md"}),
+            true,
+            "alpha\nbeta",
+        ),
+        (
+            "exec",
+            serde_json::json!({"command": "touch /etc/x"}),
+            false,
+            "exit code 1 (0.0s)\n[stderr]\ntouch: cannot touch '/etc/x': Read-only file system\nsecond line",
+        ),
+    ]);
+    let shown = screen(&app, 100, 30);
+    assert!(
+        shown.contains("exec touch /etc/x · ✗ failed · 3 ms"),
+        "{shown}"
+    );
+    assert!(shown.contains("↳ exit code 1 (0.0s)"), "{shown}");
+    assert!(
+        shown.contains("↳ touch: cannot touch '/etc/x': Read-only file system"),
+        "{shown}"
+    );
+    // One reason per call, two lines at most; the call that worked says nothing more.
+    assert!(
+        !shown.contains("↳ second line") && !shown.contains("│ beta"),
+        "{shown}"
+    );
+    assert_snapshot!("failed_call_reason", shown);
+}
+
+/// Gap: Ctrl+O expands the selected call only (the newest by default);
+/// Alt+Up picks the one before, marked `›`; Alt+O expands them all.
+#[test]
+fn ctrl_o_expands_the_selected_call_only() {
+    let mut app = called(&[
+        (
+            "read_file",
+            serde_json::json!({"path": "first.md"}),
+            true,
+            "first body",
+        ),
+        (
+            "read_file",
+            serde_json::json!({"path": "second.md"}),
+            true,
+            "second body",
+        ),
+    ]);
+    press(&mut app, with(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let shown = screen(&app, 100, 30);
+    assert!(
+        shown.contains("│ second body") && !shown.contains("│ first body"),
+        "{shown}"
+    );
+
+    press(&mut app, with(KeyCode::Up, KeyModifiers::ALT));
+    let shown = screen(&app, 100, 30);
+    assert!(shown.contains("› ⚙ read_file first.md"), "{shown}");
+    press(&mut app, with(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let shown = screen(&app, 100, 30);
+    assert!(
+        shown.contains("│ first body") && shown.contains("│ second body"),
+        "{shown}"
+    );
+    assert_snapshot!("ctrl_o_selected_item", shown);
+
+    // Both fold again one by one; Alt+O opens every one at once.
+    press(&mut app, with(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    press(&mut app, with(KeyCode::Down, KeyModifiers::ALT));
+    press(&mut app, with(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let shown = screen(&app, 100, 30);
+    assert!(
+        !shown.contains("│ first body") && !shown.contains("│ second body"),
+        "{shown}"
+    );
+    press(&mut app, with(KeyCode::Char('o'), KeyModifiers::ALT));
+    let shown = screen(&app, 100, 30);
+    assert!(
+        shown.contains("│ first body") && shown.contains("│ second body"),
+        "{shown}"
+    );
+}
+
+/// Gap: a click focuses the pane it lands in and expands the call under
+/// it; a click on the input gives the keys back to it.
+#[test]
+fn a_click_focuses_its_pane_and_expands_the_call_under_it() {
+    let mut app = called(&[
+        (
+            "read_file",
+            serde_json::json!({"path": "first.md"}),
+            true,
+            "first body",
+        ),
+        (
+            "read_file",
+            serde_json::json!({"path": "second.md"}),
+            true,
+            "second body",
+        ),
+    ]);
+    let shown = screen(&app, 120, 36);
+    let (x, y) = find(&shown, "read_file first.md");
+    click(&mut app, x + 2, y);
+    assert_eq!(app.focus, Focus::Pane(Pane::Conversation));
+    let shown = screen(&app, 120, 36);
+    assert!(
+        shown.contains("│ first body") && !shown.contains("│ second body"),
+        "{shown}"
+    );
+
+    let (x, y) = find(&shown, "Tools");
+    click(&mut app, x, y + 1);
+    assert_eq!(app.focus, Focus::Pane(Pane::Tools));
+    let (x, y) = find(&shown, "Message");
+    click(&mut app, x, y + 1);
+    assert_eq!(app.focus, Focus::Input);
+}
+
+/// Gap: a click on a code block copies that block whole, and says so.
+#[test]
+fn a_click_on_a_code_block_copies_that_block() {
+    let mut app = app();
+    let answer = "Two ways:\n\n```sh\nmake build\n```\n\nor\n\n```sh\ncargo build --release\ncp target/release/egirl ~/bin/\n```\n\nEither works.";
+    apply_all(&mut app, turn("how do I build?", answer));
+    let shown = screen(&app, 100, 30);
+    let (x, y) = find(&shown, "cp target/release/egirl");
+    let effects = click(&mut app, x, y);
+    let copied: Vec<&str> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Copy(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        copied,
+        ["cargo build --release\ncp target/release/egirl ~/bin/"]
+    );
+    let shown = screen(&app, 100, 30);
+    assert!(shown.contains("copied 2 lines of code"), "{shown}");
+    // Text that is no code block copies nothing.
+    let (x, y) = find(&shown, "Either works.");
+    assert!(click(&mut app, x, y).is_empty());
 }

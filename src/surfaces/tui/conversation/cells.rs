@@ -46,7 +46,12 @@ pub fn badge(origin: &Origin) -> String {
     }
 }
 
-pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+pub(super) fn tool_lines(
+    seq: usize,
+    width: u16,
+    ctx: &RenderCtx<'_>,
+    expanded: bool,
+) -> Vec<Line<'static>> {
     let t = ctx.theme;
     let Some(r) = ctx.tools.get(seq) else {
         return vec![Line::styled("  ⚙ (tool call no longer kept)", t.muted())];
@@ -94,7 +99,7 @@ pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Lin
     // A running call's latest progress (a delegation's step) under it.
     let running = matches!(r.state, ToolState::Running | ToolState::AwaitingApproval);
     if running
-        && !ctx.expanded
+        && !expanded
         && let Some(last) = r.output.lines().rev().find(|l| !l.trim().is_empty())
     {
         out.push(Line::from(vec![
@@ -105,7 +110,19 @@ pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Lin
             ),
         ]));
     }
-    if ctx.expanded {
+    // Why a failed call failed, dimmed under it, without expanding it.
+    if r.state == ToolState::Failed && !expanded {
+        for reason in failure_reason(&r.output) {
+            out.push(Line::from(vec![
+                Span::styled("    ↳ ", t.muted()),
+                Span::styled(
+                    wrap::one_line(reason, width.saturating_sub(6).max(8)),
+                    t.muted(),
+                ),
+            ]));
+        }
+    }
+    if expanded {
         let bar = [Span::styled("    │ ", t.muted())];
         let inner = width.saturating_sub(6).max(8);
         let args = serde_json::to_string_pretty(&r.call.arguments).unwrap_or_default();
@@ -135,4 +152,48 @@ pub(super) fn tool_lines(seq: usize, width: u16, ctx: &RenderCtx<'_>) -> Vec<Lin
         }
     }
     out
+}
+
+/// Lines shown under a failed call saying why.
+const REASON_LINES: usize = 2;
+
+/// The first lines of a failed call's output that say why: an exec's exit
+/// status and the start of its stderr when it wrote any, else the output's
+/// first lines (a tool's error message).
+pub(super) fn failure_reason(output: &str) -> Vec<&str> {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let stderr = lines.iter().position(|l| *l == "[stderr]");
+    let mut out: Vec<&str> = match stderr {
+        Some(at) => {
+            let status = lines.first().filter(|l| l.starts_with("exit code"));
+            let err = lines[at + 1..].iter().take_while(|l| **l != "[stdout]");
+            status.into_iter().chain(err).copied().collect()
+        }
+        None => lines.into_iter().filter(|l| *l != "[stdout]").collect(),
+    };
+    out.truncate(REASON_LINES);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::failure_reason;
+
+    #[test]
+    fn a_failure_says_the_exit_status_and_the_start_of_stderr() {
+        let exec = "exit code 1 (0.0s)\n[stdout]\npartial\n[stderr]\ntouch: cannot touch 'x': Read-only\nmore";
+        assert_eq!(
+            failure_reason(exec),
+            ["exit code 1 (0.0s)", "touch: cannot touch 'x': Read-only"]
+        );
+        assert_eq!(
+            failure_reason("\nno such file: notes.md\n"),
+            ["no such file: notes.md"]
+        );
+        assert!(failure_reason("").is_empty());
+    }
 }
