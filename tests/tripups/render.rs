@@ -365,3 +365,40 @@ fn a_click_on_a_code_block_copies_that_block() {
     let (x, y) = find(&shown, "Either works.");
     assert!(click(&mut app, x, y).is_empty());
 }
+
+/// Gap: streaming markdown that does not jump. A table shows as a table
+/// from its first row (never as raw `|` text that later turns into one),
+/// and a fence being typed never shows as stray backticks.
+#[test]
+fn a_half_arrived_table_shows_as_a_table_while_it_streams() {
+    use egirl::protocol::AnswerDelta;
+
+    let mut app = app();
+    app.apply(ev(EventKind::TurnStarted(TurnStarted {
+        text: "plan?".into(),
+    })));
+    let answer = "Here is the plan:\n\n| step | who |\n|:-----|----:|\n| build | me |\n| test | you |\n\nThen run:\n\n```sh\nmake test\n```\n\nDone.";
+    let mut sent = String::new();
+    for c in answer.chars() {
+        sent.push(c);
+        app.apply(ev(EventKind::Delta(AnswerDelta {
+            text: c.to_string(),
+        })));
+        let shown = screen(&app, 80, 30);
+        assert!(
+            !shown.contains('|'),
+            "raw table text after {sent:?}:\n{shown}"
+        );
+        let stray = shown
+            .lines()
+            .map(|l| l.trim_matches(|c: char| c == '│' || c == ' '))
+            .any(|l| l == "`" || l == "``");
+        assert!(!stray, "a stray fence after {sent:?}:\n{shown}");
+        if sent.ends_with("| step | who") {
+            assert!(shown.contains("step │ who"), "not a table yet:\n{shown}");
+        }
+    }
+    let shown = screen(&app, 80, 30);
+    // The second column is right-aligned (`----:`).
+    assert!(shown.contains("build │  me"), "{shown}");
+}

@@ -114,7 +114,10 @@ impl Entry {
         if body {
             tail.push(Line::default());
         }
-        tail.extend(self.render(open, width, ctx, false));
+        // Half-arrived markdown rendered as what it becomes (a table as a
+        // table), so the screen does not jump when the rest arrives.
+        let open = markdown::provisional(open);
+        tail.extend(self.render(&open, width, ctx, false));
         Rendered { head, tail }
     }
 

@@ -447,7 +447,10 @@ impl<'t> Writer<'t> {
     }
 }
 
+mod streaming;
 mod table;
+
+pub use streaming::provisional;
 
 #[cfg(test)]
 mod tests;
