@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::RenderCtx;
 use crate::protocol::Origin;
-use crate::surfaces::tui::feeds::ToolState;
+use crate::surfaces::tui::feeds::{ToolEntry, ToolState};
 use crate::surfaces::tui::theme::Theme;
 use crate::surfaces::tui::wrap;
 
@@ -96,60 +96,72 @@ pub(super) fn tool_lines(
             Span::styled(removed, Style::default().fg(t.diff_removed)),
         ]);
     }
-    // A running call's latest progress (a delegation's step) under it.
-    let running = matches!(r.state, ToolState::Running | ToolState::AwaitingApproval);
-    if running
-        && !expanded
-        && let Some(last) = r.output.lines().rev().find(|l| !l.trim().is_empty())
-    {
-        out.push(Line::from(vec![
-            Span::styled("    ↳ ", t.muted()),
-            Span::styled(
-                wrap::one_line(last.trim(), width.saturating_sub(6).max(8)),
-                t.muted(),
-            ),
-        ]));
+    if expanded {
+        out.extend(expanded_lines(r, width, t));
+    } else {
+        out.extend(note_lines(r, width, t));
     }
-    // Why a failed call failed, dimmed under it, without expanding it.
-    if r.state == ToolState::Failed && !expanded {
-        for reason in failure_reason(&r.output) {
-            out.push(Line::from(vec![
+    out
+}
+
+/// Dimmed lines under a collapsed call: a running call's latest progress
+/// (a delegation's step), or why a failed call failed.
+fn note_lines(r: &ToolEntry, width: usize, t: &Theme) -> Vec<Line<'static>> {
+    let notes: Vec<&str> = match r.state {
+        ToolState::Running | ToolState::AwaitingApproval => r
+            .output
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .into_iter()
+            .collect(),
+        ToolState::Failed => failure_reason(&r.output),
+        _ => Vec::new(),
+    };
+    notes
+        .into_iter()
+        .map(|note| {
+            Line::from(vec![
                 Span::styled("    ↳ ", t.muted()),
                 Span::styled(
-                    wrap::one_line(reason, width.saturating_sub(6).max(8)),
+                    wrap::one_line(note, width.saturating_sub(6).max(8)),
                     t.muted(),
                 ),
-            ]));
-        }
+            ])
+        })
+        .collect()
+}
+
+/// An expanded call: its arguments, then the first lines of its output.
+fn expanded_lines(r: &ToolEntry, width: usize, t: &Theme) -> Vec<Line<'static>> {
+    const SHOWN: usize = 20;
+    let bar = [Span::styled("    │ ", t.muted())];
+    let inner = width.saturating_sub(6).max(8);
+    let args = serde_json::to_string_pretty(&r.call.arguments).unwrap_or_default();
+    let output = r.output.trim_end();
+    let mut body: Vec<(Style, &str)> = args.lines().map(|l| (t.muted(), l)).collect();
+    let total = output.lines().count();
+    body.extend(
+        output
+            .lines()
+            .take(SHOWN)
+            .map(|l| (Style::default().fg(t.text), l)),
+    );
+    let mut out = Vec::new();
+    for (style, line) in body {
+        let pieces = vec![(style, line.to_string())];
+        out.extend(wrap::into_lines(
+            wrap::wrap_hard(&pieces, inner),
+            &bar,
+            &bar,
+        ));
     }
-    if expanded {
-        let bar = [Span::styled("    │ ", t.muted())];
-        let inner = width.saturating_sub(6).max(8);
-        let args = serde_json::to_string_pretty(&r.call.arguments).unwrap_or_default();
-        let output = r.output.trim_end();
-        let mut body: Vec<(Style, &str)> = args.lines().map(|l| (t.muted(), l)).collect();
-        const SHOWN: usize = 20;
-        let total = output.lines().count();
-        body.extend(
-            output
-                .lines()
-                .take(SHOWN)
-                .map(|l| (Style::default().fg(t.text), l)),
-        );
-        for (style, line) in body {
-            let pieces = vec![(style, line.to_string())];
-            out.extend(wrap::into_lines(
-                wrap::wrap_hard(&pieces, inner),
-                &bar,
-                &bar,
-            ));
-        }
-        if total > SHOWN {
-            out.push(Line::from(vec![
-                bar[0].clone(),
-                Span::styled(format!("… {} more lines", total - SHOWN), t.muted()),
-            ]));
-        }
+    if total > SHOWN {
+        out.push(Line::from(vec![
+            bar[0].clone(),
+            Span::styled(format!("… {} more lines", total - SHOWN), t.muted()),
+        ]));
     }
     out
 }
