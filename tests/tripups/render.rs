@@ -402,3 +402,45 @@ fn a_half_arrived_table_shows_as_a_table_while_it_streams() {
     // The second column is right-aligned (`----:`).
     assert!(shown.contains("build │  me"), "{shown}");
 }
+
+/// Gaps, through the real binary: a failed call says why under its
+/// one-liner, and a mouse click (SGR mouse reports, as xterm sends them)
+/// on the call expands it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_binary_a_failed_call_says_why_and_a_click_expands_it() {
+    use crate::support::fake_llama::{FakeLlama, Reply};
+    use crate::tui::pty::Pty;
+
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("read_file", r#"{"path": "missing.md"}"#)]),
+        Reply::text("that file is not there"),
+    ]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = format!(
+        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
+        dir.path().join("logs").display(),
+        fake.url()
+    );
+    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let mut pty = Pty::spawn(dir.path());
+    pty.wait_for("Type a message").await;
+    pty.send("read missing.md\r");
+    pty.wait_for("that file is not there").await;
+    pty.wait_for("↳ file not found: `missing.md`").await;
+    let shown = pty.contents();
+    assert!(!shown.contains("\"path\": \"missing.md\""), "{shown}");
+
+    let (x, y) = find(&shown, "read_file missing.md");
+    // SGR reports are 1-based: press, then release.
+    pty.send(&format!(
+        "\x1b[<0;{};{}M\x1b[<0;{};{}m",
+        x + 1,
+        y + 1,
+        x + 1,
+        y + 1
+    ));
+    pty.wait_for("\"path\": \"missing.md\"").await;
+    pty.send("\x03\x03");
+    assert_eq!(pty.exit_code().await, Some(0));
+}
