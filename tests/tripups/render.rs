@@ -337,6 +337,39 @@ fn a_click_focuses_its_pane_and_expands_the_call_under_it() {
     let (x, y) = find(&shown, "Message");
     click(&mut app, x, y + 1);
     assert_eq!(app.focus, Focus::Input);
+
+    // Folded into tabs (below 100x30), a tab's title picks that pane.
+    let shown = screen(&app, 80, 24);
+    let (x, y) = find(&shown, "4 Memory");
+    click(&mut app, x + 2, y);
+    assert_eq!(
+        (app.focus, app.side_tab),
+        (Focus::Pane(Pane::Memory), Pane::Memory)
+    );
+    let shown = screen(&app, 80, 24);
+    assert!(shown.contains("no memory search yet"), "{shown}");
+}
+
+/// The wheel (moved to mouse.rs with the clicks) still scrolls the pane
+/// under the pointer.
+#[test]
+fn the_wheel_scrolls_the_pane_under_the_pointer() {
+    let mut app = app();
+    for i in 0..20 {
+        apply_all(&mut app, turn(&format!("question {i}"), "an answer"));
+    }
+    let shown = screen(&app, 100, 30);
+    let (x, y) = find(&shown, "Conversation");
+    let wheel = MouseEvent {
+        kind: MouseEventKind::ScrollUp,
+        column: x,
+        row: y + 3,
+        modifiers: KeyModifiers::NONE,
+    };
+    app.handle_event(TermEvent::Mouse(wheel), Instant::now());
+    assert!(!app.conversation_scroll.is_pinned());
+    let shown = screen(&app, 100, 30);
+    assert!(shown.contains("scrolled · End to follow"), "{shown}");
 }
 
 /// Gap: a click on a code block copies that block whole, and says so.
