@@ -286,7 +286,8 @@ fn ctrl_o_expands_the_selected_call_only() {
     );
     assert_snapshot!("ctrl_o_selected_item", shown);
 
-    // Both fold again one by one; Alt+O opens every one at once.
+    // Both fold again one by one; Alt+O opens every one at once, and
+    // collapses them all again.
     press(&mut app, with(KeyCode::Char('o'), KeyModifiers::CONTROL));
     press(&mut app, with(KeyCode::Down, KeyModifiers::ALT));
     press(&mut app, with(KeyCode::Char('o'), KeyModifiers::CONTROL));
@@ -299,6 +300,41 @@ fn ctrl_o_expands_the_selected_call_only() {
     let shown = screen(&app, 100, 30);
     assert!(
         shown.contains("│ first body") && shown.contains("│ second body"),
+        "{shown}"
+    );
+    press(&mut app, with(KeyCode::Char('o'), KeyModifiers::ALT));
+    let shown = screen(&app, 100, 30);
+    assert!(
+        !shown.contains("│ first body") && !shown.contains("│ second body"),
+        "{shown}"
+    );
+}
+
+/// Ctrl+O shows the selected call whole: every line of its output, where
+/// expanding everything (Alt+O) shows each call's first 20.
+#[test]
+fn ctrl_o_shows_the_selected_call_whole() {
+    let output: Vec<String> = (1..=30).map(|i| format!("output line {i}")).collect();
+    let mut app = called(&[(
+        "exec",
+        serde_json::json!({"command": "seq 30"}),
+        true,
+        &output.join("\n"),
+    )]);
+    press(&mut app, with(KeyCode::Char('o'), KeyModifiers::ALT));
+    let shown = screen(&app, 100, 60);
+    assert!(
+        shown.contains("│ output line 20") && !shown.contains("│ output line 21"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("… 10 more lines · Ctrl+O on it shows all"),
+        "{shown}"
+    );
+    press(&mut app, with(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let shown = screen(&app, 100, 60);
+    assert!(
+        shown.contains("│ output line 30") && !shown.contains("more lines"),
         "{shown}"
     );
 }

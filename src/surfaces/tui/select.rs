@@ -63,21 +63,17 @@ impl App {
         self.toggle_entry(i);
     }
 
-    /// Expands or collapses entry `i` (a click on it, Ctrl+O).
+    /// Expands or collapses entry `i` (a click on it, Ctrl+O). While every
+    /// item shows expanded (Alt+O) this switches the one between its
+    /// first lines and all of it.
     pub(super) fn toggle_entry(&mut self, i: usize) {
-        if self.expanded {
-            // Everything showed expanded: keep the others so, fold this one.
-            self.expanded = false;
-            for e in &mut self.conversation.entries {
-                e.expanded = e.expandable();
-            }
-        }
         if let Some(e) = self.conversation.entries.get_mut(i) {
             e.expanded = !e.expanded;
         }
     }
 
-    /// Alt+O: every item expanded, or every item collapsed again.
+    /// Alt+O: every item expanded (a call shows its first output lines), or
+    /// every item collapsed again, those expanded one by one too.
     fn toggle_all(&mut self) {
         self.expanded = !self.expanded;
         if !self.expanded {

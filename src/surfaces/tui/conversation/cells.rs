@@ -50,7 +50,7 @@ pub(super) fn tool_lines(
     seq: usize,
     width: u16,
     ctx: &RenderCtx<'_>,
-    expanded: bool,
+    shown: Shown,
 ) -> Vec<Line<'static>> {
     let t = ctx.theme;
     let Some(r) = ctx.tools.get(seq) else {
@@ -96,10 +96,9 @@ pub(super) fn tool_lines(
             Span::styled(removed, Style::default().fg(t.diff_removed)),
         ]);
     }
-    if expanded {
-        out.extend(expanded_lines(r, width, t));
-    } else {
-        out.extend(note_lines(r, width, t));
+    match shown {
+        Shown::Expanded { output_lines } => out.extend(expanded_lines(r, width, t, output_lines)),
+        Shown::Collapsed => out.extend(note_lines(r, width, t)),
     }
     out
 }
@@ -133,9 +132,21 @@ fn note_lines(r: &ToolEntry, width: usize, t: &Theme) -> Vec<Line<'static>> {
         .collect()
 }
 
-/// An expanded call: its arguments, then the first lines of its output.
-fn expanded_lines(r: &ToolEntry, width: usize, t: &Theme) -> Vec<Line<'static>> {
-    const SHOWN: usize = 20;
+/// How a call shows: its one-liner (and notes under it), or expanded with
+/// its arguments and up to `output_lines` of its output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Shown {
+    Collapsed,
+    Expanded { output_lines: usize },
+}
+
+/// Output lines of each call while every call is expanded (Alt+O); one
+/// call expanded on its own (Ctrl+O, a click) shows all of its output.
+pub(super) const EXPANDED_ALL_LINES: usize = 20;
+
+/// An expanded call: its arguments, then the first `shown` lines of its
+/// output.
+fn expanded_lines(r: &ToolEntry, width: usize, t: &Theme, shown: usize) -> Vec<Line<'static>> {
     let bar = [Span::styled("    │ ", t.muted())];
     let inner = width.saturating_sub(6).max(8);
     let args = serde_json::to_string_pretty(&r.call.arguments).unwrap_or_default();
@@ -145,7 +156,7 @@ fn expanded_lines(r: &ToolEntry, width: usize, t: &Theme) -> Vec<Line<'static>> 
     body.extend(
         output
             .lines()
-            .take(SHOWN)
+            .take(shown)
             .map(|l| (Style::default().fg(t.text), l)),
     );
     let mut out = Vec::new();
@@ -157,10 +168,13 @@ fn expanded_lines(r: &ToolEntry, width: usize, t: &Theme) -> Vec<Line<'static>> 
             &bar,
         ));
     }
-    if total > SHOWN {
+    if total > shown {
         out.push(Line::from(vec![
             bar[0].clone(),
-            Span::styled(format!("… {} more lines", total - SHOWN), t.muted()),
+            Span::styled(
+                format!("… {} more lines · Ctrl+O on it shows all", total - shown),
+                t.muted(),
+            ),
         ]));
     }
     out

@@ -21,7 +21,7 @@ impl Entry {
             let expanded = self.expands(ctx);
             let diff = ctx.tools.get(seq).and_then(|r| r.diff.as_ref());
             let diff_rows = diff.map_or(0, |d| self.diff.rows(d, width, ctx, expanded));
-            let call = super::cells::tool_lines(seq, width, ctx, expanded).len();
+            let call = super::cells::tool_lines(seq, width, ctx, self.tool_shown(ctx)).len();
             return header + call + diff_rows;
         }
         if self.open {

@@ -167,6 +167,22 @@ impl Entry {
         (ctx.expanded || self.expanded) && self.expandable()
     }
 
+    /// How a tool call shows: expanded on its own, it shows all of its
+    /// output; expanded with everything (Alt+O), the first lines.
+    fn tool_shown(&self, ctx: &RenderCtx<'_>) -> cells::Shown {
+        if self.expanded {
+            cells::Shown::Expanded {
+                output_lines: usize::MAX,
+            }
+        } else if ctx.expanded {
+            cells::Shown::Expanded {
+                output_lines: cells::EXPANDED_ALL_LINES,
+            }
+        } else {
+            cells::Shown::Collapsed
+        }
+    }
+
     /// Kinds Ctrl+O expands: what the selection moves over.
     pub fn expandable(&self) -> bool {
         matches!(

@@ -21,7 +21,7 @@ impl Entry {
         // Tool lines follow live state in the ToolLog: cheap, never cached.
         if let Kind::Tool(seq) = self.kind {
             let expanded = self.expands(ctx);
-            let mut lines = tool_lines(seq, width, ctx, expanded);
+            let mut lines = tool_lines(seq, width, ctx, self.tool_shown(ctx));
             if let Some(diff) = ctx.tools.get(seq).and_then(|r| r.diff.as_ref()) {
                 lines.extend(self.diff.lines(diff, width, ctx, expanded).iter().cloned());
             }
