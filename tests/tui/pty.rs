@@ -34,6 +34,8 @@ pub(crate) struct Pty {
     seen: Arc<Mutex<Vec<Watched>>>,
     /// When the program last wrote to the terminal.
     last_output: Arc<Mutex<Instant>>,
+    /// Every byte the program wrote, in order (escape sequences included).
+    raw: Arc<Mutex<Vec<u8>>>,
 }
 
 /// A watched text and when it first appeared.
@@ -168,7 +170,9 @@ impl Pty {
         let last_output = Arc::new(Mutex::new(spawned_at));
         let mut output = std::fs::File::from(master.try_clone().expect("dup master"));
         let mut replies = std::fs::File::from(master.try_clone().expect("dup master"));
+        let raw = Arc::new(Mutex::new(Vec::new()));
         let (sink, watched, last) = (screen.clone(), seen.clone(), last_output.clone());
+        let bytes = raw.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             // Ends with EIO once every copy of the slave side is closed.
@@ -178,6 +182,7 @@ impl Pty {
                 }
                 let now = Instant::now();
                 *lock(&last) = now;
+                lock(&bytes).extend_from_slice(&buf[..n]);
                 let mut parser = lock(&sink);
                 parser.process(&buf[..n]);
                 let reply = std::mem::take(&mut parser.callbacks_mut().0);
@@ -203,7 +208,13 @@ impl Pty {
             spawned_at,
             seen,
             last_output,
+            raw,
         }
+    }
+
+    /// Every byte written to the terminal so far.
+    pub(crate) fn raw(&self) -> Vec<u8> {
+        lock(&self.raw).clone()
     }
 
     pub(crate) fn contents(&self) -> String {

@@ -54,6 +54,12 @@ pub trait Host<B: Backend> {
     fn submit(&mut self, submission: Submission) -> bool;
     /// Bell, mouse capture, clipboard: terminal side effects.
     fn effect(&mut self, term: &mut Terminal<B>, effect: Effect) -> anyhow::Result<()>;
+    /// Opens (`true`) or closes a frame: a real terminal is told to show
+    /// what comes between at once (synchronized output), so a frame is
+    /// never seen half drawn. Nothing by default (test backends).
+    fn frame_bracket(&mut self, _term: &mut Terminal<B>, _open: bool) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// Runs until the user quits, the input ends or an internal `Quit`;
@@ -100,7 +106,7 @@ where
                 // and again: draw here once the deadline has passed.
                 let now = clock();
                 if frames.deadline(now).is_some_and(|at| at <= now) {
-                    draw_frame(term, app, &mut frames)?;
+                    draw_frame(term, app, &mut frames, host)?;
                     drawn += 1;
                 }
             }
@@ -113,7 +119,7 @@ where
                 }
             },
             _ = sleep_until(frame_at.unwrap_or(now)), if frame_at.is_some() => {
-                draw_frame(term, app, &mut frames)?;
+                draw_frame(term, app, &mut frames, host)?;
                 drawn += 1;
             }
             _ = sleep_until(tick_at.unwrap_or(now)), if tick_at.is_some() => {
@@ -171,21 +177,42 @@ fn replace<T: PartialEq>(slot: &mut T, new: T) -> bool {
     true
 }
 
-fn draw_frame<B>(
+fn draw_frame<B, H>(
     term: &mut Terminal<B>,
     app: &mut App,
     frames: &mut FrameScheduler,
+    host: &mut H,
 ) -> anyhow::Result<()>
 where
     B: Backend,
     B::Error: Send + Sync + 'static,
+    H: Host<B>,
 {
-    term.draw(|f| draw(app, f)).context("drawing")?;
+    draw_synchronized(term, app, host)?;
     // Read after the frame is written: a modal counts as seen from here.
     let now = clock();
     frames.drawn(now);
     app.frame_drawn(now);
     Ok(())
+}
+
+/// Draws one frame between the host's frame brackets (a terminal that
+/// does not know them ignores them). The bracket is closed even when the
+/// draw fails, so the terminal never waits for an end that does not come.
+pub fn draw_synchronized<B, H>(
+    term: &mut Terminal<B>,
+    app: &App,
+    host: &mut H,
+) -> anyhow::Result<()>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    H: Host<B>,
+{
+    host.frame_bracket(term, true)?;
+    let drawn = term.draw(|f| draw(app, f)).map(drop).context("drawing");
+    host.frame_bracket(term, false)?;
+    drawn
 }
 
 /// Hands submissions to the core and terminal effects to the host, in

@@ -8,9 +8,7 @@
 
 use std::time::Instant;
 
-use crossterm::event::{
-    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
-};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::app::{App, Effect, Focus, Overlay, QUIT_WINDOW};
 use super::approval::{KeyOutcome, ModalKey};
@@ -20,9 +18,6 @@ use super::conversation::Level;
 use super::layout::Pane;
 use super::panes;
 use crate::protocol::Op;
-
-/// Lines one mouse wheel notch scrolls.
-const WHEEL: usize = 3;
 
 /// The order Tab walks.
 const FOCUS_ORDER: [Focus; 6] = [
@@ -56,10 +51,8 @@ impl App {
                 }
                 Vec::new()
             }
-            TermEvent::Mouse(mouse) => {
-                self.mouse(mouse);
-                Vec::new()
-            }
+            // mouse.rs: the wheel scrolls, a click focuses, expands, copies.
+            TermEvent::Mouse(mouse) => self.mouse(mouse),
             _ => Vec::new(),
         }
     }
@@ -178,6 +171,10 @@ impl App {
 
     /// Keys that work whatever has focus; `None` when the key is not one.
     fn global_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool) -> Option<Vec<Effect>> {
+        // select.rs: Ctrl+O, Alt+O, Alt+Up/Down, Alt+C.
+        if let Some(effects) = self.item_key(key, ctrl, alt) {
+            return Some(effects);
+        }
         let zoom = match key.code {
             KeyCode::F(n @ 1..=5) => Some(usize::from(n)),
             KeyCode::Char(c @ '1'..='5') if alt => c.to_digit(10).map(|d| d as usize),
@@ -207,12 +204,6 @@ impl App {
             }
             KeyCode::Char('t') if ctrl => {
                 self.toggle_solo();
-                Some(Vec::new())
-            }
-            KeyCode::Char('o') if ctrl => {
-                // No epoch bump: the entries that expand (tool calls, their
-                // diffs, reasoning) key their caches on it; answers keep theirs.
-                self.expanded = !self.expanded;
                 Some(Vec::new())
             }
             KeyCode::Char('y') if alt => {
@@ -365,8 +356,7 @@ impl App {
         match key.code {
             KeyCode::Char('?') => self.overlay = Some(Overlay::Help),
             KeyCode::Enter | KeyCode::Char(' ') if pane == Pane::Conversation => {
-                self.expanded = !self.expanded;
-                self.epoch += 1;
+                self.toggle_selected();
             }
             KeyCode::Up
             | KeyCode::Down
@@ -398,7 +388,7 @@ impl App {
         }
     }
 
-    fn scroll_key(&mut self, pane: Pane, code: KeyCode) {
+    pub(super) fn scroll_key(&mut self, pane: Pane, code: KeyCode) {
         let scroll = if pane == Pane::Conversation {
             self.measure_conversation();
             &mut self.conversation_scroll
@@ -416,29 +406,6 @@ impl App {
             KeyCode::Home | KeyCode::Char('g') => scroll.home(),
             KeyCode::End | KeyCode::Char('G') => scroll.end(),
             _ => {}
-        }
-    }
-
-    fn mouse(&mut self, mouse: MouseEvent) {
-        let down = match mouse.kind {
-            MouseEventKind::ScrollUp => false,
-            MouseEventKind::ScrollDown => true,
-            _ => return,
-        };
-        // The wheel scrolls the pane under the pointer.
-        let at = ratatui::layout::Position::new(mouse.column, mouse.row);
-        let pane = self
-            .rects
-            .get()
-            .and_then(|r| {
-                Pane::ALL
-                    .into_iter()
-                    .find(|p| r.pane(*p, self.side_tab).is_some_and(|a| a.contains(at)))
-            })
-            .unwrap_or(Pane::Conversation);
-        let code = if down { KeyCode::Down } else { KeyCode::Up };
-        for _ in 0..WHEEL {
-            self.scroll_key(pane, code);
         }
     }
 }

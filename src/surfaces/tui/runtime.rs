@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::app::{App, AppOptions, Effect};
 use super::conversation::Level;
-use super::driver::{AppEvent, Host, drive};
+use super::driver::{AppEvent, Host, draw_synchronized, drive};
 use super::theme::Theme;
 use crate::link::CoreLink;
 use crate::protocol::wire::CoreStatus;
@@ -124,9 +124,9 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     watch_status(core.status.clone(), tx);
     // The first frame before the MCP servers spawn and handshake, which
     // would compete with it for the CPU; the loop draws again at once.
-    let _ = terminal.draw(|f| super::draw(&app, f));
-    core.start_mcp();
     let mut host = Crossterm { core };
+    let _ = draw_synchronized(&mut terminal, &app, &mut host);
+    core.start_mcp();
     let result = drive(
         &mut terminal,
         &mut app,
@@ -188,6 +188,18 @@ impl Host<CrosstermBackend<io::Stdout>> for Crossterm<'_> {
                 copy_to_system_clipboard(text);
             }
             Effect::Submit(_) | Effect::Quit => {}
+        }
+        Ok(())
+    }
+
+    fn frame_bracket(&mut self, term: &mut Term, open: bool) -> anyhow::Result<()> {
+        // Synchronized output (`CSI ? 2026 h` … `l`): the terminal shows
+        // the frame once whole, not row by row as it arrives.
+        let out = term.backend_mut();
+        if open {
+            crossterm::queue!(out, crossterm::terminal::BeginSynchronizedUpdate)?;
+        } else {
+            execute!(out, crossterm::terminal::EndSynchronizedUpdate)?;
         }
         Ok(())
     }

@@ -102,6 +102,18 @@ impl Scroll {
         }
     }
 
+    /// Scrolls so that `line` shows, unless it already does.
+    pub fn reveal(&mut self, line: usize) {
+        let (total, height) = self.view.get();
+        let top = self
+            .top
+            .unwrap_or(total.saturating_sub(height))
+            .min(total.saturating_sub(height));
+        if !(top..top + height).contains(&line) {
+            self.show(line);
+        }
+    }
+
     pub fn end(&mut self) {
         self.top = None;
         self.unseen = false;
@@ -133,6 +145,18 @@ mod tests {
         assert_eq!(s.first_line(120, 10), 0);
         s.end();
         assert_eq!(s.first_line(120, 10), 110);
+    }
+
+    #[test]
+    fn reveal_moves_only_when_the_line_is_out_of_view() {
+        let mut s = Scroll::default();
+        s.first_line(100, 10);
+        s.reveal(95);
+        assert!(s.is_pinned());
+        s.reveal(30);
+        assert_eq!(s.first_line(100, 10), 27);
+        s.reveal(33);
+        assert_eq!(s.first_line(100, 10), 27);
     }
 
     #[test]

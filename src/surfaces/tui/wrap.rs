@@ -50,9 +50,9 @@ pub fn wrap(pieces: &[(Style, String)], width: usize) -> Vec<Pieces> {
             line_w += token.width;
             continue;
         }
-        gap.clear();
-        gap_w = 0;
         if token.width <= width {
+            gap.clear();
+            gap_w = 0;
             if line_w > 0 {
                 lines.push(std::mem::take(&mut line));
             }
@@ -60,7 +60,18 @@ pub fn wrap(pieces: &[(Style, String)], width: usize) -> Vec<Pieces> {
             line_w = token.width;
             continue;
         }
-        // A word wider than the line: fill the current line, then break.
+        // A word wider than the line fills the current line, then breaks.
+        // The blank before it stays when it fits: without it a URL copied
+        // from the screen merges with the word before it.
+        if line_w > 0 && line_w + gap_w < width {
+            push_all(&mut line, gap.drain(..));
+            line_w += gap_w;
+        } else if line_w > 0 {
+            lines.push(std::mem::take(&mut line));
+            line_w = 0;
+        }
+        gap.clear();
+        gap_w = 0;
         for (style, text) in token.pieces {
             for c in text.chars() {
                 let w = char_width(c);
@@ -227,6 +238,19 @@ mod tests {
         assert_eq!(texts(wrap(&plain("abcdefghij"), 4)), ["abcd", "efgh", "ij"]);
         assert_eq!(texts(wrap(&plain("  indented"), 20)), ["  indented"]);
         assert_eq!(texts(wrap(&plain(""), 5)), [""]);
+    }
+
+    #[test]
+    fn a_long_word_keeps_the_blank_before_it() {
+        assert_eq!(
+            texts(wrap(&plain("see: abcdefghijkl"), 10)),
+            ["see: abcde", "fghijkl"]
+        );
+        // No room for the blank and a character: the word starts a line.
+        assert_eq!(
+            texts(wrap(&plain("abcdefghi abcdefghijkl"), 10)),
+            ["abcdefghi", "abcdefghij", "kl"]
+        );
     }
 
     #[test]

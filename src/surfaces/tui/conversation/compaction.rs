@@ -31,13 +31,10 @@ pub(super) fn render(
     summary: &str,
     width: u16,
     ctx: &RenderCtx<'_>,
+    expanded: bool,
 ) -> Vec<Line<'static>> {
     let t = ctx.theme;
-    let hint = if ctx.expanded {
-        ""
-    } else {
-        " (Ctrl+O: summary)"
-    };
+    let hint = if expanded { "" } else { " (Ctrl+O: summary)" };
     let words = format!(" {label}{hint} ");
     let total = usize::from(width).saturating_sub(2);
     let used = words.chars().count() + 2;
@@ -53,7 +50,7 @@ pub(super) fn render(
         let indent = [Span::raw("  ")];
         wrap::into_lines(wrap::wrap(&pieces, total.max(8)), &indent, &indent)
     };
-    if ctx.expanded {
+    if expanded {
         let style = t.muted().add_modifier(Modifier::ITALIC);
         let bar = [Span::styled("    │ ", t.muted())];
         let inner = usize::from(width).saturating_sub(6).max(8);

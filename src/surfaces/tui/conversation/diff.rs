@@ -29,15 +29,21 @@ pub(super) struct DiffCache {
 }
 
 impl DiffCache {
-    pub(super) fn lines(&self, diff: &FileDiff, width: u16, ctx: &RenderCtx<'_>) -> Lines {
-        let key = (width, ctx.epoch, ctx.expanded);
+    pub(super) fn lines(
+        &self,
+        diff: &FileDiff,
+        width: u16,
+        ctx: &RenderCtx<'_>,
+        expanded: bool,
+    ) -> Lines {
+        let key = (width, ctx.epoch, expanded);
         let mut slot = self.lines.borrow_mut();
         if let Some((k, lines)) = slot.as_ref()
             && *k == key
         {
             return lines.clone();
         }
-        let lines = Rc::new(render(diff, width, ctx));
+        let lines = Rc::new(render(diff, width, ctx, expanded));
         *slot = Some((key, lines.clone()));
         self.rows.set(Some((key, lines.len())));
         lines
@@ -45,15 +51,21 @@ impl DiffCache {
 
     /// Rows the diff takes; rendered once if not known at this key, and
     /// its lines kept only if they were held before.
-    pub(super) fn rows(&self, diff: &FileDiff, width: u16, ctx: &RenderCtx<'_>) -> usize {
-        let key = (width, ctx.epoch, ctx.expanded);
+    pub(super) fn rows(
+        &self,
+        diff: &FileDiff,
+        width: u16,
+        ctx: &RenderCtx<'_>,
+        expanded: bool,
+    ) -> usize {
+        let key = (width, ctx.epoch, expanded);
         if let Some((k, rows)) = self.rows.get()
             && k == key
         {
             return rows;
         }
         let held = self.has_lines();
-        let rows = self.lines(diff, width, ctx).len();
+        let rows = self.lines(diff, width, ctx, expanded).len();
         if !held {
             self.clear();
         }
@@ -70,13 +82,13 @@ impl DiffCache {
     }
 }
 
-fn render(diff: &FileDiff, width: u16, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+fn render(diff: &FileDiff, width: u16, ctx: &RenderCtx<'_>, expanded: bool) -> Vec<Line<'static>> {
     let t = ctx.theme;
     let indent = [Span::raw("    ")];
     let inner = usize::from(width).saturating_sub(4).max(8);
     let total = diff.text.lines().count();
     // A marker standing in for one line would hide nothing.
-    let shown = if ctx.expanded || total <= PREVIEW + 1 {
+    let shown = if expanded || total <= PREVIEW + 1 {
         total
     } else {
         PREVIEW

@@ -18,9 +18,11 @@ impl Entry {
         if let Kind::Tool(seq) = self.kind {
             // The one-liner follows live state; the diff's rows are kept.
             let header = usize::from(!self.continued);
+            let expanded = self.expands(ctx);
             let diff = ctx.tools.get(seq).and_then(|r| r.diff.as_ref());
-            let diff_rows = diff.map_or(0, |d| self.diff.rows(d, width, ctx));
-            return header + super::cells::tool_lines(seq, width, ctx).len() + diff_rows;
+            let diff_rows = diff.map_or(0, |d| self.diff.rows(d, width, ctx, expanded));
+            let call = super::cells::tool_lines(seq, width, ctx, self.tool_shown(ctx)).len();
+            return header + call + diff_rows;
         }
         if self.open {
             return self.lines(width, ctx).len();

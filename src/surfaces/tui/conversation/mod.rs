@@ -101,6 +101,9 @@ pub struct Entry {
     /// An answer or tool call that goes on after egirl's earlier answer or
     /// tool call in the same turn: no second "egirl" header.
     pub continued: bool,
+    /// Shown in full (Ctrl+O on it, or a click): a tool call's arguments
+    /// and output, a whole diff, reasoning, a compaction's summary.
+    pub expanded: bool,
     cache: RefCell<Option<Cache>>,
     /// Rows at (width, epoch, text length, expansion), kept when the
     /// lines are not.
@@ -133,7 +136,8 @@ struct Cache {
 pub struct RenderCtx<'a> {
     pub theme: &'a Theme,
     pub tools: &'a ToolLog,
-    /// Tool calls and reasoning shown in full rather than as one-liners.
+    /// Every tool call, diff, reasoning and summary shown in full (Alt+O);
+    /// else only the entries expanded one by one.
     pub expanded: bool,
     /// Bumped whenever something every cached entry depends on changes
     /// (the theme): older caches are ignored. Expansion is not one: only
@@ -150,19 +154,41 @@ impl Entry {
             text,
             open,
             continued: false,
+            expanded: false,
             cache: RefCell::new(None),
             height: Cell::new(None),
             diff: diff::DiffCache::default(),
         }
     }
 
-    /// Whether the entry shows expanded: Ctrl+O changes only these.
-    fn expands(&self, ctx: &RenderCtx<'_>) -> bool {
-        ctx.expanded
-            && matches!(
-                self.kind,
-                Kind::Reasoning | Kind::Tool(_) | Kind::Compaction(_)
-            )
+    /// Whether the entry shows expanded: expanded itself, or everything is
+    /// (Alt+O), and it is a kind that expands.
+    pub(crate) fn expands(&self, ctx: &RenderCtx<'_>) -> bool {
+        (ctx.expanded || self.expanded) && self.expandable()
+    }
+
+    /// How a tool call shows: expanded on its own, it shows all of its
+    /// output; expanded with everything (Alt+O), the first lines.
+    fn tool_shown(&self, ctx: &RenderCtx<'_>) -> cells::Shown {
+        if self.expanded {
+            cells::Shown::Expanded {
+                output_lines: usize::MAX,
+            }
+        } else if ctx.expanded {
+            cells::Shown::Expanded {
+                output_lines: cells::EXPANDED_ALL_LINES,
+            }
+        } else {
+            cells::Shown::Collapsed
+        }
+    }
+
+    /// Kinds Ctrl+O expands: what the selection moves over.
+    pub fn expandable(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::Reasoning | Kind::Tool(_) | Kind::Compaction(_)
+        )
     }
 
     /// Header, tool and notice lines are one-liners with no blank between.
@@ -177,6 +203,20 @@ pub struct Conversation {
     pub entries: Vec<Entry>,
     open_text: HashMap<SessionId, usize>,
     open_reasoning: HashMap<SessionId, usize>,
+    /// The item picked for Ctrl+O (Alt+Up/Down, a click); `None`: the
+    /// newest expandable item shown.
+    pub selected: Option<usize>,
+    /// What the last frame drew on each row: (screen row, entry, line of
+    /// the entry). Clicks are hit-tested against it.
+    pub drawn: RefCell<Vec<DrawnRow>>,
+}
+
+/// A row of the last frame: its `y`, the entry and the entry's line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrawnRow {
+    pub y: u16,
+    pub entry: usize,
+    pub line: usize,
 }
 
 impl Conversation {
@@ -305,6 +345,9 @@ impl Conversation {
     pub fn clear_session(&mut self, session: &str) {
         self.close(session);
         self.entries.retain(|e| e.session != session);
+        // Indices moved: the picked item and the drawn rows no longer hold.
+        self.selected = None;
+        self.drawn.borrow_mut().clear();
         // Indices moved: rebuild the open maps from the flags.
         self.open_text.clear();
         self.open_reasoning.clear();

@@ -20,9 +20,10 @@ impl Entry {
     fn render_cached(&self, width: u16, ctx: &RenderCtx<'_>) -> Rendered {
         // Tool lines follow live state in the ToolLog: cheap, never cached.
         if let Kind::Tool(seq) = self.kind {
-            let mut lines = tool_lines(seq, width, ctx);
+            let expanded = self.expands(ctx);
+            let mut lines = tool_lines(seq, width, ctx, self.tool_shown(ctx));
             if let Some(diff) = ctx.tools.get(seq).and_then(|r| r.diff.as_ref()) {
-                lines.extend(self.diff.lines(diff, width, ctx).iter().cloned());
+                lines.extend(self.diff.lines(diff, width, ctx, expanded).iter().cloned());
             }
             // The first thing egirl does in a turn is this call: it gets
             // the "egirl" header an answer would have had.
@@ -113,7 +114,10 @@ impl Entry {
         if body {
             tail.push(Line::default());
         }
-        tail.extend(self.render(open, width, ctx, false));
+        // Half-arrived markdown rendered as what it becomes (a table as a
+        // table), so the screen does not jump when the rest arrives.
+        let open = markdown::provisional(open);
+        tail.extend(self.render(&open, width, ctx, false));
         Rendered { head, tail }
     }
 
@@ -163,7 +167,7 @@ impl Entry {
                     Span::raw("  "),
                     Span::styled(format!("✻ thinking{dots} ({words} words)"), t.muted()),
                 ]));
-                if ctx.expanded {
+                if self.expands(ctx) {
                     let style = t.muted().add_modifier(Modifier::ITALIC);
                     let bar = [Span::styled("    │ ", t.muted())];
                     for line in text.trim().split('\n') {
@@ -189,7 +193,13 @@ impl Entry {
                     out.extend(wrap::into_lines(wrapped, head, &rest));
                 }
             }
-            Kind::Compaction(label) => out.extend(compaction::render(label, text, width, ctx)),
+            Kind::Compaction(label) => out.extend(compaction::render(
+                label,
+                text,
+                width,
+                ctx,
+                self.expands(ctx),
+            )),
             Kind::Tool(_) => {}
         }
         out

@@ -16,15 +16,49 @@ use super::wrap::{self, Pieces};
 
 /// Renders `text` for a column of `width` cells.
 pub fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_GFM;
     let mut w = Writer::new(width.max(8), theme);
-    for event in Parser::new_ext(text, options) {
+    for event in Parser::new_ext(text, OPTIONS) {
         w.event(event);
     }
     w.finish()
+}
+
+const OPTIONS: Options = Options::ENABLE_TABLES
+    .union(Options::ENABLE_STRIKETHROUGH)
+    .union(Options::ENABLE_TASKLISTS)
+    .union(Options::ENABLE_GFM);
+
+/// The code blocks of `text` in order, as the reader would copy them
+/// (fenced or indented; an unclosed fence runs to the end).
+pub fn code_blocks(text: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut open: Option<String> = None;
+    for event in Parser::new_ext(text, OPTIONS) {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => open = Some(String::new()),
+            Event::Text(t) => {
+                if let Some(code) = &mut open {
+                    code.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some(code) = open.take() {
+                    blocks.push(code);
+                }
+            }
+            _ => {}
+        }
+    }
+    blocks.extend(open);
+    blocks
+}
+
+/// Whether a rendered line is a code block's fence (```` ```lang ```` or
+/// ```` ``` ````): the renderer draws them muted, as the line's last span.
+pub fn is_fence(line: &Line<'_>, theme: &Theme) -> bool {
+    line.spans
+        .last()
+        .is_some_and(|s| s.content.starts_with("```") && s.style == theme.muted())
 }
 
 enum Container {
@@ -413,7 +447,10 @@ impl<'t> Writer<'t> {
     }
 }
 
+mod streaming;
 mod table;
+
+pub use streaming::provisional;
 
 #[cfg(test)]
 mod tests;

@@ -13,8 +13,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 use super::frame;
-use crate::surfaces::tui::app::App;
-use crate::surfaces::tui::conversation::{Rendered, badge};
+use crate::surfaces::tui::app::{App, Focus};
+use crate::surfaces::tui::conversation::{DrawnRow, Kind, Rendered, badge};
 use crate::surfaces::tui::layout::Pane;
 use crate::surfaces::tui::search::highlight_row;
 
@@ -157,6 +157,9 @@ fn draw_entries(app: &App, visible: &Visible, inner: Rect, buf: &mut Buffer) {
     let mut y = inner.y;
     let bottom = inner.y + inner.height;
     let search = app.search.as_ref();
+    let mut drawn = app.conversation.drawn.borrow_mut();
+    drawn.clear();
+    let marked = marked_row(app);
     for (entry, gap, lines) in &visible.blocks {
         let len = gap + lines.len();
         let current = search.and_then(|s| s.current_entry()) == Some(*entry);
@@ -169,12 +172,42 @@ fn draw_entries(app: &App, visible: &Visible, inner: Rect, buf: &mut Buffer) {
                     if let Some(search) = search {
                         highlight_row(app, search, inner, y, current, buf);
                     }
+                    drawn.push(DrawnRow {
+                        y,
+                        entry: *entry,
+                        line: i - gap,
+                    });
+                    if marked == Some((*entry, i - gap)) {
+                        mark(app, inner, y, buf);
+                    }
                 }
                 y += 1;
             }
             row += 1;
         }
     }
+}
+
+/// The selected item's first row (entry, line), when the selection shows:
+/// picked with Alt+Up/Down or a click, or the conversation has focus.
+fn marked_row(app: &App) -> Option<(usize, usize)> {
+    let focused = app.focus == Focus::Pane(Pane::Conversation);
+    if !(focused || app.selection_picked()) {
+        return None;
+    }
+    let i = app.selected_item()?;
+    let e = app.conversation.entries.get(i)?;
+    // A call that opens egirl's turn has the "egirl" header above it.
+    let header = matches!(e.kind, Kind::Tool(_)) && !e.continued;
+    Some((i, usize::from(header)))
+}
+
+/// A `›` in the indent of the selected item's row.
+fn mark(app: &App, inner: Rect, y: u16, buf: &mut Buffer) {
+    let style = Style::default()
+        .fg(app.theme.focus)
+        .add_modifier(Modifier::BOLD);
+    buf.set_string(inner.x, y, "›", style);
 }
 
 /// The shown entries (all sessions', or the filtered one's) with the gap
@@ -203,6 +236,22 @@ pub fn total_rows(app: &App, width: u16) -> usize {
         .iter()
         .map(|&(i, gap)| gap + entries[i].height(width, &ctx))
         .sum()
+}
+
+/// The conversation row where entry `i` starts (below its gap), if it
+/// is shown, and the rows of the whole conversation at `width`.
+pub fn entry_row(app: &App, width: u16, i: usize) -> (Option<usize>, usize) {
+    let ctx = app.render_ctx();
+    let entries = &app.conversation.entries;
+    let mut row = 0;
+    let mut found = None;
+    for (j, gap) in shown(app) {
+        if j == i {
+            found = Some(row + gap);
+        }
+        row += gap + entries[j].height(width, &ctx);
+    }
+    (found, row)
 }
 
 fn welcome(app: &App, area: Rect, buf: &mut Buffer) {
