@@ -14,7 +14,7 @@ use crate::chat::ChatMessage;
 use crate::protocol::{Command, EventKind, Origin, Target};
 use crate::redact;
 use crate::redact::Redactor;
-use crate::sessions::{Record, Transcript};
+use crate::sessions::{ContextUse, Details, Record, Transcript};
 
 pub(crate) struct Session {
     pub id: String,
@@ -117,18 +117,35 @@ impl Session {
         typed: Option<String>,
         message: ChatMessage,
     ) -> Result<()> {
-        self.push_record(origin, typed, None, message)
+        self.push_record(origin, typed, None, message, Details::default())
+    }
+
+    /// A message with what the transcript keeps beside it (a tool
+    /// result's outcome and diff, an interrupted reply).
+    pub(super) fn push_detailed(
+        &mut self,
+        origin: &Origin,
+        message: ChatMessage,
+        details: Details,
+    ) -> Result<()> {
+        self.push_record(origin, None, None, message, details)
     }
 
     /// A model's reply, with the provider that wrote it (the distillation
-    /// export keeps only what a remote model answered).
+    /// export keeps only what a remote model answered) and the prompt the
+    /// next request carries (a resumed session's context meter).
     pub(super) fn push_reply(
         &mut self,
         origin: &Origin,
         provider: &str,
         message: ChatMessage,
+        context: Option<ContextUse>,
     ) -> Result<()> {
-        self.push_record(origin, None, Some(provider.to_string()), message)
+        let details = Details {
+            context,
+            ..Details::default()
+        };
+        self.push_record(origin, None, Some(provider.to_string()), message, details)
     }
 
     fn push_record(
@@ -137,6 +154,7 @@ impl Session {
         typed: Option<String>,
         provider: Option<String>,
         mut message: ChatMessage,
+        details: Details,
     ) -> Result<()> {
         redact::message(&self.redactor, &mut message);
         let typed = typed.map(|t| self.redactor.redact(&t).into_owned());
@@ -147,6 +165,7 @@ impl Session {
             provider,
             message: message.clone(),
             compaction: None,
+            details,
         })?;
         self.history.push(message);
         self.tokens.push(None);

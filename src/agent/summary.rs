@@ -90,6 +90,7 @@ pub(super) mod tests {
             provider: None,
             message,
             compaction,
+            details: Default::default(),
         }
     }
 

@@ -45,6 +45,7 @@ fn write_session(dir: &Path, id: &str) {
                 provider: None,
                 message,
                 compaction: None,
+                details: Default::default(),
             })
             .unwrap();
         }

@@ -198,6 +198,7 @@ fn record(origin: Origin, message: ChatMessage) -> Record {
         provider: None,
         message,
         compaction: None,
+        details: Default::default(),
     }
 }
 

@@ -20,9 +20,9 @@ use anyhow::{Result, bail};
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
+use super::prompt::{byte_bound, count_prompt, prompt_messages};
 use super::session::{Session, Turn};
 use super::shared::Shared;
-use super::steps::{byte_bound, count_prompt, prompt_messages};
 use super::summary::with_summary;
 use super::{context, unattended, window};
 use crate::chat::{ChatMessage, ToolSpec};
@@ -206,6 +206,7 @@ async fn compact(
             after_tokens,
             model: model.clone(),
         }),
+        details: Default::default(),
     })?;
     session.replace_history(summary.clone(), cut);
     Ok(Done {

@@ -6,8 +6,10 @@
 use std::path::Path;
 
 use crate::protocol::wire::{Reply, ToolCallItem, TranscriptItem, TranscriptReply};
-use crate::protocol::{DENIED_BY_USER, Role};
-use crate::sessions::{self, Entry, Mark, MarkRecord, Record, Transcript};
+use crate::protocol::{DENIED_BY_USER, Role, ToolOutcome};
+use crate::sessions::{
+    self, Details, Entry, INTERRUPTED_MARKER, Mark, MarkRecord, Record, Transcript,
+};
 
 /// Items sent at most (the newest).
 pub const MAX_ITEMS: usize = 500;
@@ -72,6 +74,7 @@ fn message(record: Record) -> Option<TranscriptItem> {
         provider,
         message,
         compaction,
+        details,
     } = record;
     if let Some(c) = compaction {
         return Some(TranscriptItem::Compaction {
@@ -93,7 +96,8 @@ fn message(record: Record) -> Option<TranscriptItem> {
         Role::Assistant => TranscriptItem::Assistant {
             ts,
             provider,
-            text: capped(message.content, MAX_TEXT),
+            interrupted: interrupted(&details, &message.content),
+            text: capped(shown_text(&details, message.content), MAX_TEXT),
             tool_calls: message
                 .tool_calls
                 .into_iter()
@@ -108,10 +112,30 @@ fn message(record: Record) -> Option<TranscriptItem> {
             ts,
             id: message.tool_call_id.unwrap_or_default(),
             name: message.name.unwrap_or_default(),
-            denied: message.content == DENIED_BY_USER,
+            denied: details.outcome == Some(ToolOutcome::Denied)
+                || message.content == DENIED_BY_USER,
+            outcome: details
+                .outcome
+                .or_else(|| ToolOutcome::guessed(&message.content)),
+            diff: details.diff,
             output: capped(message.content, MAX_OUTPUT),
         },
     })
+}
+
+/// Whether a reply was interrupted: recorded so, or (older transcripts)
+/// ending with the marker the model reads.
+fn interrupted(details: &Details, content: &str) -> bool {
+    details.interrupted || content.ends_with(INTERRUPTED_MARKER)
+}
+
+/// A reply's text without the marker the model reads after an interrupt
+/// (the item says `interrupted`).
+fn shown_text(details: &Details, content: String) -> String {
+    match content.strip_suffix(INTERRUPTED_MARKER) {
+        Some(text) if interrupted(details, &content) => text.to_string(),
+        _ => content,
+    }
 }
 
 /// `text` cut to at most `max` bytes (on a character boundary) plus
