@@ -43,15 +43,21 @@ pub(crate) struct Session {
     pub(super) turns: usize,
     /// The local endpoint that answered the last local request.
     pub(super) endpoint: Option<String>,
+    /// The last compaction could not get under `compact_at`: automatic
+    /// compaction waits until the prompt reaches this many tokens
+    /// (`compact::pause`).
+    pub(super) compact_again_at: Option<u64>,
 }
 
 impl Session {
     pub async fn open(shared: &Shared, id: &str) -> Result<Self> {
         let (transcript, records) = Transcript::open(&shared.workspace, id)?;
         let turns = crate::sessions::user_turns(&records);
+        let limits = shared.limits().await;
+        let compact_again_at =
+            summary::paused_compaction(&records, shared.config.agent.compact_at, limits.n_ctx);
         // From the last compaction's summary on, when there was one.
         let (summary, history) = summary::resume(records);
-        let limits = shared.limits().await;
         let session = Self {
             turns,
             id: id.to_string(),
@@ -65,6 +71,7 @@ impl Session {
             redactor: shared.redactor.clone(),
             untrimmed: HashMap::new(),
             endpoint: None,
+            compact_again_at,
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).
@@ -83,6 +90,7 @@ impl Session {
         self.tokens = vec![None; self.history.len()];
         self.window_start = 0;
         self.untrimmed.clear();
+        self.compact_again_at = None;
         Ok(())
     }
 
@@ -100,6 +108,7 @@ impl Session {
                 self.tokens.clear();
                 self.window_start = 0;
                 self.untrimmed.clear();
+                self.compact_again_at = None;
             }
             // Answered by the core without the session (see `run_core`),
             // or by the session's worker (fork, rewind, `compact::now`).

@@ -361,6 +361,11 @@ pub struct Rewound {
     /// Set when commands ran since: their changes are not undone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untracked: Option<String>,
+    /// Set when no file could be put back because none was kept
+    /// (checkpoints off, or `max_total_mb = 0`): says so, and how many
+    /// file changes since stay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_kept: Option<String>,
 }
 
 /// Older turns were replaced by a summary (the transcript keeps them).

@@ -176,6 +176,7 @@ impl App {
                 removed,
                 not_restored,
                 untracked,
+                not_kept,
             }) => {
                 self.reload_session(session);
                 if ours && self.input.is_empty() {
@@ -190,8 +191,14 @@ impl App {
                 lines.extend(list("restored", &restored));
                 lines.extend(list("removed", &removed));
                 lines.extend(list("not restored", &not_restored));
-                let warn = untracked.is_some() || !not_restored.is_empty();
-                lines.push(untracked.unwrap_or_else(|| UNTRACKED_NOTE.to_string()));
+                let warn = untracked.is_some() || !not_restored.is_empty() || not_kept.is_some();
+                // Files are said to be restored only when checkpoints kept them.
+                let default_note = match not_kept.is_some() {
+                    true => "commands' changes are not undone either",
+                    false => UNTRACKED_NOTE,
+                };
+                lines.extend(not_kept);
+                lines.push(untracked.unwrap_or_else(|| default_note.to_string()));
                 let level = if warn { Level::Warning } else { Level::Info };
                 self.notice(level, lines.join("\n"));
             }
