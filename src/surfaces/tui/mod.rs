@@ -24,6 +24,7 @@ pub mod layout;
 pub mod link;
 pub mod markdown;
 pub mod mcp;
+pub mod meter;
 pub mod panes;
 pub mod rewind;
 pub mod runtime;

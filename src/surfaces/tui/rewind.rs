@@ -10,6 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::{App, Effect};
 use super::conversation::Level;
+use super::sessions::SessionInfo;
 use crate::protocol::{Command, EventKind, Forked, Op, Rewound, Role, Submission};
 
 /// Said under the picker and after a rewind: only the file tools are undone.
@@ -165,6 +166,12 @@ impl App {
             EventKind::Forked(Forked { new_session }) => {
                 self.notice(Level::Info, format!("forked {session} into {new_session}"));
                 if ours {
+                    // The all-sessions view already shows what the fork
+                    // copied: it is not replayed a second time there.
+                    if self.filter.is_none() {
+                        let info = SessionInfo::new(crate::protocol::Origin::Tui);
+                        self.sessions.entry(new_session.clone()).or_insert(info);
+                    }
                     self.pick_session(&new_session);
                 }
             }

@@ -109,7 +109,7 @@ impl App {
             }
         }
         self.session = id.to_string();
-        self.status.context_used = 0;
+        self.meter_from_transcript(id);
         let origin = match self.sessions.get_mut(id) {
             Some(info) => {
                 info.unread = 0;
@@ -195,9 +195,17 @@ impl App {
                     );
                 }
                 Role::Assistant => {
-                    if !m.content.trim().is_empty() {
-                        self.conversation
-                            .answer(session, &record.origin, &m.content);
+                    let (text, interrupted) = super::meter::interrupted(record);
+                    if !text.trim().is_empty() {
+                        self.conversation.answer(session, &record.origin, text);
+                    }
+                    if interrupted {
+                        self.conversation.push(
+                            session,
+                            &record.origin,
+                            Kind::Notice(Level::Info),
+                            "interrupted".into(),
+                        );
                     }
                     for call in &m.tool_calls {
                         let seq = self.tools.push(ToolEntry {
@@ -225,10 +233,14 @@ impl App {
                 }
                 Role::Tool => {
                     let id = m.tool_call_id.as_deref().unwrap_or_default();
-                    // The transcript keeps what the model was told, not
-                    // whether the tool succeeded: say so only for refusals.
-                    let denied = m.content == crate::protocol::DENIED_BY_USER;
-                    self.tools.restored(session, id, &m.content, denied);
+                    // Older transcripts kept only what the model was told:
+                    // their refusals say so, other outcomes are unknown.
+                    let outcome = record
+                        .details
+                        .outcome
+                        .or_else(|| crate::protocol::ToolOutcome::guessed(&m.content));
+                    let diff = record.details.diff.clone();
+                    self.tools.restored(session, id, &m.content, outcome, diff);
                 }
                 Role::System => {}
             }
@@ -240,6 +252,9 @@ impl App {
                 Kind::Notice(Level::Info),
                 format!("resumed {session}: {} messages", records.len()),
             );
+        }
+        if session == self.session {
+            self.show_meter(super::meter::from_records(records));
         }
         self.conversation_scroll.end();
     }

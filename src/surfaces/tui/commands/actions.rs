@@ -19,6 +19,7 @@ pub(super) fn clear(app: &mut App) -> Vec<Effect> {
     let session = app.session.clone();
     app.conversation.clear_session(&session);
     app.conversation_scroll.end();
+    app.meter_cleared();
     app.notice(
         Level::Info,
         "history cleared (the transcript stays on disk)",
@@ -39,7 +40,7 @@ pub(super) fn new_session(app: &mut App) -> Vec<Effect> {
     if app.filter.is_some() {
         app.filter = Some(id.clone());
     }
-    app.status.context_used = 0;
+    app.show_meter(Default::default());
     app.notice(Level::Info, format!("new session {id}"));
     Vec::new()
 }
