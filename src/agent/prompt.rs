@@ -56,6 +56,14 @@ pub(super) fn byte_bound(request: &ChatRequest) -> u64 {
     (messages + tools + 1024) as u64
 }
 
+/// An estimate of the prompt's tokens without the server: about four
+/// bytes a token, as the window is fitted when the server cannot count
+/// (the byte bound, a token a byte, is only for "surely fits").
+pub(super) fn estimated_prompt(request: &ChatRequest) -> u64 {
+    let messages: u64 = request.messages.iter().map(estimate_tokens).sum();
+    messages + (tools_text(&request.tools).len() as u64).div_ceil(4)
+}
+
 /// The server's exact count; a server without the endpoints (vLLM, Ollama)
 /// is not asked again.
 pub(super) async fn count_prompt(

@@ -21,7 +21,7 @@ use anyhow::{Result, bail};
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
-use super::prompt::{byte_bound, count_prompt, prompt_messages};
+use super::prompt::{count_prompt, estimated_prompt, prompt_messages};
 use super::session::{Session, Turn};
 use super::shared::Shared;
 use super::summary::with_summary;
@@ -260,7 +260,7 @@ fn prompt_parts(shared: &Shared, origin: &Origin) -> (String, Vec<ToolSpec>) {
 }
 
 /// The prompt tokens of a request with this history: the server's exact
-/// count, else an estimate of a token per three bytes.
+/// count, else an estimate of a token per four bytes.
 async fn prompt_tokens(
     shared: &Shared,
     system: &str,
@@ -273,11 +273,12 @@ async fn prompt_tokens(
         max_tokens: 0,
         slot: None,
     };
-    let bound = byte_bound(&request);
     let server = shared.counting_server(LocalRole::Main, None).await;
     match count_prompt(shared, &server, &request).await {
         Some(n) => n,
-        None => bound / 3,
+        // The estimate the window is fitted by: a compaction decided on a
+        // larger one would run while the window still has room.
+        None => estimated_prompt(&request),
     }
 }
 
