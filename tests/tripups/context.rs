@@ -267,7 +267,23 @@ async fn the_transcript_keeps_each_tool_results_outcome_and_diff() {
     assert_eq!(results[0]["diff"]["path"], "notes.txt", "{}", results[0]);
     assert_eq!(results[0]["diff"]["added"], 2, "{}", results[0]);
     assert_eq!(results[1]["outcome"], "denied", "{}", results[1]);
-    // The denied command never ran: a rewind does not count it.
+}
+
+/// Defect 9 (rewind): `/rewind` counted denied commands as "ran since".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewind_does_not_count_a_denied_command_as_run() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    fake.push_replies([
+        Reply::tool_calls(&[("write_file", r#"{"path": "notes.txt", "content": "a\n"}"#)]),
+        Reply::tool_calls(&[("exec", r#"{"command": "rm -f notes.txt"}"#)]),
+        Reply::text("done"),
+    ]);
+    // Headless without --approve-exec: the command is denied.
+    let out = cli
+        .run(&["-m", "write then delete", "--session", "s"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
     let out = cli.run(&["--session", "s", "--rewind", "1"]).await;
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}{}", stderr(&out));
