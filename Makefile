@@ -8,9 +8,10 @@ CARGO ?= cargo
 
 .PHONY: run test install build fmt lint unit e2e bench clean-cache
 
-## Build (release), install what the run needs, start egirl on ./egirl.toml.
+## Build (release), install what the run needs, start egirl on
+## scripts/make-run.toml (the small model, started by egirl itself).
 run: install build
-	$(CARGO_TARGET_DIR)/release/egirl --config egirl.toml
+	$(CARGO_TARGET_DIR)/release/egirl --config scripts/make-run.toml
 
 ## Everything CI runs: format, lints, unit + integration tests, the
 ## end-to-end suite against a real llama-server.

@@ -247,7 +247,7 @@ fn without_remote_keys_everything_stays_local_and_says_why() {
     assert_eq!(d.reason, NO_REMOTE_REASON);
     assert_eq!(
         d.reason,
-        "no remote provider configured (set ANTHROPIC_API_KEY or OPENAI_API_KEY)"
+        "no remote provider configured (a [remote.anthropic], [remote.openai] or [remote.azure] section with ANTHROPIC_API_KEY, OPENAI_API_KEY or AZURE_OPENAI_API_KEY set)"
     );
     assert_eq!(d.category, Category::Code, "the category is still reported");
     assert!(!d.unsure && !router.wants_classification(&d));

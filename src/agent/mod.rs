@@ -86,6 +86,9 @@ pub struct AgentHandle {
     pub mcp: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
     /// Lets the MCP servers start (see `start_mcp`).
     mcp_manager: Arc<crate::mcp::McpManager>,
+    /// Why no remote provider can take a turn (`/remote` and `/escalate`
+    /// say so rather than run locally); `None` when one can.
+    pub no_remote: Option<String>,
 }
 
 impl AgentHandle {
@@ -181,6 +184,11 @@ pub fn spawn_guarded(
     );
     let bus = shared.bus.clone();
     let skills = shared.skills.clone();
+    let no_remote = shared
+        .remote
+        .preferred()
+        .is_none()
+        .then(|| crate::routing::NO_REMOTE_REASON.to_string());
     let mcp_status = shared.mcp.watch();
     let mcp_manager = shared.mcp.clone();
     let (tx, rx) = mpsc::unbounded_channel();
@@ -199,6 +207,7 @@ pub fn spawn_guarded(
             counter,
             mcp: mcp_status,
             mcp_manager,
+            no_remote,
         },
         task,
     )

@@ -37,7 +37,10 @@ pub struct Cli {
     /// Session to use or resume (default: a new one).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// With -m: approve every exec the model asks for.
+    /// With -m: approve, once each, what would ask: commands (inside the
+    /// sandbox), web_fetch's new hosts and delegations to Claude Code;
+    /// never MCP tools, Claude Code's own permission requests, nor a
+    /// command asking to run outside the sandbox.
     #[arg(long, requires = "message")]
     pub approve_exec: bool,
     /// With --session: copy the session into a new one and print its id.
@@ -62,7 +65,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum CliCommand {
-    /// Write egirl.toml and the workspace templates (never overwriting).
+    /// Write egirl.toml, .env (mode 600, a placeholder per secret) and the
+    /// workspace templates (never overwriting).
     Init(init::InitArgs),
     /// Check config, workspace, endpoints and keys.
     Doctor,
@@ -73,8 +77,9 @@ pub enum CliCommand {
     /// Open the TUI on the core of a running egirl (`egirl serve`):
     /// TARGET is its socket (default: this workspace's) or ws://host:port.
     Attach(attach::AttachArgs),
-    /// Run without a TUI: Discord, Telegram, heartbeat, cron and the webhook until
-    /// SIGTERM or Ctrl+C.
+    /// Run without a TUI: serve the core on the workspace's socket, and run
+    /// Discord, Telegram, heartbeat, cron and the webhook, until SIGTERM,
+    /// SIGHUP or Ctrl+C.
     Serve,
     /// Skills: `egirl skills list [--json]`.
     Skills(skills::SkillsArgs),

@@ -31,42 +31,8 @@ impl Environment {
         let ask = cli.starts_tui() && super::trust::on_a_terminal();
         plan.enforce(ask.then_some(&super::trust::ask_and_record as &startup::Ask))?;
         let env_files = plan.load_env_files();
-        let loaded = plan.loaded;
-        let mut config = loaded.config;
-        // Bad routing rules are a config error like any other (exit 2).
-        if let Err(e) = crate::routing::Router::new(&config.routing) {
-            let file = loaded
-                .path
-                .as_deref()
-                .map_or("built-in defaults".into(), |p| p.display().to_string());
-            return Err(Exit::usage(format!("{file}: [routing]: {e}")));
-        }
-        if let Err(e) =
-            crate::surfaces::heartbeat::ActiveHours::parse(&config.heartbeat.active_hours)
-        {
-            let file = loaded
-                .path
-                .as_deref()
-                .map_or("built-in defaults".into(), |p| p.display().to_string());
-            return Err(Exit::usage(format!("{file}: [heartbeat]: {e}")));
-        }
-        if let Err(e) = crate::config::mcp::validate(&config.mcp) {
-            let file = loaded
-                .path
-                .as_deref()
-                .map_or("built-in defaults".into(), |p| p.display().to_string());
-            return Err(Exit::usage(format!("{file}: {e}")));
-        }
-        if let Err(e) = config
-            .gateway
-            .plan(config::gateway::auth_off_by_environment())
-        {
-            let file = loaded
-                .path
-                .as_deref()
-                .map_or("built-in defaults".into(), |p| p.display().to_string());
-            return Err(Exit::usage(format!("{file}: {e}")));
-        }
+        check_beyond_types(&plan)?;
+        let mut config = plan.loaded.config.clone();
         config.workspace.path = plan.workspace.display().to_string();
         let (workspace, created) = crate::workspace::ensure(&plan.workspace)
             .map_err(|e| Exit::failure(format!("{e:#}")))?;
@@ -100,7 +66,7 @@ impl Environment {
         Ok(Self {
             redactor,
             config,
-            config_path: loaded.path,
+            config_path: plan.loaded.path.clone(),
             secrets: Secrets::from_env(),
             workspace,
             allowed_paths,
@@ -139,6 +105,56 @@ impl Environment {
         }
         (agent, core, notices)
     }
+}
+
+/// The checks on the config that need modules above `config` (routing's
+/// rules, the heartbeat's hours) or the environment (the gateway's plan):
+/// config errors like the others, naming file:line:col and key (exit 2).
+fn check_beyond_types(plan: &StartUpPlan) -> Result<(), Exit> {
+    use crate::routing::RuleError;
+    let config = &plan.loaded.config;
+    let text = plan
+        .config_file
+        .as_ref()
+        .map(|f| String::from_utf8_lossy(&f.content).into_owned())
+        .unwrap_or_default();
+    let file = plan
+        .loaded
+        .path
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("built-in defaults"));
+    let error = |key: &str, value: Option<&str>, message: &str, prefix: &str| {
+        let message = message.strip_prefix(prefix).unwrap_or(message);
+        Exit::usage(config::ConfigError::at(&text, &file, key, value, message))
+    };
+    if let Err(e) = crate::routing::Router::new(&config.routing) {
+        let message = e.to_string();
+        return Err(match &e {
+            RuleError::UnknownKind { list, rule, .. } | RuleError::EmptyPhrase { list, rule } => {
+                let prefix = format!("[routing] {list}: ");
+                error(&format!("routing.{list}"), Some(rule), &message, &prefix)
+            }
+            RuleError::Conflict { kind } => {
+                error("routing.always_remote", Some(kind), &message, "[routing] ")
+            }
+        });
+    }
+    let hours = &config.heartbeat.active_hours;
+    if let Err(e) = crate::surfaces::heartbeat::ActiveHours::parse(hours) {
+        let message = e.to_string();
+        return Err(error("heartbeat.active_hours", Some(hours), &message, ""));
+    }
+    if let Err(message) = config
+        .gateway
+        .plan(config::gateway::auth_off_by_environment())
+    {
+        let key = match message.starts_with("[gateway] hosts") {
+            true => "gateway.hosts",
+            false => "gateway.listen",
+        };
+        return Err(error(key, None, &message, "[gateway] "));
+    }
+    Ok(())
 }
 
 impl Environment {

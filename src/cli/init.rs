@@ -1,12 +1,15 @@
 //! `egirl init`: writes egirl.toml, `.env` (secrets, mode 600) and the
-//! workspace templates into a directory, never overwriting a file.
+//! workspace templates into a directory, never overwriting a file. Every
+//! mode (asking, `--yes`, `--endpoint`, no terminal) writes the same
+//! files: the questions only fill in values.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-/// The repo's egirl.toml: every key with its default and a comment.
+/// The repo's egirl.toml: every key with its default and a comment (the
+/// built-in defaults, so nothing in it assumes the repo's `make run`).
 const CONFIG_TEMPLATE: &str = include_str!("../../egirl.toml");
 
 #[derive(Debug, clap::Args)]
@@ -17,7 +20,7 @@ pub struct InitArgs {
     /// The local llama.cpp (or OpenAI-compatible) server.
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
-    /// Never ask; write defaults.
+    /// Never ask: write the defaults (and .env with placeholders).
     #[arg(long)]
     pub yes: bool,
 }
@@ -40,15 +43,11 @@ pub fn run(args: &InitArgs) -> Result<u8> {
     let config_path = dir.join("egirl.toml");
     let config = render_config(answers.endpoint.as_deref());
     report(&config_path, write_new(&config_path, &config, false)?)?;
-    if !answers.secrets.is_empty() {
-        let env_path = dir.join(".env");
-        let body: String = answers
-            .secrets
-            .iter()
-            .map(|(k, v)| format!("{k}={v}\n"))
-            .collect();
-        report(&env_path, write_new(&env_path, &body, true)?)?;
-    }
+    // Always written, with a placeholder for each key not given, so the
+    // user knows where secrets go (and that they never go in egirl.toml).
+    let env_path = dir.join(".env");
+    let written = write_new(&env_path, &render_env(&answers.secrets), true)?;
+    report(&env_path, written)?;
     let (workspace, written) = crate::workspace::ensure(&dir.join("workspace"))?;
     let written = if written.is_empty() {
         "already there".to_string()
@@ -56,8 +55,9 @@ pub fn run(args: &InitArgs) -> Result<u8> {
         format!("wrote {}", written.join(", "))
     };
     crate::print::out(&format!(
-        "workspace {} ({written})\nnext: egirl --config {} doctor\n",
+        "workspace {} ({written})\nnext: put your keys in {}, then: egirl --config {} doctor\n",
         workspace.display(),
+        env_path.display(),
         config_path.display()
     ))?;
     Ok(super::EXIT_OK)
@@ -87,6 +87,7 @@ fn ask() -> Result<Answers> {
         ("ANTHROPIC_API_KEY", "Anthropic API key (enter to skip): "),
         ("OPENAI_API_KEY", "OpenAI API key (enter to skip): "),
         ("DISCORD_TOKEN", "Discord bot token (enter to skip): "),
+        ("TELEGRAM_BOT_TOKEN", "Telegram bot token (enter to skip): "),
     ] {
         let value = prompt(label)?;
         if !value.is_empty() {
@@ -119,6 +120,40 @@ fn render_config(endpoint: Option<&str>) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `.env`: the keys given, and every other secret egirl reads as a
+/// commented placeholder (`# NAME=`) under a line saying what it is for.
+fn render_env(given: &[(&str, String)]) -> String {
+    let mut out = String::from(
+        "# egirl's secrets: read at start from this file (and the environment),\n\
+         # never from egirl.toml. Uncomment a line and fill in its value.\n",
+    );
+    let vars = crate::config::secrets::SECRET_VARS
+        .iter()
+        .chain([&crate::config::BRAVE_KEY_VAR]);
+    for var in vars {
+        out.push_str(&format!("\n# {}\n", secret_purpose(var)));
+        match given.iter().find(|(name, _)| name == var) {
+            Some((_, value)) => out.push_str(&format!("{var}={value}\n")),
+            None => out.push_str(&format!("# {var}=\n")),
+        }
+    }
+    out
+}
+
+/// What a secret variable is for, as `.env` says above its line.
+fn secret_purpose(var: &str) -> &'static str {
+    match var {
+        "ANTHROPIC_API_KEY" => "Anthropic, with a [remote.anthropic] section",
+        "OPENAI_API_KEY" => "OpenAI (or a compatible API), with a [remote.openai] section",
+        "AZURE_OPENAI_API_KEY" => "Azure OpenAI, with a [remote.azure] section",
+        "DISCORD_TOKEN" => "the Discord bot ([channels.discord] enabled = true)",
+        "TELEGRAM_BOT_TOKEN" => "the Telegram bot ([channels.telegram] enabled = true)",
+        "EGIRL_WEBHOOK_SECRET" => "the webhook: served only when this is set",
+        "BRAVE_API_KEY" => "web_search with [tools.web.search] provider = \"brave\"",
+        _ => "a secret egirl reads",
+    }
 }
 
 /// Writes only if absent; secrets get mode 600 from the start.
@@ -159,6 +194,16 @@ mod tests {
         let c = crate::config::parse(&text, Path::new("egirl.toml")).unwrap();
         assert_eq!(c.local.endpoint, "http://10.0.0.5:8080");
         assert_eq!(c.workspace.path, "workspace");
+    }
+
+    #[test]
+    fn env_holds_the_given_keys_and_a_placeholder_for_every_other() {
+        let text = render_env(&[("OPENAI_API_KEY", "sk-1".into())]);
+        assert!(text.contains("\nOPENAI_API_KEY=sk-1\n"), "{text}");
+        assert!(!text.contains("# OPENAI_API_KEY="), "{text}");
+        for var in ["ANTHROPIC_API_KEY", "TELEGRAM_BOT_TOKEN", "BRAVE_API_KEY"] {
+            assert!(text.contains(&format!("\n# {var}=\n")), "{var}: {text}");
+        }
     }
 
     #[test]

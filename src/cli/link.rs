@@ -34,6 +34,7 @@ pub fn in_process(agent: &AgentHandle, bots: Bots, endpoints: Vec<String>) -> Co
         discord: bots.discord.as_ref().map(|d| d.borrow().clone()),
         telegram: bots.telegram.as_ref().map(|t| t.borrow().clone()),
         local: None,
+        no_remote: agent.no_remote.clone(),
     });
     tokio::spawn(keep_status(tx, agent.mcp.clone(), bots, endpoints));
     let submit_to = agent.clone();

@@ -105,6 +105,15 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
     {
         return attach::run(&env, &socket, cli.session.as_deref()).await;
     }
+    // A malformed id is bad usage (2), as for -m and attach; a session
+    // that does not exist is a runtime failure (1).
+    if let Some(id) = cli
+        .session
+        .as_deref()
+        .filter(|_| cli.fork || cli.rewind.is_some())
+    {
+        crate::sessions::validate_id(id).map_err(Exit::usage)?;
+    }
     if let Some(done) = remote::timeline(&cli, &env).await {
         return done;
     }

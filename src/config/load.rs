@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::locate::{key_on_line, line_col};
 use super::{Config, MemoryConfig};
 
 /// A config problem, reported as one line: `file:line:col: key: message`.
@@ -169,16 +170,7 @@ pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
             message: inner.message().trim().replace('\n', " "),
         }
     })?;
-    validate(&config).map_err(|(key, message)| {
-        let (line, column) = find_key(text, &key);
-        ConfigError {
-            file: file.to_path_buf(),
-            line,
-            column,
-            key: Some(key),
-            message,
-        }
-    })?;
+    validate(&config).map_err(|(key, message)| ConfigError::at(text, file, &key, None, message))?;
     Ok(config)
 }
 
@@ -189,6 +181,7 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
     validate_memory(&config.memory)?;
     config.tools.web.check()?;
     config.delegate.claude_code.check()?;
+    super::mcp::validate(&config.mcp)?;
     for (i, prefix) in config.tools.exec.allow.iter().enumerate() {
         match shell_words::split(prefix) {
             Ok(words) if !words.is_empty() => {}
@@ -212,6 +205,17 @@ fn validate_urls(config: &Config) -> Result<(), (String, String)> {
         }
     };
     url("local.endpoint", &config.local.endpoint)?;
+    for endpoint in &config.local.endpoints {
+        url("local.endpoints", endpoint)?;
+    }
+    if let Some(fast) = &config.local.fast {
+        if !fast.endpoint.is_empty() {
+            url("local.fast.endpoint", &fast.endpoint)?;
+        }
+        for endpoint in &fast.endpoints {
+            url("local.fast.endpoints", endpoint)?;
+        }
+    }
     if let Some(e) = &config.local.embeddings {
         url("local.embeddings.endpoint", &e.endpoint)?;
     }
@@ -304,65 +308,6 @@ fn validate_memory(memory: &MemoryConfig) -> Result<(), (String, String)> {
         ));
     }
     Ok(())
-}
-
-/// Best-effort position of `a.b.c` in the text: the line of `c = ` inside `[a.b]`.
-fn find_key(text: &str, dotted: &str) -> (Option<usize>, Option<usize>) {
-    let dotted = dotted.split('[').next().unwrap_or(dotted);
-    let (table, leaf) = dotted.rsplit_once('.').unwrap_or(("", dotted));
-    let mut in_table = table.is_empty();
-    for (n, line) in text.lines().enumerate() {
-        let trimmed = line.trim_start();
-        if let Some(header) = trimmed.strip_prefix('[') {
-            let name = header
-                .trim_start_matches('[')
-                .split(']')
-                .next()
-                .unwrap_or("");
-            in_table = name.trim() == table;
-            continue;
-        }
-        if in_table
-            && let Some((key, _)) = trimmed.split_once('=')
-            && key.trim().trim_matches('"') == leaf
-        {
-            return (Some(n + 1), Some(line.len() - trimmed.len() + 1));
-        }
-    }
-    (None, None)
-}
-
-/// `table.key` for a `key = value` line (1-based), from the nearest header above.
-fn key_on_line(text: &str, line: usize) -> Option<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let (key, _) = lines.get(line.checked_sub(1)?)?.split_once('=')?;
-    let key = key.trim().trim_matches('"');
-    if key.is_empty() || key.starts_with('[') || key.starts_with('#') {
-        return None;
-    }
-    let table = lines[..line - 1].iter().rev().find_map(|l| {
-        let header = l.trim().strip_prefix('[')?;
-        Some(
-            header
-                .trim_start_matches('[')
-                .split(']')
-                .next()?
-                .trim()
-                .to_string(),
-        )
-    });
-    Some(match table {
-        Some(t) if !t.is_empty() => format!("{t}.{key}"),
-        _ => key.to_string(),
-    })
-}
-
-fn line_col(text: &str, offset: usize) -> (Option<usize>, Option<usize>) {
-    let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (Some(line), Some(column))
 }
 
 #[cfg(test)]
@@ -480,6 +425,17 @@ mod tests {
         let e = err("[tools.exec]\napproval = \"sometimes\"\n");
         assert!(e.contains("tools.exec.approval"), "{e}");
         assert!(e.contains(":2:12"), "{e}");
+    }
+
+    #[test]
+    fn every_endpoint_is_a_url() {
+        let e = err("[local]\nendpoints = [\"http://a:1\", \"gpu2:8080\"]\n");
+        assert!(e.starts_with("egirl.toml:2:1: `local.endpoints`"), "{e}");
+        let e = err("[local.fast]\nendpoint = \"fast:8082\"\n");
+        assert!(
+            e.starts_with("egirl.toml:2:1: `local.fast.endpoint`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -112,9 +112,11 @@ impl McpToolFilter {
     }
 }
 
-/// What is wrong with a server's entry, for the config error (exit 2).
-pub fn validate(config: &McpConfig) -> Result<(), String> {
+/// What is wrong with a server's entry, for the config error (exit 2):
+/// the dotted key and the problem.
+pub fn validate(config: &McpConfig) -> Result<(), (String, String)> {
     for (name, server) in &config.servers {
+        let key = format!("mcp.servers.{name}");
         if name.is_empty()
             || !name
                 .chars()
@@ -124,25 +126,26 @@ pub fn validate(config: &McpConfig) -> Result<(), String> {
         {
             // `mcp__<server>__<tool>` splits at the first `__` after the
             // prefix only when no server name holds `__` or ends in `_`.
-            return Err(format!(
-                "[mcp.servers.{name}]: a server name is letters, digits, `-` and `_` (no `__`, not ending in `_`)"
+            return Err((
+                key,
+                "a server name is letters, digits, `-` and `_` (no `__`, not ending in `_`)".into(),
             ));
         }
         match (&server.command, &server.url) {
             (Some(_), Some(_)) => {
-                return Err(format!(
-                    "[mcp.servers.{name}]: set `command` (stdio) or `url` (HTTP), not both"
+                return Err((
+                    key,
+                    "set `command` (stdio) or `url` (HTTP), not both".into(),
                 ));
             }
             (None, None) => {
-                return Err(format!(
-                    "[mcp.servers.{name}]: set `command` (stdio) or `url` (HTTP)"
-                ));
+                return Err((key, "set `command` (stdio) or `url` (HTTP)".into()));
             }
             // This build's HTTP client has no TLS (see docs/configuration.md).
             (None, Some(url)) if !url.starts_with("http://") => {
-                return Err(format!(
-                    "[mcp.servers.{name}]: `url` must start with http:// (this build has no TLS for MCP; put an https server behind a local proxy)"
+                return Err((
+                    format!("{key}.url"),
+                    "must start with http:// (this build has no TLS for MCP; put an https server behind a local proxy)".into(),
                 ));
             }
             _ => {}
@@ -228,7 +231,7 @@ mod tests {
         let ok = parse("[servers.fs]\ncommand = \"npx\"\nargs = [\"x\"]\n");
         assert!(validate(&ok).is_ok());
         let both = parse("[servers.fs]\ncommand = \"npx\"\nurl = \"http://x\"\n");
-        assert!(validate(&both).unwrap_err().contains("not both"));
+        assert!(validate(&both).unwrap_err().1.contains("not both"));
         let neither = parse("[servers.fs]\nenabled = true\n");
         assert!(validate(&neither).is_err());
         let bad_name = parse("[servers.\"a__b\"]\ncommand = \"x\"\n");
@@ -238,10 +241,11 @@ mod tests {
         assert!(
             validate(&trailing)
                 .unwrap_err()
+                .1
                 .contains("not ending in `_`")
         );
         let https = parse("[servers.gh]\nurl = \"https://example.com/mcp\"\n");
-        assert!(validate(&https).unwrap_err().contains("no TLS"));
+        assert!(validate(&https).unwrap_err().1.contains("no TLS"));
     }
 
     #[test]

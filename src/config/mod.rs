@@ -7,6 +7,7 @@ mod duration;
 pub mod gateway;
 mod load;
 mod local;
+mod locate;
 pub mod mcp;
 mod proactive;
 pub mod reach;
@@ -175,8 +176,9 @@ pub struct ExecConfig {
     pub timeout_secs: u64,
     /// Bytes of stdout/stderr kept per command (the middle is cut).
     pub max_output_bytes: usize,
-    /// How long an approval raised by a webhook, cron or heartbeat turn
-    /// waits for an answer before it counts as denied.
+    /// How long an approval raised by a webhook, cron, heartbeat or
+    /// Telegram turn waits for an answer before it counts as denied
+    /// (`Origin::approval_times_out`).
     pub unattended_timeout: ConfigDuration,
     /// Variables commands keep although they look secret (a `*_TOKEN`, a
     /// name from `.env`, one of egirl's keys). Their values stay redacted

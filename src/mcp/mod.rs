@@ -31,8 +31,9 @@ use server::{Launch, Reporter, Server, lock};
 /// The longest a deferred start waits for `open`.
 const DEFER_MAX: Duration = Duration::from_secs(2);
 
-/// The session MCP notices are filed under (they belong to no conversation).
-pub const NOTICE_SESSION: &str = "mcp";
+/// The session MCP notices are filed under: none (they belong to no
+/// conversation; a named one became a session users could pick and write to).
+pub const NOTICE_SESSION: &str = crate::protocol::NO_SESSION;
 
 /// A server's state as `/mcp`, `egirl doctor` and the status line show it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -35,6 +35,12 @@ pub use route::{LOCAL_PROVIDER, LocalRole, Route, RoutedModel};
 
 pub type SessionId = String;
 
+/// The `session` of an event that belongs to no conversation (an MCP
+/// server's failure notice). No session id is empty
+/// (`sessions::validate_id`), so no transcript, picker row or message can
+/// be made of it: surfaces show such an event where the user is looking.
+pub const NO_SESSION: &str = "";
+
 /// Where a message came from. Serialized as `tui`, `cli`, `web`, `webhook`,
 /// `heartbeat`, `discord:<channel>`, `cron:<job>` or `telegram:<chat>`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -170,6 +170,10 @@ pub struct CoreStatus {
     /// until the first probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local: Option<LocalHealth>,
+    /// Why no remote provider can take a turn (`/remote`, `/escalate`);
+    /// absent when one can, and from a server that does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_remote: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -54,8 +54,7 @@ use crate::config::RoutingConfig;
 use crate::protocol::Target;
 
 /// The reason shown when no remote provider can take a turn.
-pub const NO_REMOTE_REASON: &str =
-    "no remote provider configured (set ANTHROPIC_API_KEY or OPENAI_API_KEY)";
+pub const NO_REMOTE_REASON: &str = "no remote provider configured (a [remote.anthropic], [remote.openai] or [remote.azure] section with ANTHROPIC_API_KEY, OPENAI_API_KEY or AZURE_OPENAI_API_KEY set)";
 
 /// Everything the router looks at for one turn.
 #[derive(Clone, Copy, Debug)]

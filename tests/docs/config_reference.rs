@@ -20,10 +20,10 @@ use egirl::config::{BRAVE_KEY_VAR, parse, secrets::SECRET_VARS};
 const PROBE: &str = "__probe__";
 const MAP_KEY: &str = "__key__";
 /// How a map's key (a server's or a model's name) is written in a key path.
-const WILDCARD: &str = "*";
+pub(super) const WILDCARD: &str = "*";
 
 /// The fields of the table at `path`, or None when `path` is not a table.
-fn table_fields(path: &[String]) -> Option<Vec<String>> {
+pub(super) fn table_fields(path: &[String]) -> Option<Vec<String>> {
     let mut text = String::new();
     if !path.is_empty() {
         let header: Vec<String> = path.iter().map(|s| format!("\"{s}\"")).collect();
@@ -46,7 +46,7 @@ fn table_fields(path: &[String]) -> Option<Vec<String>> {
 }
 
 /// Every key the config types accept, as dotted paths (map keys as `*`).
-fn type_keys() -> BTreeSet<String> {
+pub(super) fn type_keys() -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
     walk(&mut Vec::new(), &mut keys);
     keys

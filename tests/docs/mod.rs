@@ -1,5 +1,7 @@
 //! The documents hold together: the configuration reference agrees with the
 //! config types, and every relative link in README.md and docs/ resolves.
+mod cli_help;
+mod config_defaults;
 mod config_reference;
 mod links;
 

@@ -293,8 +293,13 @@ fn slash_commands_become_ops_or_notices() {
     let last = app.conversation.entries.last().map(|e| e.text.clone());
     assert_eq!(
         last.as_deref(),
-        Some("unknown command /model (/help lists them)")
+        Some(
+            "unknown command /model: //model sends it as a message (or start with a space); /help lists the commands"
+        )
     );
+    // Nothing typed is lost: the unknown command stays in the box.
+    assert_eq!(app.input.text(), "/model");
+    app.input.clear();
     run(&mut app, "/help");
     assert_eq!(app.overlay, Some(Overlay::Help));
     press(&mut app, key(KeyCode::Esc));

@@ -1,11 +1,10 @@
 //! `egirl doctor`: one line per check, exit 0 when egirl can work.
 
+mod local;
 mod security;
 
 use super::Environment;
-use crate::config::expand_home;
 use crate::print;
-use crate::providers::llamacpp::LlamaCpp;
 use security::{
     CommandLimits, exposed_in_workspace, mcp_literal_secrets, secrets_and_redaction, trust_summary,
 };
@@ -14,7 +13,7 @@ pub async fn run(env: &Environment) -> u8 {
     let mut report = Report::default();
     config_and_workspace(env, &mut report);
     sandbox_and_tools(env, &mut report);
-    local_server(&env.config.local, &mut report).await;
+    local::local_servers(&env.config.local, &mut report).await;
     skills(env, &mut report);
     memory_index(env, &mut report).await;
     report.line(None, "services", services_owner(&env.workspace));
@@ -123,99 +122,6 @@ fn sandbox_and_tools(env: &Environment, report: &mut Report) {
     report.line(ok, "delegate_claude_code", detail);
 }
 
-/// The local model server: its health and properties (or the managed
-/// server egirl would start), each endpoint's kind, and the embeddings.
-async fn local_server(local: &crate::config::LocalConfig, report: &mut Report) {
-    let provider = LlamaCpp::new(local);
-    match provider.health().await {
-        Ok(()) => {
-            report.line(Some(true), "local /health", local.endpoint.clone());
-            local_props(&provider, report).await;
-        }
-        Err(e) => match &local.server {
-            Some(server) => managed_server(local, server, report),
-            None => report.line(Some(false), "local /health", e.to_string()),
-        },
-    }
-    for (role, endpoint, detail) in endpoint_kinds(local).await {
-        match detail {
-            Ok(detail) => report.line(Some(true), &format!("{role} {endpoint}"), detail),
-            Err(e) => report.line(None, &format!("{role} {endpoint}"), e),
-        }
-    }
-    if let Some(emb) = &local.embeddings {
-        let probe = crate::config::LocalConfig {
-            endpoint: emb.endpoint.clone(),
-            ..local.clone()
-        };
-        match LlamaCpp::new(&probe).health().await {
-            Ok(()) => report.line(Some(true), "embeddings", emb.endpoint.clone()),
-            Err(e) => report.line(
-                None,
-                "embeddings",
-                format!("{e} (memory search falls back to full-text)"),
-            ),
-        }
-    }
-}
-
-/// What a healthy llama-server says about its context, slots, model and
-/// tool support.
-async fn local_props(provider: &LlamaCpp, report: &mut Report) {
-    match provider.props().await {
-        Ok(props) => report.line(
-            Some(true),
-            "local /props",
-            format!(
-                "n_ctx {}, {} slot(s), model {}, {}",
-                props.n_ctx.map_or("?".into(), |n| n.to_string()),
-                props.total_slots.unwrap_or(1),
-                props.model_path.as_deref().unwrap_or("?"),
-                match props.supports_tools {
-                    Some(false) => "template has no tool support (tools go in the system prompt)",
-                    Some(true) => "native tool calls",
-                    None => "tool support unknown",
-                }
-            ),
-        ),
-        Err(e) => report.line(
-            None,
-            "local /props",
-            format!("{e} (not llama-server? using [local] context_length)"),
-        ),
-    }
-}
-
-/// With no server answering: whether the managed server egirl would
-/// start is installed.
-fn managed_server(
-    local: &crate::config::LocalConfig,
-    server: &crate::config::ManagedServerConfig,
-    report: &mut Report,
-) {
-    let binary = expand_home(&server.binary);
-    let model = expand_home(&server.model);
-    let ready = binary.is_file() && model.is_file();
-    report.line(
-        Some(ready),
-        "local server",
-        if ready {
-            format!(
-                "not running at {}; egirl will start {}",
-                local.endpoint,
-                binary.display()
-            )
-        } else {
-            format!(
-                "not running at {} and the managed server is missing ({} or {}); run scripts/install-llama.sh",
-                local.endpoint,
-                binary.display(),
-                model.display()
-            )
-        },
-    );
-}
-
 /// How many skills load, and how many are unavailable or broken.
 fn skills(env: &Environment, report: &mut Report) {
     let skills = crate::skills::Registry::load(&env.config.skills, &env.workspace).snapshot();
@@ -321,33 +227,4 @@ fn services_owner(workspace: &std::path::Path) -> String {
         }
         Err(e) => format!("{e:#}"),
     }
-}
-
-/// Each endpoint of `[local]` and `[local.fast]`: the server kind the
-/// probes found and what egirl can do with it.
-async fn endpoint_kinds(
-    local: &crate::config::LocalConfig,
-) -> Vec<(&'static str, String, Result<String, String>)> {
-    use crate::providers::endpoints::{LocalRole, Pool};
-    let mut roles = vec![Pool::new(LocalRole::Main, local, false)];
-    if let Some(fast) = local.fast_role() {
-        roles.push(Pool::new(LocalRole::Fast, &fast, false));
-    }
-    let mut out = Vec::new();
-    for pool in &roles {
-        for (endpoint, found) in pool.discover_each().await {
-            let detail = found
-                .map(|info| {
-                    let ctx = info
-                        .n_ctx
-                        .map_or("context from the config".to_string(), |n| {
-                            format!("n_ctx {n}")
-                        });
-                    format!("{}, {ctx}, {}", info.kind.name(), info.kind.capabilities())
-                })
-                .map_err(|e| e.to_string());
-            out.push((pool.role().as_str(), endpoint, detail));
-        }
-    }
-    out
 }

@@ -44,6 +44,8 @@ pub enum AppEvent {
     Mcp(Vec<crate::protocol::McpServerInfo>),
     /// Attached: the connection to the core changed.
     Link(crate::link::LinkState),
+    /// Why no remote provider can take a turn (`None`: one can).
+    NoRemote(Option<String>),
 }
 
 /// What the loop needs from the outside world.
@@ -150,6 +152,7 @@ fn apply_internal(app: &mut App, msg: AppEvent) -> bool {
         AppEvent::Telegram(status) => replace(&mut app.status.telegram, status),
         AppEvent::Mcp(servers) => replace(&mut app.status.mcp, servers),
         AppEvent::Link(state) => app.link_changed(state),
+        AppEvent::NoRemote(why) => replace(&mut app.status.no_remote, why),
         AppEvent::HighlighterReady => {
             // Every cached render may hold plain code: redo them (only the
             // visible ones are rendered).

@@ -7,7 +7,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use super::theme::Theme;
 use super::wrap;
 
-/// History entries kept (per run; the transcript on disk has the rest).
+/// History entries kept (this run's, after a resumed session's).
 const HISTORY: usize = 200;
 /// The box grows with its text up to this many rows, then scrolls.
 pub const MAX_ROWS: u16 = 8;
@@ -73,6 +73,21 @@ impl InputBox {
         }
         self.clear();
         text
+    }
+
+    /// Messages sent before this run (a resumed session's, oldest first):
+    /// Up reaches them after everything sent this run.
+    pub fn remember_earlier(&mut self, earlier: impl IntoIterator<Item = String>) {
+        let mut history: Vec<String> = Vec::new();
+        for text in earlier.into_iter().chain(std::mem::take(&mut self.history)) {
+            if !text.trim().is_empty() && history.last() != Some(&text) {
+                history.push(text);
+            }
+        }
+        let over = history.len().saturating_sub(HISTORY);
+        history.drain(..over);
+        self.history = history;
+        self.recalled = None;
     }
 
     pub fn newline(&mut self) {
@@ -166,6 +181,25 @@ mod tests {
         i.history_prev();
         i.insert("!");
         assert!(!i.recalling());
+    }
+
+    #[test]
+    fn earlier_messages_come_before_this_runs() {
+        let mut i = InputBox::new(&Theme::default());
+        i.insert("now");
+        i.take();
+        i.remember_earlier(["first".to_string(), "second".into(), "second".into()]);
+        i.history_prev();
+        assert_eq!(i.text(), "now");
+        i.history_prev();
+        assert_eq!(i.text(), "second");
+        i.history_prev();
+        assert_eq!(i.text(), "first");
+        i.clear();
+        i.remember_earlier((0..HISTORY + 5).map(|n| n.to_string()));
+        i.history_prev();
+        i.history_prev();
+        assert_eq!(i.text(), "second", "the newest are kept");
     }
 
     #[test]

@@ -14,7 +14,8 @@ use crossterm::event::{
 
 use super::app::{App, Effect, Focus, Overlay, QUIT_WINDOW};
 use super::approval::{KeyOutcome, ModalKey};
-use super::commands;
+use super::commands::popup::{self, PopupKey};
+use super::commands::{self, Typed};
 use super::conversation::Level;
 use super::layout::Pane;
 use super::panes;
@@ -36,6 +37,12 @@ const FOCUS_ORDER: [Focus; 6] = [
 impl App {
     /// Handles one terminal event.
     pub fn handle_event(&mut self, event: TermEvent, now: Instant) -> Vec<Effect> {
+        let effects = self.term_event(event, now);
+        self.popup.follow(&self.input.text());
+        effects
+    }
+
+    fn term_event(&mut self, event: TermEvent, now: Instant) -> Vec<Effect> {
         match event {
             // Release events come only with the kitty keyboard protocol: ignore.
             TermEvent::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key, now),
@@ -58,6 +65,7 @@ impl App {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        self.clock = self.clock.max(now);
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C')) {
@@ -198,7 +206,7 @@ impl App {
                 Some(Vec::new())
             }
             KeyCode::Char('t') if ctrl => {
-                self.cycle_filter();
+                self.toggle_solo();
                 Some(Vec::new())
             }
             KeyCode::Char('o') if ctrl => {
@@ -216,7 +224,7 @@ impl App {
                 self.notice(Level::Info, "copied the last answer (OSC 52)");
                 Some(vec![Effect::Copy(text)])
             }
-            KeyCode::Tab if !self.completing() => {
+            KeyCode::Tab if !popup::typing_command(self) => {
                 self.cycle_focus(1);
                 Some(Vec::new())
             }
@@ -284,12 +292,27 @@ impl App {
         }
     }
 
-    /// A slash command being typed that Tab can complete.
-    fn completing(&self) -> bool {
-        self.focus == Focus::Input && commands::completion(self, &self.input.text()).is_some()
+    /// The completion list's keys (plain Up, Down, Tab, Enter, Esc) while
+    /// it shows; `None`: the key is the input box's.
+    fn popup_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
+        if !key.modifiers.is_empty() {
+            return None;
+        }
+        match popup::key(self, key.code) {
+            PopupKey::Pass => None,
+            PopupKey::Done => Some(Vec::new()),
+            PopupKey::Run(line) => {
+                self.input.clear();
+                self.input.insert(&line);
+                Some(self.submit())
+            }
+        }
     }
 
     fn input_key(&mut self, key: KeyEvent, ctrl: bool, alt: bool) -> Vec<Effect> {
+        if let Some(effects) = self.popup_key(key) {
+            return effects;
+        }
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         match key.code {
             KeyCode::Enter if shift || alt => self.input.newline(),
@@ -297,12 +320,9 @@ impl App {
             // Shift+Enter from Enter.
             KeyCode::Char('j') if ctrl => self.input.newline(),
             KeyCode::Enter => return self.submit(),
-            KeyCode::Tab => {
-                if let Some(done) = commands::completion(self, &self.input.text()) {
-                    self.input.clear();
-                    self.input.insert(&done);
-                }
-            }
+            // Esc interrupts a running turn, as in codex and Claude Code
+            // (the modal, overlays, the list, search and zoom took it first).
+            KeyCode::Esc if self.busy() => return self.interrupt(),
             KeyCode::Up if self.input.recalling() => self.input.history_prev(),
             KeyCode::Down if self.input.recalling() => self.input.history_next(),
             KeyCode::Char('?') if self.input.is_empty() => self.overlay = Some(Overlay::Help),
@@ -314,23 +334,31 @@ impl App {
         Vec::new()
     }
 
-    /// Enter: a slash command runs, anything else goes to the core.
+    /// Enter: a known command runs, a message goes to the core, an
+    /// unknown `/word` stays in the box with a notice that says how to
+    /// send it (`commands::classify`).
     fn submit(&mut self) -> Vec<Effect> {
         let text = self.input.text();
         if text.trim().is_empty() {
             return Vec::new();
         }
+        let typed = commands::classify(self, &text);
+        if let Typed::Unknown(name) = &typed {
+            self.notice(Level::Warning, commands::unknown_notice(name));
+            return Vec::new();
+        }
         self.input.take();
         // Sending shows the answer: jump back to the bottom.
         self.conversation_scroll.end();
-        if text.trim_start().starts_with('/') {
-            return commands::run(self, text.trim());
+        match typed {
+            Typed::Command(line) => commands::run(self, &line),
+            Typed::Message(text) => vec![Effect::submit(Op::UserMessage {
+                session: self.session.clone(),
+                origin: crate::protocol::Origin::Tui,
+                text,
+            })],
+            Typed::Unknown(_) => Vec::new(),
         }
-        vec![Effect::submit(Op::UserMessage {
-            session: self.session.clone(),
-            origin: crate::protocol::Origin::Tui,
-            text,
-        })]
     }
 
     fn pane_key(&mut self, pane: Pane, key: KeyEvent) -> Vec<Effect> {

@@ -8,7 +8,7 @@
 
 use super::app::App;
 use crate::protocol::{ContextUse, Role};
-use crate::sessions::{INTERRUPTED_MARKER, Record};
+use crate::sessions::Record;
 
 /// The system prompt and the tool list when nothing says better
 /// (src/agent/context.rs keeps them under 1,500 tokens).
@@ -72,16 +72,6 @@ pub fn from_records(records: &[Record]) -> Meter {
             length,
             estimated: true,
         },
-    }
-}
-
-/// A reply's text as shown, and whether the user interrupted it (recorded
-/// so, or in an older transcript, ending with the marker the model reads).
-pub fn interrupted(record: &Record) -> (&str, bool) {
-    let content = record.message.content.as_str();
-    match content.strip_suffix(INTERRUPTED_MARKER) {
-        Some(text) => (text, true),
-        None => (content, record.details.interrupted),
     }
 }
 

@@ -26,6 +26,7 @@ pub mod markdown;
 pub mod mcp;
 pub mod meter;
 pub mod panes;
+mod replay;
 pub mod rewind;
 pub mod runtime;
 pub mod scheduler;

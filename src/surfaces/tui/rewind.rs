@@ -153,7 +153,7 @@ impl App {
     }
 
     /// Submits an op whose answer this TUI acts on, remembering its id.
-    pub(super) fn request(&mut self, op: Op) -> Effect {
+    pub(in crate::surfaces::tui) fn request(&mut self, op: Op) -> Effect {
         let submission = Submission::new(op);
         self.asked.insert(submission.id.clone());
         Effect::Submit(submission)
@@ -168,7 +168,7 @@ impl App {
                 if ours {
                     // The all-sessions view already shows what the fork
                     // copied: it is not replayed a second time there.
-                    if self.filter.is_none() {
+                    if !self.solo {
                         let info = SessionInfo::new(crate::protocol::Origin::Tui);
                         self.sessions.entry(new_session.clone()).or_insert(info);
                     }

@@ -81,6 +81,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         context_length: options.context_length,
     });
     app.skills = options.skills;
+    app.status.no_remote = core.status.borrow().no_remote.clone();
     if let Some(label) = &core.attached {
         app.attach(label.clone(), &options.live_sessions);
     }
@@ -137,11 +138,27 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     .await;
     restore();
     match result {
-        Ok(_) => TuiOutcome::Quit,
+        Ok(_) => {
+            print_resume(&app);
+            TuiOutcome::Quit
+        }
         Err(e) => {
             crate::print::err(format_args!("egirl: {e:#}"));
             TuiOutcome::Failed
         }
+    }
+}
+
+/// Says how to come back to the session the input went to last (as codex
+/// does on exit), when it has a transcript to come back to.
+fn print_resume(app: &App) {
+    let saved = app
+        .sessions_dir
+        .as_ref()
+        .is_some_and(|dir| dir.join(format!("{}.jsonl", app.session)).is_file());
+    if saved {
+        let line = format!("resume this session: egirl --session {}\n", app.session);
+        let _ = crate::print::out(&line);
     }
 }
 
@@ -236,6 +253,9 @@ fn status_changes(old: &CoreStatus, new: &CoreStatus, first: bool) -> Vec<AppEve
     }
     if old.mcp != new.mcp {
         out.push(AppEvent::Mcp(new.mcp.clone()));
+    }
+    if first || old.no_remote != new.no_remote {
+        out.push(AppEvent::NoRemote(new.no_remote.clone()));
     }
     if let Some(local) = new.local.filter(|l| old.local != Some(*l)) {
         if local.total > 1 {

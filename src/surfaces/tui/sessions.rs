@@ -4,12 +4,10 @@
 //! a resumed session's history shown as it was.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use super::app::{App, Overlay};
 use super::conversation::{Kind, Level};
-use super::feeds::{ToolEntry, ToolState};
-use crate::protocol::ToolCallEvent;
 use crate::protocol::{Origin, Role, SessionId, Target};
 use crate::sessions::Record;
 
@@ -24,6 +22,10 @@ pub struct SessionInfo {
     pub last_activity: Option<SystemTime>,
     /// Messages that arrived while the input pointed elsewhere.
     pub unread: usize,
+    /// When the running turn started (its timer on the status line).
+    pub started: Option<Instant>,
+    /// The first thing said in it, as the picker names it.
+    pub title: Option<String>,
 }
 
 impl SessionInfo {
@@ -34,6 +36,8 @@ impl SessionInfo {
             target: None,
             last_activity: None,
             unread: 0,
+            started: None,
+            title: None,
         }
     }
 }
@@ -48,6 +52,8 @@ pub struct SessionRow {
     pub running: bool,
     /// Spoke this run (else only a transcript on disk).
     pub live: bool,
+    /// Its first user message, one line (empty: nothing said yet).
+    pub title: String,
 }
 
 /// The open picker: rows fixed when it opened, and the selection.
@@ -70,6 +76,7 @@ impl App {
                 unread: s.unread,
                 running: s.running,
                 live: true,
+                title: s.title.clone().unwrap_or_default(),
             })
             .collect();
         if let Some(dir) = &self.sessions_dir {
@@ -117,9 +124,8 @@ impl App {
             }
             None => Origin::Tui,
         };
-        if self.filter.is_some() {
-            self.filter = Some(id.to_string());
-        }
+        // Showing one session: it is this one now (`filter` follows).
+        self.epoch += 1;
         self.conversation_scroll.end();
         self.notice(
             Level::Info,
@@ -127,24 +133,14 @@ impl App {
         );
     }
 
-    /// The conversation shows all sessions, then each live one in turn.
-    pub fn cycle_filter(&mut self) {
-        let mut order: Vec<(&SessionId, &SessionInfo)> = self.sessions.iter().collect();
-        order.sort_by(|a, b| {
-            b.1.last_activity
-                .cmp(&a.1.last_activity)
-                .then_with(|| a.0.cmp(b.0))
-        });
-        let ids: Vec<SessionId> = order.into_iter().map(|(id, _)| id.clone()).collect();
-        self.filter = match &self.filter {
-            None => ids.first().cloned(),
-            Some(current) => match ids.iter().position(|id| id == current) {
-                Some(i) => ids.get(i + 1).cloned(),
-                None => None,
-            },
-        };
-        if let Some(id) = &self.filter
-            && let Some(info) = self.sessions.get_mut(id)
+    /// Ctrl+T: the conversation shows every session, or only the one the
+    /// input goes to. Which one that is, Ctrl+S (`pick_session`) and `/new`
+    /// decide: the view never shows one session while the input writes to
+    /// another.
+    pub fn toggle_solo(&mut self) {
+        self.solo = !self.solo;
+        if self.solo
+            && let Some(info) = self.sessions.get_mut(&self.session)
         {
             info.unread = 0;
         }
@@ -152,9 +148,14 @@ impl App {
         self.epoch += 1;
     }
 
+    /// The one session the conversation shows (the input's); `None`: all.
+    pub fn filter(&self) -> Option<&SessionId> {
+        self.solo.then_some(&self.session)
+    }
+
     /// Whether the conversation shows this session's entries.
     pub fn shows(&self, session: &str) -> bool {
-        self.filter.as_deref().is_none_or(|f| f == session)
+        !self.solo || self.session == session
     }
 
     /// A resumed session's messages, shown as finished entries; tool calls
@@ -168,6 +169,17 @@ impl App {
         if let Some(last) = records.last() {
             info.last_activity = Some(last.ts.into());
         }
+        let said: Vec<&str> = records
+            .iter()
+            .filter(|r| r.message.role == Role::User && r.compaction.is_none())
+            .map(|r| r.typed.as_deref().unwrap_or(&r.message.content))
+            .collect();
+        if info.title.is_none() {
+            info.title = said.first().map(|t| title(t));
+        }
+        // Up recalls what was said in it, as if typed this run.
+        self.input
+            .remember_earlier(said.iter().map(|t| t.to_string()));
         for record in records {
             let m = &record.message;
             if let Some(c) = &record.compaction {
@@ -194,54 +206,8 @@ impl App {
                         text.to_string(),
                     );
                 }
-                Role::Assistant => {
-                    let (text, interrupted) = super::meter::interrupted(record);
-                    if !text.trim().is_empty() {
-                        self.conversation.answer(session, &record.origin, text);
-                    }
-                    if interrupted {
-                        self.conversation.push(
-                            session,
-                            &record.origin,
-                            Kind::Notice(Level::Info),
-                            "interrupted".into(),
-                        );
-                    }
-                    for call in &m.tool_calls {
-                        let seq = self.tools.push(ToolEntry {
-                            call: ToolCallEvent {
-                                id: call.id.clone(),
-                                name: call.name.clone(),
-                                arguments: call.arguments.clone(),
-                                sandbox: None,
-                            },
-                            session: session.to_string(),
-                            origin: record.origin.clone(),
-                            state: ToolState::Restored,
-                            duration_ms: None,
-                            output: String::new(),
-                            approval: None,
-                            diff: None,
-                        });
-                        self.conversation.push(
-                            session,
-                            &record.origin,
-                            Kind::Tool(seq),
-                            String::new(),
-                        );
-                    }
-                }
-                Role::Tool => {
-                    let id = m.tool_call_id.as_deref().unwrap_or_default();
-                    // Older transcripts kept only what the model was told:
-                    // their refusals say so, other outcomes are unknown.
-                    let outcome = record
-                        .details
-                        .outcome
-                        .or_else(|| crate::protocol::ToolOutcome::guessed(&m.content));
-                    let diff = record.details.diff.clone();
-                    self.tools.restored(session, id, &m.content, outcome, diff);
-                }
+                Role::Assistant => self.replay_reply(session, record),
+                Role::Tool => self.replay_tool_result(session, record),
                 Role::System => {}
             }
         }
@@ -283,29 +249,78 @@ pub fn disk_sessions(dir: &Path, limit: usize) -> Vec<SessionRow> {
     found.truncate(limit);
     found
         .into_iter()
-        .map(|(modified, path, id)| SessionRow {
-            origin: first_origin(&path).unwrap_or(Origin::Tui),
-            id,
-            last_activity: Some(modified),
-            unread: 0,
-            running: false,
-            live: false,
+        .map(|(modified, path, id)| {
+            let head = transcript_head(&path);
+            SessionRow {
+                origin: head.origin.unwrap_or(Origin::Tui),
+                id,
+                last_activity: Some(modified),
+                unread: 0,
+                running: false,
+                live: false,
+                title: head.title.unwrap_or_default(),
+            }
         })
         .collect()
 }
 
-/// The origin on a transcript's first line, reading only that line.
-fn first_origin(path: &Path) -> Option<Origin> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(path).ok()?;
-    let mut line = String::new();
-    std::io::BufReader::new(file).read_line(&mut line).ok()?;
-    #[derive(serde::Deserialize)]
-    struct Head {
-        origin: Origin,
-    }
-    serde_json::from_str::<Head>(&line).ok().map(|h| h.origin)
+/// What the picker shows of a transcript without loading it: the origin
+/// on its first line, and its first user message.
+#[derive(Default)]
+struct Head {
+    origin: Option<Origin>,
+    title: Option<String>,
 }
+
+/// Lines, and bytes, read looking for the first user message (a session
+/// that starts with a long tool loop is named by its id alone): the picker
+/// opens at once on 50 transcripts.
+const HEAD_LINES: usize = 64;
+const HEAD_BYTES: u64 = 256 * 1024;
+
+fn transcript_head(path: &Path) -> Head {
+    use std::io::BufRead;
+    #[derive(serde::Deserialize)]
+    struct Line {
+        origin: Option<Origin>,
+        role: Option<Role>,
+        content: Option<String>,
+        typed: Option<String>,
+        compaction: Option<serde_json::Value>,
+    }
+    let mut head = Head::default();
+    let Ok(file) = std::fs::File::open(path) else {
+        return head;
+    };
+    use std::io::Read;
+    let lines = std::io::BufReader::new(file.take(HEAD_BYTES))
+        .lines()
+        .take(HEAD_LINES);
+    for line in lines.map_while(Result::ok) {
+        let Ok(line) = serde_json::from_str::<Line>(&line) else {
+            continue;
+        };
+        if head.origin.is_none() {
+            head.origin = line.origin;
+        }
+        if line.role == Some(Role::User) && line.compaction.is_none() {
+            let said = line.typed.or(line.content).unwrap_or_default();
+            head.title = Some(title(&said));
+            break;
+        }
+    }
+    head
+}
+
+/// A session's title: the first line with text of its first message, cut
+/// to [`TITLE_CHARS`] characters.
+pub fn title(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+    super::wrap::truncate(line.unwrap_or(""), TITLE_CHARS)
+}
+
+/// The longest title kept (the picker cuts it to its width).
+const TITLE_CHARS: usize = 80;
 
 /// "now", "5m", "3h", "2d" before `now`.
 pub fn ago(then: SystemTime, now: SystemTime) -> String {
@@ -336,6 +351,23 @@ mod tests {
     }
 
     #[test]
+    fn a_title_is_the_first_user_message_after_tool_lines() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("s.jsonl");
+        let lines = [
+            r#"{"ts":"2026-11-20T10:00:00Z","origin":"cron:daily","role":"system","content":"summary","compaction":{"kept":0,"summarized_messages":3,"before_tokens":9,"after_tokens":3}}"#,
+            r#"{"ts":"2026-11-20T10:00:00Z","origin":"cron:daily","role":"assistant","content":null,"tool_calls":[]}"#,
+            "not json",
+            r#"{"ts":"2026-11-20T10:00:01Z","origin":"tui","role":"user","content":"sent","typed":"\n  what I typed\nmore"}"#,
+        ];
+        std::fs::write(&path, lines.join("\n")).expect("write");
+        let head = transcript_head(&path);
+        assert_eq!(head.origin, Some(Origin::Cron("daily".into())));
+        assert_eq!(head.title.as_deref(), Some("what I typed"));
+        assert_eq!(title(&"x".repeat(200)).chars().count(), TITLE_CHARS);
+    }
+
+    #[test]
     fn disk_sessions_are_newest_first_with_their_origin() {
         let dir = tempfile::tempdir().expect("tempdir");
         let line = |origin: &str| {
@@ -358,6 +390,7 @@ mod tests {
         assert_eq!(rows[0].origin, Origin::Cron("daily".into()));
         assert_eq!(rows[1].origin, Origin::Discord("general".into()));
         assert!(!rows[0].live);
+        assert_eq!(rows[0].title, "hi");
         assert_eq!(disk_sessions(dir.path(), 1).len(), 1);
     }
 }

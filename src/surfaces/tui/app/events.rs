@@ -4,9 +4,9 @@
 use super::{App, Effect, LocalState};
 use crate::protocol::{
     AnswerDelta, ApprovalDecision, ApprovalRequest, Compacted, ContextTrimmed, ErrorEvent,
-    Escalation, Event, EventKind, FinalAnswer, MemoryHits, Notice, Origin, Queued, ReasoningDelta,
-    Routing, SessionId, SubmissionId, Target, TokenUsage, ToolCallEvent, ToolProgress,
-    ToolResultEvent, TurnEnded, TurnStarted,
+    Escalation, Event, EventKind, FinalAnswer, MemoryHits, NO_SESSION, Notice, Origin, Queued,
+    ReasoningDelta, Routing, SessionId, SubmissionId, Target, TokenUsage, ToolCallEvent,
+    ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
 };
 use crate::surfaces::tui::approval::PendingApproval;
 use crate::surfaces::tui::conversation::{Kind, Level, compaction_label};
@@ -28,6 +28,10 @@ impl App {
         // A request that failed gets no other answer: forget it.
         if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {
             self.asked.remove(id);
+        }
+        if session == NO_SESSION {
+            self.sessionless(kind);
+            return Vec::new();
         }
         let shown = self.shows(&session);
         let target = self.note_activity(&session, &origin, &kind, shown);
@@ -63,13 +67,9 @@ impl App {
             EventKind::ToolProgress(ToolProgress { id, text }) => {
                 self.tools.progressed(&session, &id, &text)
             }
-            EventKind::MemoryHits(MemoryHits { query, hits }) => {
-                self.memory = Some(MemorySearch {
-                    session,
-                    query,
-                    hits,
-                });
-                self.side_scroll[2] = Scroll::at_top();
+            EventKind::MemoryHits(hits) => {
+                let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
+                self.on_memory_hits(session, hits, ours);
             }
             EventKind::Usage(usage) => self.on_usage(&session, target, usage),
             EventKind::ContextTrimmed(trimmed) => {
@@ -128,9 +128,50 @@ impl App {
         self.sessions.get_mut(session)
     }
 
+    /// An event of no session (an MCP server's notice): shown where the
+    /// user is looking, and no session is made of it.
+    fn sessionless(&mut self, kind: EventKind) {
+        match kind {
+            EventKind::Notice(Notice { message }) => self.notice(Level::Warning, message),
+            EventKind::Error(ErrorEvent { message }) => self.notice(Level::Error, message),
+            _ => {}
+        }
+    }
+
+    /// The memory pane shows the hits; the user's own `/memory` also
+    /// brings them into view (the pane may be a tab behind another, or
+    /// hidden on a small terminal) and says how many in the conversation.
+    fn on_memory_hits(&mut self, session: SessionId, hits: MemoryHits, ours: bool) {
+        let MemoryHits { query, hits } = hits;
+        if ours {
+            self.side_tab = Pane::Memory;
+            let found = match hits.len() {
+                0 => format!("no memory hits for \"{query}\""),
+                1 => format!("1 memory hit for \"{query}\""),
+                n => format!("{n} memory hits for \"{query}\""),
+            };
+            let mut text = format!("{found} (Memory pane; F4 zooms it)");
+            for hit in hits.iter().take(3) {
+                let line = hit.best_line.max(hit.start_line);
+                text.push_str(&format!("\n  {}:{line}  {}", hit.path, hit.matched_line()));
+            }
+            self.notice(Level::Info, text);
+        }
+        self.memory = Some(MemorySearch {
+            session,
+            query,
+            hits,
+        });
+        self.side_scroll[2] = Scroll::at_top();
+    }
+
     fn on_turn_started(&mut self, session: &str, origin: &Origin, started: TurnStarted) {
         if let Some(info) = self.session_info(session) {
             info.running = true;
+            info.started.get_or_insert_with(std::time::Instant::now);
+            if info.title.is_none() && *origin != Origin::Heartbeat {
+                info.title = Some(crate::surfaces::tui::sessions::title(&started.text));
+            }
         }
         if *origin != Origin::Heartbeat {
             self.conversation.user(session, origin, &started.text);
@@ -172,6 +213,7 @@ impl App {
 
     fn on_tool_call(&mut self, session: SessionId, origin: Origin, call: ToolCallEvent) {
         self.conversation.close(&session);
+        self.tool_started(&call.id);
         let seq = self.tools.push(ToolEntry {
             call,
             session: session.clone(),
@@ -214,6 +256,7 @@ impl App {
             diff,
             ..
         } = result;
+        self.tool_done(&id);
         self.tools
             .finished(session, &id, success, &output, duration_ms);
         if let Some(diff) = diff {
@@ -339,7 +382,17 @@ impl App {
     fn on_turn_ended(&mut self, session: &str, origin: &Origin, ended: TurnEnded) {
         if let Some(info) = self.session_info(session) {
             info.running = false;
+            info.started = None;
         }
+        // Calls of this session the turn left without a result stop counting.
+        let elsewhere: std::collections::HashSet<&str> = self
+            .tools
+            .iter()
+            .filter(|t| t.session != session)
+            .map(|t| t.call.id.as_str())
+            .collect();
+        self.tool_started
+            .retain(|id, _| elsewhere.contains(id.as_str()));
         self.conversation.close(session);
         if ended.interrupted {
             self.conversation.push(

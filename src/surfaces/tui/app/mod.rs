@@ -19,6 +19,9 @@ use super::theme::Theme;
 use crate::protocol::{BotStatus, Op, Origin, SessionId, Submission, SubmissionId};
 
 mod events;
+mod life;
+
+pub use life::elapsed_label;
 
 /// A second Ctrl+C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -95,6 +98,9 @@ pub struct StatusInfo {
     pub mcp: Vec<crate::protocol::McpServerInfo>,
     /// Several `[local] endpoints`: how many answer `/health`, of how many.
     pub replicas: Option<(usize, usize)>,
+    /// Why no remote provider can take a turn (`/remote` and `/escalate`
+    /// say it instead of pretending); `None`: one can, or the core did not say.
+    pub no_remote: Option<String>,
 }
 
 pub struct App {
@@ -110,8 +116,12 @@ pub struct App {
     pub approvals: Approvals,
     pub input: InputBox,
     pub sessions: BTreeMap<SessionId, SessionInfo>,
-    /// The one session the conversation shows; `None`: all of them.
-    pub filter: Option<SessionId>,
+    /// The conversation shows only `session`, the one the input goes to
+    /// (Ctrl+T); else all of them. One field for both, so the view and the
+    /// input cannot point at different sessions (`filter()`).
+    pub solo: bool,
+    /// The slash-command list above the input: its selection.
+    pub popup: super::commands::popup::CommandPopup,
     pub picker: SessionPicker,
     /// `<workspace>/sessions`, where the picker finds earlier transcripts.
     pub sessions_dir: Option<PathBuf>,
@@ -131,6 +141,11 @@ pub struct App {
     /// Render caches older than this are stale (theme or expansion changed).
     pub epoch: u64,
     pub(super) last_ctrl_c: Option<Instant>,
+    /// The time of the last tick or key: what the elapsed timers count to
+    /// (`draw` reads no clock, so a frame depends only on the state).
+    pub clock: Instant,
+    /// When each running tool call started (by call id): its timer.
+    pub(super) tool_started: std::collections::HashMap<String, Instant>,
     /// Rectangles of the last draw, for mouse hit-testing.
     pub(super) rects: Cell<Option<Rects>>,
     /// The routing and tools panes' wrapped lines of the last draw.
@@ -169,7 +184,8 @@ impl App {
             approvals: Approvals::default(),
             input,
             sessions,
-            filter: None,
+            solo: false,
+            popup: Default::default(),
             picker: SessionPicker::default(),
             sessions_dir: None,
             status: StatusInfo {
@@ -184,6 +200,7 @@ impl App {
                 telegram: BotStatus::Off,
                 mcp: Vec::new(),
                 replicas: None,
+                no_remote: None,
             },
             focus: Focus::Input,
             zoom: None,
@@ -203,6 +220,8 @@ impl App {
             expanded: false,
             epoch: 0,
             last_ctrl_c: None,
+            clock: Instant::now(),
+            tool_started: Default::default(),
             rects: Cell::new(None),
             side_lines: SideCache::default(),
             conversation_width: Cell::new(0),
@@ -243,12 +262,12 @@ impl App {
     }
 
     /// When the runtime should call `tick` (only while something times
-    /// out: an idle TUI has no timer at all).
+    /// out or a turn runs: an idle TUI has no timer at all).
     pub fn next_deadline(&self) -> Option<Instant> {
         let quit = self.last_ctrl_c.map(|t| t + QUIT_WINDOW);
         // The modal's keys light up when it arms: a frame then.
         let arms = self.approvals.arms_at();
-        quit.into_iter().chain(arms).min()
+        quit.into_iter().chain(arms).chain(self.next_second()).min()
     }
 
     /// A frame reached the terminal at `now` (the approval modal's grace
@@ -258,6 +277,7 @@ impl App {
     }
 
     pub fn tick(&mut self, now: Instant) {
+        self.clock = self.clock.max(now);
         self.approvals.tick(now);
         if self
             .last_ctrl_c

@@ -8,6 +8,9 @@ use crate::surfaces::tui::conversation::Level;
 use crate::surfaces::tui::theme::{self, Theme};
 
 pub(super) fn force_target(app: &mut App, target: Target) -> Vec<Effect> {
+    if target == Target::Remote && no_remote(app, "/remote") {
+        return Vec::new();
+    }
     app.notice(Level::Info, format!("next turn: {target}"));
     vec![Effect::submit(Op::Command {
         session: app.session.clone(),
@@ -36,19 +39,31 @@ pub(super) fn new_session(app: &mut App) -> Vec<Effect> {
         id.clone(),
         crate::surfaces::tui::app::SessionInfo::new(crate::protocol::Origin::Tui),
     );
+    // Showing one session, the view follows (it shows the input's).
     app.session = id.clone();
-    if app.filter.is_some() {
-        app.filter = Some(id.clone());
-    }
+    app.epoch += 1;
     app.show_meter(Default::default());
     app.notice(Level::Info, format!("new session {id}"));
     Vec::new()
 }
 
+/// Says, as `command`'s one line, that no remote provider is configured;
+/// false when one is (or the core did not say).
+fn no_remote(app: &mut App, command: &str) -> bool {
+    let Some(why) = app.status.no_remote.clone() else {
+        return false;
+    };
+    app.notice(Level::Warning, format!("{command}: {why}; nothing sent"));
+    true
+}
+
 /// The core sends a message that asks to escalate to the remote model with
-/// the whole conversation (the local attempt included); without a remote
-/// provider the routing event says why it stays.
+/// the whole conversation (the local attempt included). Without a remote
+/// provider it would only ask the local model again: say so instead.
 pub(super) fn escalate(app: &mut App) -> Vec<Effect> {
+    if no_remote(app, "/escalate") {
+        return Vec::new();
+    }
     vec![Effect::submit(Op::UserMessage {
         session: app.session.clone(),
         origin: crate::protocol::Origin::Tui,
@@ -56,13 +71,14 @@ pub(super) fn escalate(app: &mut App) -> Vec<Effect> {
     })]
 }
 
-/// The core answers with `memory_hits`, shown in the memory pane.
+/// The core answers with `memory_hits` under this submission's id: shown
+/// in the memory pane, and brought into view (`App::apply`).
 pub(super) fn memory_search(app: &mut App, query: &str) -> Vec<Effect> {
     if query.is_empty() {
         app.notice(Level::Warning, "usage: /memory QUERY");
         return Vec::new();
     }
-    vec![Effect::submit(Op::Command {
+    vec![app.request(Op::Command {
         session: app.session.clone(),
         command: Command::MemorySearch {
             query: query.to_string(),

@@ -1,6 +1,6 @@
 //! Slash commands typed in the input box (docs/design.md §2, docs/tui.md).
 //!
-//! One table ([`COMMANDS`]) that help, completion, the input hint and the
+//! One table ([`COMMANDS`]) that help, the completion list and the
 //! dispatcher read.
 
 use super::app::{App, Effect, Overlay};
@@ -9,6 +9,7 @@ use super::skills;
 use crate::protocol::{Op, Target};
 
 mod actions;
+pub mod popup;
 
 /// A built-in command: what help and completion show, and what runs it.
 pub struct SlashCommand {
@@ -23,7 +24,7 @@ pub struct SlashCommand {
     pub run: fn(&mut App, &str) -> Vec<Effect>,
 }
 
-/// Every built-in command, in help order: help, completion, the input hint
+/// Every built-in command, in help order: help, the completion list
 /// and the dispatcher all read this table, so a command cannot be listed
 /// without being implemented.
 pub const COMMANDS: &[SlashCommand] = &[
@@ -178,7 +179,7 @@ pub const COMMANDS: &[SlashCommand] = &[
 pub const ESCALATE_TEXT: &str =
     "Please escalate: answer my previous request again, properly and in full.";
 
-/// A command as completion, the input hint and help show it.
+/// A command as the completion list and help show it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandInfo {
     pub name: String,
@@ -238,34 +239,50 @@ pub fn matches(app: &App, typed: &str) -> Vec<CommandInfo> {
         .collect()
 }
 
-/// What Tab turns the input into: the one match (plus a space when the
-/// command takes an argument), else the longest common prefix when it
-/// adds something.
-pub fn completion(app: &App, typed: &str) -> Option<String> {
-    let found = matches(app, typed);
-    match found.as_slice() {
-        [] => None,
-        [c] if c.name == typed => None,
-        [c] => Some(if c.arg.is_empty() {
-            c.name.clone()
-        } else {
-            format!("{} ", c.name)
-        }),
-        many => {
-            let first = &many[0].name;
-            let common = many.iter().fold(first.len(), |n, c| {
-                first
-                    .bytes()
-                    .zip(c.name.bytes())
-                    .take(n)
-                    .take_while(|(a, b)| a == b)
-                    .count()
-            });
-            // A cut inside a multi-byte character is no prefix to offer.
-            (common > typed.len() && first.is_char_boundary(common))
-                .then(|| first[..common].to_string())
-        }
+/// What Enter does with the input's text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Typed {
+    /// A built-in command or a skill: run it (the line, trimmed).
+    Command(String),
+    /// Sent to the model as this text.
+    Message(String),
+    /// `/word` that names no command: said, and nothing sent.
+    Unknown(String),
+}
+
+/// Only known commands (and skills) are commands. `//text` sends
+/// `/text`; a leading space sends the text as it is; a first word that
+/// is a path (`/etc/hosts …`) is a message too. Any other unknown `/word`
+/// is most likely a mistyped command: it is not sent.
+pub fn classify(app: &App, text: &str) -> Typed {
+    if let Some(escaped) = text.strip_prefix("//") {
+        return Typed::Message(format!("/{escaped}"));
     }
+    if !text.starts_with('/') {
+        return Typed::Message(text.to_string());
+    }
+    let line = text.trim_end();
+    let name = line.split(char::is_whitespace).next().unwrap_or(line);
+    let known = COMMANDS
+        .iter()
+        .any(|c| c.name == name || c.aliases.contains(&name))
+        || skills::invocation(app, name, "").is_some();
+    if known {
+        return Typed::Command(line.to_string());
+    }
+    // A path: another slash after the first (`/etc/hosts`, `/tmp/`).
+    if name[1..].contains('/') {
+        return Typed::Message(text.to_string());
+    }
+    Typed::Unknown(name.to_string())
+}
+
+/// The notice for an unknown `/word`: how to send it after all.
+pub fn unknown_notice(name: &str) -> String {
+    format!(
+        "unknown command {name}: //{rest} sends it as a message (or start with a space); /help lists the commands",
+        rest = name.trim_start_matches('/')
+    )
 }
 
 /// Runs a typed command line: a built-in from [`COMMANDS`], else a skill,
@@ -288,10 +305,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
             text,
         })],
         None => {
-            app.notice(
-                Level::Warning,
-                format!("unknown command {name} (/help lists them)"),
-            );
+            app.notice(Level::Warning, unknown_notice(name));
             Vec::new()
         }
     }
@@ -314,21 +328,18 @@ mod tests {
     }
 
     #[test]
-    fn completes_unique_and_common_prefixes() {
+    fn matches_are_the_commands_the_word_begins_in_help_order() {
         let app = app();
-        let completion = |typed: &str| completion(&app, typed);
-        assert_eq!(completion("/he").as_deref(), Some("/help"));
-        assert_eq!(completion("/th").as_deref(), Some("/theme "));
-        assert_eq!(completion("/help"), None);
-        // /skills and /sessions share only "/s".
-        assert_eq!(completion("/s"), None);
-        assert_eq!(completion("/se").as_deref(), Some("/sessions"));
-        // /remote and /rewind share "/re".
-        assert_eq!(completion("/r").as_deref(), Some("/re"));
-        assert_eq!(completion("/rem").as_deref(), Some("/remote"));
-        assert_eq!(completion("/rew").as_deref(), Some("/rewind"));
-        assert_eq!(completion("hello"), None);
-        assert_eq!(matches(&app, "/theme x").len(), 0);
+        let names = |typed: &str| -> Vec<String> {
+            matches(&app, typed).into_iter().map(|c| c.name).collect()
+        };
+        assert_eq!(names("/he"), ["/help"]);
+        assert_eq!(names("/f"), ["/fork", "/find"]);
+        assert_eq!(names("/re"), ["/remote", "/rewind"]);
+        assert_eq!(names("/help"), ["/help"]);
+        assert!(names("hello").is_empty());
+        assert!(names("/theme x").is_empty());
+        assert!(names("/zz").is_empty());
     }
 
     #[test]
@@ -340,6 +351,27 @@ mod tests {
                 assert!(seen.insert(*name), "{name} twice");
             }
         }
+    }
+
+    #[test]
+    fn only_known_commands_are_commands() {
+        let app = app();
+        let classify = |text: &str| classify(&app, text);
+        assert_eq!(classify("/help"), Typed::Command("/help".into()));
+        assert_eq!(classify("/q"), Typed::Command("/q".into()));
+        assert_eq!(
+            classify("/theme light  "),
+            Typed::Command("/theme light".into())
+        );
+        assert_eq!(
+            classify("/etc/hosts is wrong"),
+            Typed::Message("/etc/hosts is wrong".into())
+        );
+        assert_eq!(classify("//help"), Typed::Message("/help".into()));
+        assert_eq!(classify(" /help"), Typed::Message(" /help".into()));
+        assert_eq!(classify("/hepl me"), Typed::Unknown("/hepl".into()));
+        assert_eq!(classify("hi /help"), Typed::Message("hi /help".into()));
+        assert!(unknown_notice("/hepl").contains("//hepl sends it"));
     }
 
     #[test]

@@ -72,7 +72,7 @@ fn titled_frame(app: &App) -> Block<'static> {
         )));
     }
     // Which sessions show, once there is more than one to choose from.
-    if let Some(id) = &app.filter {
+    if let Some(id) = app.filter() {
         let origin = app.sessions.get(id).map(|s| badge(&s.origin));
         let label = match origin {
             Some(o) => format!(" only {o} · {id} · Ctrl+T "),

@@ -11,6 +11,11 @@ use crate::surfaces::tui::commands;
 
 pub const KEYS: &[(&str, &str)] = &[
     ("Enter", "send"),
+    ("//text", "send /text as a message (or start with a space)"),
+    (
+        "Tab  Up/Down  Esc",
+        "after /: complete, pick, close the list",
+    ),
     ("Shift+Enter Alt+Enter Ctrl+J", "new line"),
     ("Up / Down", "history (empty box)"),
     ("PgUp PgDn Home End", "scroll the conversation"),
@@ -18,13 +23,13 @@ pub const KEYS: &[(&str, &str)] = &[
     ("F1-F5 Alt+1-5", "zoom a pane (again: back)"),
     ("Ctrl+O", "expand / collapse tool calls, diffs, summaries"),
     ("Ctrl+S", "sessions: pick where input goes"),
-    ("Ctrl+T", "conversation: all sessions / one"),
+    ("Ctrl+T", "conversation: all sessions / only the input's"),
     ("Ctrl+F  n / N", "find in the conversation; next / previous"),
     ("Ctrl+C", "interrupt or clear; twice quits"),
     ("Alt+Y", "copy the last answer"),
     ("F12", "mouse capture on/off (select text)"),
     ("y a p,Enter n Esc", "approve once / session / always, deny"),
-    ("Esc", "close, unzoom, back to input"),
+    ("Esc", "close, unzoom, back to input; interrupt a turn"),
 ];
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {

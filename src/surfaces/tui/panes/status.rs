@@ -16,7 +16,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.is_empty() {
         return;
     }
-    let right = key_hints(app);
+    let right = key_hints(app, area.width);
     let right_w = wrap::spans_width(&right);
     let room = usize::from(area.width).saturating_sub(right_w + 1);
     let left = fit_segments(app, segments(app), room);
@@ -148,8 +148,12 @@ fn context_used(app: &App) -> String {
     }
 }
 
+/// Below this width the running tool's timer is left out of the status
+/// line (the turn's stays), so the context meter and the cost still fit.
+const TOOL_TIMER_WIDTH: u16 = 140;
+
 /// The right side: what keys do right now.
-fn key_hints(app: &App) -> Vec<Span<'static>> {
+fn key_hints(app: &App, width: u16) -> Vec<Span<'static>> {
     let t = &app.theme;
     if app.quit_armed() {
         return vec![Span::styled(
@@ -158,8 +162,8 @@ fn key_hints(app: &App) -> Vec<Span<'static>> {
         )];
     }
     let mut r = Vec::new();
-    if app.busy() {
-        r.push(Span::styled("working…", Style::default().fg(t.tool)));
+    if let Some(working) = app.working_label(width >= TOOL_TIMER_WIDTH) {
+        r.push(Span::styled(working, Style::default().fg(t.tool)));
         r.push(separator(app));
     }
     if !app.mouse_capture {

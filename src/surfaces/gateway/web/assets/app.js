@@ -147,6 +147,12 @@ class App {
 
   onEvent(ev, { replayed }) {
     if (typeof ev.session !== 'string') return;
+    // An event of no session (an MCP server's notice, docs/protocol.md):
+    // shown where the user is looking, never made a session.
+    if (ev.session === '') {
+      if (!replayed && ev.type === 'notice') this.notice(clean(ev.message));
+      return;
+    }
     if (ev.type === 'approval_request') {
       this.approvals.request(ev);
       if (replayed) return;
