@@ -187,6 +187,43 @@ mod tests {
     }
 
     #[test]
+    fn items_carry_outcome_diff_and_interruption_and_old_lines_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [
+            r#"{"ts":"2026-11-20T10:00:00Z","origin":"tui","role":"tool","content":"edited a.md","tool_call_id":"c1","name":"edit_file","outcome":"ok","diff":{"path":"a.md","added":1,"removed":0,"text":"+x"}}"#,
+            r#"{"ts":"2026-11-20T10:00:01Z","origin":"tui","role":"tool","content":"denied by user","tool_call_id":"c2","name":"exec"}"#,
+            r#"{"ts":"2026-11-20T10:00:02Z","origin":"tui","role":"assistant","content":"half\n\n[interrupted by the user]","interrupted":true}"#,
+        ];
+        let path = Transcript::path(dir.path(), "s");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let t = match transcript(dir.path(), "s") {
+            Reply::Transcript(t) => t,
+            other => panic!("{other:?}"),
+        };
+        let TranscriptItem::ToolResult { outcome, diff, .. } = &t.items[0] else {
+            panic!("{:?}", t.items[0]);
+        };
+        assert_eq!(*outcome, Some(ToolOutcome::Ok));
+        assert_eq!(diff.as_ref().map(|d| d.added), Some(1));
+        // An older line: its refusal is known by its text.
+        let TranscriptItem::ToolResult {
+            outcome, denied, ..
+        } = &t.items[1]
+        else {
+            panic!("{:?}", t.items[1]);
+        };
+        assert_eq!((*outcome, *denied), (Some(ToolOutcome::Denied), true));
+        let TranscriptItem::Assistant {
+            text, interrupted, ..
+        } = &t.items[2]
+        else {
+            panic!("{:?}", t.items[2]);
+        };
+        assert_eq!((text.as_str(), *interrupted), ("half", true));
+    }
+
+    #[test]
     fn a_bad_or_unknown_session_fails_in_one_line() {
         let dir = tempfile::tempdir().unwrap();
         for bad in ["../etc/passwd", "a\nb", ""] {
