@@ -326,6 +326,7 @@ fn record(text: &str) -> Record {
         provider: None,
         message: ChatMessage::user(agent::user_message(text, Local::now())),
         compaction: None,
+        details: Default::default(),
     }
 }
 

@@ -221,6 +221,7 @@ fn stream(events: &[Event]) -> StreamResult {
                     tokens_per_sec: Some(TOKENS_PER_SEC as f64),
                     latency_ms: None,
                     endpoint: None,
+                    context: None,
                 }),
                 EventKind::Final(FinalAnswer { text }),
                 EventKind::TurnEnded(TurnEnded { interrupted: false }),

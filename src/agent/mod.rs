@@ -17,6 +17,7 @@ mod compact;
 mod context;
 mod local;
 mod memory;
+mod prompt;
 pub mod rewind;
 mod route;
 mod session;

@@ -4,13 +4,14 @@
 //! `Command::Rewind`); `egirl --session ID --fork|--rewind N` runs them
 //! without a core.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
 use super::Shared;
 use crate::protocol::{ErrorEvent, EventKind, Forked, Origin, Rewound, Role};
-use crate::sessions::{self, Mark, Transcript};
+use crate::sessions::{self, Mark, Record, ToolOutcome, Transcript};
 use crate::tools::checkpoints::Checkpoints;
 use crate::tools::paths::{self, Access};
 use crate::tools::sandbox::ProtectedPaths;
@@ -91,13 +92,20 @@ pub fn rewind_session(
         .typed
         .clone()
         .unwrap_or_else(|| record.message.content.clone());
-    let commands = records[keep..]
-        .iter()
-        .filter(|r| r.message.role == Role::Assistant)
-        .flat_map(|r| &r.message.tool_calls)
-        .filter(|c| c.name == "exec")
-        .count();
+    let commands = ran_since(&records[keep..], &["exec"]);
     let files = checkpoints.restore(id, turn, &|p| bounds.writable(p));
+    let not_kept = checkpoints.keeps_nothing().map(|why| {
+        let changes = ran_since(&records[keep..], &["write_file", "edit_file"]);
+        let s = if changes == 1 { "" } else { "s" };
+        match files.restored.is_empty() && files.removed.is_empty() {
+            true => format!(
+                "no file was restored: {why}, so the {changes} file change{s} by write_file/edit_file since stay as they are"
+            ),
+            false => format!(
+                "{why}: of the {changes} file change{s} by write_file/edit_file since, only those listed above were undone"
+            ),
+        }
+    });
     if !files.errors.is_empty() {
         bail!(
             "could not restore {}; the session was not rewound and its checkpoints are kept: rewind again once that is fixed",
@@ -117,7 +125,30 @@ pub fn rewind_session(
             let s = if commands == 1 { "" } else { "s" };
             format!("{commands} command{s} ran since; commands' changes are not undone")
         }),
+        not_kept,
     }))
+}
+
+/// Calls to `tools` in `records` that ran: a call the user (or a rule)
+/// refused changed nothing. Older transcripts keep no outcome; their
+/// refusals are known by the text the model was told.
+fn ran_since(records: &[Record], tools: &[&str]) -> usize {
+    let refused: HashSet<&str> = records
+        .iter()
+        .filter(|r| r.message.role == Role::Tool)
+        .filter(|r| {
+            let outcome = r.details.outcome;
+            outcome.or_else(|| ToolOutcome::guessed(&r.message.content))
+                == Some(ToolOutcome::Denied)
+        })
+        .filter_map(|r| r.message.tool_call_id.as_deref())
+        .collect();
+    records
+        .iter()
+        .filter(|r| r.message.role == Role::Assistant)
+        .flat_map(|r| &r.message.tool_calls)
+        .filter(|c| tools.contains(&c.name.as_str()) && !refused.contains(c.id.as_str()))
+        .count()
 }
 
 /// `Command::Fork` in the core: answered with `forked` or `error`.

@@ -14,7 +14,7 @@ use crate::chat::ChatMessage;
 use crate::protocol::{Command, EventKind, Origin, Target};
 use crate::redact;
 use crate::redact::Redactor;
-use crate::sessions::{Record, Transcript};
+use crate::sessions::{ContextUse, Details, Record, Transcript};
 
 pub(crate) struct Session {
     pub id: String,
@@ -43,15 +43,21 @@ pub(crate) struct Session {
     pub(super) turns: usize,
     /// The local endpoint that answered the last local request.
     pub(super) endpoint: Option<String>,
+    /// The last compaction could not get under `compact_at`: automatic
+    /// compaction waits until the prompt reaches this many tokens
+    /// (`compact::pause`).
+    pub(super) compact_again_at: Option<u64>,
 }
 
 impl Session {
     pub async fn open(shared: &Shared, id: &str) -> Result<Self> {
         let (transcript, records) = Transcript::open(&shared.workspace, id)?;
         let turns = crate::sessions::user_turns(&records);
+        let limits = shared.limits().await;
+        let compact_again_at =
+            summary::paused_compaction(&records, shared.config.agent.compact_at, limits.n_ctx);
         // From the last compaction's summary on, when there was one.
         let (summary, history) = summary::resume(records);
-        let limits = shared.limits().await;
         let session = Self {
             turns,
             id: id.to_string(),
@@ -65,6 +71,7 @@ impl Session {
             redactor: shared.redactor.clone(),
             untrimmed: HashMap::new(),
             endpoint: None,
+            compact_again_at,
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).
@@ -83,6 +90,7 @@ impl Session {
         self.tokens = vec![None; self.history.len()];
         self.window_start = 0;
         self.untrimmed.clear();
+        self.compact_again_at = None;
         Ok(())
     }
 
@@ -100,6 +108,7 @@ impl Session {
                 self.tokens.clear();
                 self.window_start = 0;
                 self.untrimmed.clear();
+                self.compact_again_at = None;
             }
             // Answered by the core without the session (see `run_core`),
             // or by the session's worker (fork, rewind, `compact::now`).
@@ -117,18 +126,35 @@ impl Session {
         typed: Option<String>,
         message: ChatMessage,
     ) -> Result<()> {
-        self.push_record(origin, typed, None, message)
+        self.push_record(origin, typed, None, message, Details::default())
+    }
+
+    /// A message with what the transcript keeps beside it (a tool
+    /// result's outcome and diff, an interrupted reply).
+    pub(super) fn push_detailed(
+        &mut self,
+        origin: &Origin,
+        message: ChatMessage,
+        details: Details,
+    ) -> Result<()> {
+        self.push_record(origin, None, None, message, details)
     }
 
     /// A model's reply, with the provider that wrote it (the distillation
-    /// export keeps only what a remote model answered).
+    /// export keeps only what a remote model answered) and the prompt the
+    /// next request carries (a resumed session's context meter).
     pub(super) fn push_reply(
         &mut self,
         origin: &Origin,
         provider: &str,
         message: ChatMessage,
+        context: Option<ContextUse>,
     ) -> Result<()> {
-        self.push_record(origin, None, Some(provider.to_string()), message)
+        let details = Details {
+            context,
+            ..Details::default()
+        };
+        self.push_record(origin, None, Some(provider.to_string()), message, details)
     }
 
     fn push_record(
@@ -137,6 +163,7 @@ impl Session {
         typed: Option<String>,
         provider: Option<String>,
         mut message: ChatMessage,
+        details: Details,
     ) -> Result<()> {
         redact::message(&self.redactor, &mut message);
         let typed = typed.map(|t| self.redactor.redact(&t).into_owned());
@@ -147,6 +174,7 @@ impl Session {
             provider,
             message: message.clone(),
             compaction: None,
+            details,
         })?;
         self.history.push(message);
         self.tokens.push(None);

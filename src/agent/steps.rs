@@ -2,28 +2,23 @@
 //! with the server's own token counts) or to a remote provider (the whole
 //! history, with the hand-off note when the turn was escalated).
 
-use std::sync::atomic::Ordering;
-
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
+use super::prompt::{
+    byte_bound, count_prompt, message_tokens, prompt_messages, text_tokens, tools_text,
+};
 use super::session::{Session, Turn};
-use super::shared::Shared;
 use super::{local, trim, window};
 use crate::chat::ChatMessage;
 use crate::protocol::{
     AnswerDelta, ContextTrimmed, EventKind, Notice, Origin, ReasoningDelta, Routing,
 };
 use crate::providers::endpoints::{Failover, LocalRole};
-use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::remote::RemoteProvider;
 use crate::providers::{ChatRequest, ChatResponse, ProviderError, StreamChunk};
-use crate::redact;
 use crate::redact::{Redactor, StreamRedactor};
-
-/// Per-message template overhead when counting message by message
-/// (`<|im_start|>role\n` ... `<|im_end|>\n`); the exact total comes from the server.
-const MESSAGE_OVERHEAD_TOKENS: u64 = 6;
+use crate::sessions::{Details, INTERRUPTED_MARKER};
 
 /// One request to the local server, trimmed to its window (and trimmed
 /// harder once if the server still reports an overflow). `None`: the user
@@ -188,8 +183,14 @@ fn emit_delta(turn: &Turn<'_>, text: String) {
 /// What streamed before an interrupt stays in the transcript, marked.
 fn keep_partial(turn: &Turn<'_>, session: &mut Session, visible: &str) -> Result<()> {
     if !visible.is_empty() {
-        let partial = format!("{visible}\n\n[interrupted by the user]");
-        session.push(&turn.origin, None, ChatMessage::assistant(partial))?;
+        // The model reads that it was cut; the transcript says so apart
+        // from the text, so a replay shows a marker, not answer text.
+        let partial = format!("{visible}{INTERRUPTED_MARKER}");
+        let details = Details {
+            interrupted: true,
+            ..Details::default()
+        };
+        session.push_detailed(&turn.origin, ChatMessage::assistant(partial), details)?;
     }
     Ok(())
 }
@@ -232,64 +233,21 @@ async fn build_request(
         prompt_tokens = exact.unwrap_or(prompt_tokens);
     }
     if prompt_tokens > budget || extra_drop > 0 {
-        let window = &session.history[start..];
-        for i in start..session.history.len() {
-            if session.tokens[i].is_none() {
-                session.tokens[i] = Some(message_tokens(shared, &session.history[i]).await);
-            }
-        }
-        let tokens: Vec<u64> = session.tokens[start..]
-            .iter()
-            .map(|t| t.unwrap_or(0))
-            .collect();
-        let estimated: u64 = tokens.iter().sum();
-        let fixed = match exact {
-            // What the exact count adds beyond the messages is the fixed part.
-            Some(total) => total.saturating_sub(estimated),
-            None => {
-                text_tokens(shared, system).await + text_tokens(shared, &tools_text(specs)).await
-            }
+        let window = Target {
+            fixed: 0,
+            refill: budget * REFILL_PERCENT / 100,
+            budget,
+            n_ctx: limits.n_ctx,
         };
-        let refill = budget * REFILL_PERCENT / 100;
-        let fit = window::fit(window, &tokens, fixed, refill, current - start, extra_drop)
-            .or_else(|_| window::fit(window, &tokens, fixed, budget, current - start, extra_drop));
-        // After the server still reported an overflow with only the
-        // current turn left, the counts were low (a server that cannot
-        // count tokens): its outputs shrink to a tighter target.
-        let retried_alone = |fit: &window::Fit| extra_drop > 0 && fit.first_kept >= current - start;
-        let fit = match fit {
-            Ok(fit) if !retried_alone(&fit) => fit,
-            // The current turn alone is too large: its tool outputs shrink.
-            fit => {
-                let target = match fit.is_ok() {
-                    false => Target {
-                        fixed,
-                        refill,
-                        budget,
-                        n_ctx: limits.n_ctx,
-                    },
-                    true => Target {
-                        fixed,
-                        refill: refill / 2,
-                        budget: refill * 2 / 3,
-                        n_ctx: limits.n_ctx,
-                    },
-                };
-                trim_outputs(turn, session, start, current, &target).await?
-            }
-        };
-        session.window_start = start + fit.first_kept;
-        request.messages = prompt_messages(
-            &shared.redactor,
+        let asked = Asked {
             system,
-            &session.history[session.window_start..],
-        );
-        turn.emit(EventKind::ContextTrimmed(ContextTrimmed {
-            dropped_messages: session.window_start,
-            prompt_tokens: fit.prompt_tokens,
-            context_length: limits.n_ctx,
-        }));
-        prompt_tokens = fit.prompt_tokens;
+            specs,
+            start,
+            current,
+            extra_drop,
+            exact,
+        };
+        prompt_tokens = fit_history(turn, session, &mut request, window, &asked).await?;
     }
     request.max_tokens = shared
         .config
@@ -299,7 +257,107 @@ async fn build_request(
     Ok(request)
 }
 
+/// What `build_request` asks `fit_history` to fit.
+struct Asked<'a> {
+    system: &'a str,
+    specs: &'a [crate::chat::ToolSpec],
+    /// Where the window started, and the current turn's user message.
+    start: usize,
+    current: usize,
+    extra_drop: usize,
+    /// The server's count of the whole prompt, when it can count.
+    exact: Option<u64>,
+}
+
+/// The prompt's tokens counted message by message; when they pass the
+/// budget, the oldest whole turns are left out (and `context_trimmed`
+/// says so) or the current turn's outputs shrink. The byte bound that
+/// brought us here counts a token per byte, about four times too many:
+/// what fits by the count is sent whole, nothing left out.
+async fn fit_history(
+    turn: &Turn<'_>,
+    session: &mut Session,
+    request: &mut ChatRequest,
+    window: Target,
+    asked: &Asked<'_>,
+) -> Result<u64> {
+    let shared = turn.shared;
+    let Asked {
+        start,
+        current,
+        extra_drop,
+        ..
+    } = *asked;
+    for i in start..session.history.len() {
+        if session.tokens[i].is_none() {
+            session.tokens[i] = Some(message_tokens(shared, &session.history[i]).await);
+        }
+    }
+    let tokens: Vec<u64> = session.tokens[start..]
+        .iter()
+        .map(|t| t.unwrap_or(0))
+        .collect();
+    let estimated: u64 = tokens.iter().sum();
+    let fixed = match asked.exact {
+        // What the exact count adds beyond the messages is the fixed part.
+        Some(total) => total.saturating_sub(estimated),
+        None => {
+            text_tokens(shared, asked.system).await
+                + text_tokens(shared, &tools_text(asked.specs)).await
+        }
+    };
+    let sent = asked.exact.unwrap_or(fixed + estimated);
+    if sent <= window.budget && extra_drop == 0 {
+        return Ok(sent);
+    }
+    let Target {
+        refill,
+        budget,
+        n_ctx,
+        ..
+    } = window;
+    let history = &session.history[start..];
+    let fit = window::fit(history, &tokens, fixed, refill, current - start, extra_drop)
+        .or_else(|_| window::fit(history, &tokens, fixed, budget, current - start, extra_drop));
+    // After the server still reported an overflow with only the
+    // current turn left, the counts were low (a server that cannot
+    // count tokens): its outputs shrink to a tighter target.
+    let retried_alone = |fit: &window::Fit| extra_drop > 0 && fit.first_kept >= current - start;
+    let fit = match fit {
+        Ok(fit) if !retried_alone(&fit) => fit,
+        // The current turn alone is too large: its tool outputs shrink.
+        fit => {
+            let target = match fit.is_ok() {
+                false => Target { fixed, ..window },
+                true => Target {
+                    fixed,
+                    refill: refill / 2,
+                    budget: refill * 2 / 3,
+                    n_ctx,
+                },
+            };
+            trim_outputs(turn, session, start, current, &target).await?
+        }
+    };
+    session.window_start = start + fit.first_kept;
+    request.messages = prompt_messages(
+        &shared.redactor,
+        asked.system,
+        &session.history[session.window_start..],
+    );
+    // Said once, when more is left out than before; not on every request.
+    if session.window_start > start {
+        turn.emit(EventKind::ContextTrimmed(ContextTrimmed {
+            dropped_messages: session.window_start,
+            prompt_tokens: fit.prompt_tokens,
+            context_length: n_ctx,
+        }));
+    }
+    Ok(fit.prompt_tokens)
+}
+
 /// What the current turn must fit in (tokens).
+#[derive(Clone, Copy)]
 struct Target {
     /// System prompt and tool list.
     fixed: u64,
@@ -372,106 +430,4 @@ async fn trim_outputs(
         budget: target.budget,
     }
     .into())
-}
-
-/// The system prompt and the history as sent. The history was redacted as
-/// it was pushed; this guards the system prompt (workspace files, MEMORY.md)
-/// and transcripts written before redaction existed.
-pub(super) fn prompt_messages(
-    redactor: &Redactor,
-    system: &str,
-    history: &[ChatMessage],
-) -> Vec<ChatMessage> {
-    let mut messages = Vec::with_capacity(history.len() + 1);
-    messages.push(ChatMessage::system(redactor.redact(system)));
-    messages.extend(history.iter().cloned());
-    for message in &mut messages[1..] {
-        redact::message(redactor, message);
-    }
-    messages
-}
-
-/// An upper bound on the prompt's tokens: its bytes plus the template's
-/// special tokens per message.
-pub(super) fn byte_bound(request: &ChatRequest) -> u64 {
-    let messages: usize = request
-        .messages
-        .iter()
-        .map(|m| {
-            m.content.len()
-                + m.tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.to_string().len() + 32)
-                    .sum::<usize>()
-                + 16
-        })
-        .sum();
-    let tools: usize = request
-        .tools
-        .iter()
-        .map(|t| t.to_openai_json().to_string().len())
-        .sum();
-    // The Qwen3 tools block adds its instructions around the tool list.
-    (messages + tools + 1024) as u64
-}
-
-/// The server's exact count; a server without the endpoints (vLLM, Ollama)
-/// is not asked again.
-pub(super) async fn count_prompt(
-    shared: &Shared,
-    local: &LlamaCpp,
-    request: &ChatRequest,
-) -> Option<u64> {
-    if !shared.server_counts_tokens.load(Ordering::Relaxed) {
-        return None;
-    }
-    match local.count_prompt(request).await {
-        Ok(n) => Some(n),
-        Err(e) => {
-            if matches!(
-                e,
-                ProviderError::Http {
-                    status: 404 | 405 | 501,
-                    ..
-                } | ProviderError::BadReply { .. }
-            ) {
-                tracing::info!(
-                    "the local server cannot count tokens ({e}); estimating from here on"
-                );
-                shared.server_counts_tokens.store(false, Ordering::Relaxed);
-            }
-            None
-        }
-    }
-}
-
-fn tools_text(specs: &[crate::chat::ToolSpec]) -> String {
-    specs
-        .iter()
-        .map(|s| s.to_openai_json().to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-pub(super) async fn message_tokens(shared: &Shared, message: &ChatMessage) -> u64 {
-    let mut n = text_tokens(shared, &message.content).await + MESSAGE_OVERHEAD_TOKENS;
-    for call in &message.tool_calls {
-        let text = format!(
-            "{{\"name\": \"{}\", \"arguments\": {}}}",
-            call.name, call.arguments
-        );
-        n += text_tokens(shared, &text).await + 4;
-    }
-    n
-}
-
-/// Exact via /tokenize when the server has it, else about four characters a token.
-async fn text_tokens(shared: &Shared, text: &str) -> u64 {
-    if !shared.server_counts_tokens.load(Ordering::Relaxed) {
-        return (text.len() as u64).div_ceil(4);
-    }
-    match shared.main.server_for(None).count_tokens(text).await {
-        Ok(n) => n,
-        Err(_) => (text.len() as u64).div_ceil(4),
-    }
 }

@@ -37,6 +37,21 @@ pub(super) fn resume(records: Vec<Record>) -> (Option<String>, Vec<ChatMessage>)
     (summary, history)
 }
 
+/// The prompt size from which automatic compaction tries again after one
+/// that ended at `after_tokens`; `None` when that one got under the
+/// threshold (`compact::pause` says why it waits).
+pub(super) fn compaction_retry_at(after_tokens: u64, threshold: u64, n_ctx: u64) -> Option<u64> {
+    (after_tokens > threshold).then(|| after_tokens + (n_ctx / 4).max(1))
+}
+
+/// A resumed session's pause of automatic compaction: its last compaction
+/// ended above `compact_at` of the window (told when it happened).
+pub(super) fn paused_compaction(records: &[Record], compact_at: f64, n_ctx: u64) -> Option<u64> {
+    let last = records.iter().rev().find_map(|r| r.compaction.as_ref())?;
+    let threshold = (n_ctx as f64 * compact_at) as u64;
+    compaction_retry_at(last.after_tokens, threshold, n_ctx).filter(|_| compact_at > 0.0)
+}
+
 /// The system prompt with the summary after it, fenced; `system` as it
 /// is when there is no summary.
 pub(super) fn with_summary(system: &str, summary: Option<&str>) -> String {
@@ -90,6 +105,7 @@ pub(super) mod tests {
             provider: None,
             message,
             compaction,
+            details: Default::default(),
         }
     }
 

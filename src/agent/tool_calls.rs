@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use futures_util::FutureExt;
@@ -45,6 +46,7 @@ pub(super) async fn run_tools(
         call_id: String::new(),
         checkpoint,
         mcp: shared.mcp.clone(),
+        approval_wait_ms: Default::default(),
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {
@@ -59,6 +61,7 @@ pub(super) async fn run_tools(
         // Its own id, for the progress it reports.
         let mut call_ctx = ctx.clone();
         call_ctx.call_id = call.id.clone();
+        call_ctx.approval_wait_ms = Default::default();
         jobs.push(async move {
             let ctx = &call_ctx;
             let started = Instant::now();
@@ -96,14 +99,18 @@ pub(super) async fn run_tools(
             // Before it is shown, stored or sent: `env`, `cat .env`...
             let mut output = output;
             shared.redactor.redact_string(&mut output.output);
+            // The run, not the time the user took to approve it.
+            let waited = ctx.approval_wait_ms.load(Ordering::Relaxed);
+            let ran_ms = (started.elapsed().as_millis() as u64).saturating_sub(waited);
             turn.emit(EventKind::ToolResult(ToolResultEvent {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 success: output.success,
                 output: output.output.clone(),
-                duration_ms: started.elapsed().as_millis() as u64,
-                // Shown, never sent: the model's result stays one line.
-                diff: output.diff.take(),
+                duration_ms: ran_ms,
+                // Shown (and kept in the transcript), never sent: the
+                // model's result stays one line.
+                diff: output.diff.clone(),
             }));
             output
         });

@@ -14,6 +14,7 @@ use anyhow::Result;
 use chrono::Local;
 use tokio_util::sync::CancellationToken;
 
+use super::prompt::estimate_tokens;
 use super::route::TurnRoute;
 use super::session::{Session, Turn};
 use super::shared::Shared;
@@ -22,14 +23,15 @@ use super::tool_calls::run_tools;
 use super::usage::emit_usage;
 use super::{context, local, route, unattended};
 use crate::chat::{ChatMessage, ToolCall, ToolSpec};
+use crate::protocol::{ContextUse, EventKind, Origin, Target};
 use crate::protocol::{ErrorEvent, FinalAnswer, Notice, Route, Routing, TurnEnded, TurnStarted};
-use crate::protocol::{EventKind, Origin, Target};
 use crate::providers::ProviderError;
 use crate::providers::endpoints::LocalRole;
 use crate::providers::remote::RemoteProvider;
 use crate::redact;
 use crate::routing::Decision;
 use crate::routing::escalation::{self, Trigger};
+use crate::sessions::{Details, ToolOutcome};
 use crate::skills::Snapshot;
 use crate::tools;
 use crate::tools::checkpoints::TurnCheckpoint;
@@ -315,12 +317,30 @@ async fn step<'a>(
         Some(r) => (r.model(), None),
         None => (shared.role_model(ctx.role), session.endpoint.clone()),
     };
-    emit_usage(turn, &provider, configured, endpoint, &response);
+    // The next request carries this prompt and the reply as kept (its
+    // reasoning is not sent again).
+    let context = ContextUse {
+        used: response.usage.input_tokens + estimate_tokens(&response.message),
+        length: shared.limits_for(ctx.role).await.n_ctx,
+    };
+    emit_usage(
+        turn,
+        &provider,
+        configured,
+        endpoint,
+        &response,
+        Some(context),
+    );
     // The server kept streaming past the reply cap: say so, go on with what arrived.
     if let Some(message) = response.cut.clone() {
         turn.emit(EventKind::Notice(Notice { message }));
     }
-    session.push_reply(&turn.origin, &provider, response.message.clone())?;
+    session.push_reply(
+        &turn.origin,
+        &provider,
+        response.message.clone(),
+        Some(context),
+    )?;
     if !response.tool_calls.is_empty() {
         return Ok(Next::RunTools(response.tool_calls));
     }
@@ -364,10 +384,20 @@ async fn run_tool_calls(
         tools
             .outcomes
             .push((call.name.clone(), output.success, output.suggest_escalation));
-        session.push(
+        let outcome = match output.refused || ToolOutcome::guessed(&output.output).is_some() {
+            true => ToolOutcome::Denied,
+            false if output.success => ToolOutcome::Ok,
+            false => ToolOutcome::Failed,
+        };
+        let details = Details {
+            outcome: Some(outcome),
+            diff: output.diff,
+            ..Details::default()
+        };
+        session.push_detailed(
             &turn.origin,
-            None,
             ChatMessage::tool_result(call, output.output),
+            details,
         )?;
     }
     Ok(())

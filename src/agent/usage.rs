@@ -3,7 +3,7 @@
 
 use super::session::Turn;
 use crate::protocol::EventKind;
-use crate::protocol::TokenUsage;
+use crate::protocol::{ContextUse, TokenUsage};
 use crate::providers::ChatResponse;
 
 /// Usage under the configured model name, the one the status line shows
@@ -15,6 +15,7 @@ pub(super) fn emit_usage(
     configured: &str,
     endpoint: Option<String>,
     response: &ChatResponse,
+    context: Option<ContextUse>,
 ) {
     let config = &turn.shared.config;
     let served = response.model.as_str();
@@ -51,5 +52,6 @@ pub(super) fn emit_usage(
             (ms > 0.0).then(|| ms.round() as u64)
         },
         endpoint,
+        context,
     }));
 }

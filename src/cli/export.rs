@@ -249,6 +249,7 @@ mod tests {
             provider: None,
             message,
             compaction: None,
+            details: Default::default(),
         }
     }
 

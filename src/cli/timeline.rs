@@ -43,6 +43,7 @@ pub(super) fn print_rewound(session: &str, event: EventKind) -> u8 {
         removed,
         not_restored,
         untracked,
+        not_kept,
     }) = event
     else {
         return EXIT_OK;
@@ -53,9 +54,17 @@ pub(super) fn print_rewound(session: &str, event: EventKind) -> u8 {
     out.extend(restored.iter().map(|f| format!("restored {f}")));
     out.extend(removed.iter().map(|f| format!("removed {f}")));
     out.extend(not_restored.iter().map(|f| format!("not restored {f}")));
+    // Files are said to be restored only when checkpoints kept them.
+    let kept_nothing = not_kept.is_some();
+    out.extend(not_kept);
     out.push(untracked.unwrap_or_else(|| {
-        "files changed by write_file/edit_file are restored; commands' changes are not undone"
-            .to_string()
+        match kept_nothing {
+        true => "commands' changes are not undone either".to_string(),
+        false => {
+            "files changed by write_file/edit_file are restored; commands' changes are not undone"
+                .to_string()
+        }
+    }
     }));
     out.push(format!("message {turn} was: {text}"));
     let mut stdout = std::io::stdout().lock();

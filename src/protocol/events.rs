@@ -267,6 +267,38 @@ pub struct TokenUsage {
     /// The local endpoint that served the request (several under one role).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
+    /// After a turn's model reply: the prompt the session's next request
+    /// carries (this one's input and the reply as kept, reasoning left
+    /// out) and the local window it goes into; what a context meter shows.
+    /// Absent on requests that do not move the conversation (compaction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextUse>,
+}
+
+/// How a tool call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOutcome {
+    Ok,
+    Failed,
+    /// Not run: refused by the user, a rule or a timeout.
+    Denied,
+}
+
+impl ToolOutcome {
+    /// The outcome of an older record, which kept only the text the model
+    /// was told: a refusal's text says so, anything else is unknown.
+    pub fn guessed(content: &str) -> Option<Self> {
+        (content.starts_with(super::DENIED_BY_USER) || content.starts_with("denied:"))
+            .then_some(ToolOutcome::Denied)
+    }
+}
+
+/// Tokens of a prompt, and of the window it goes into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextUse {
+    pub used: u64,
+    pub length: u64,
 }
 
 /// Older turns were left out of the request so that it fits the window.
@@ -329,6 +361,11 @@ pub struct Rewound {
     /// Set when commands ran since: their changes are not undone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untracked: Option<String>,
+    /// Set when no file could be put back because none was kept
+    /// (checkpoints off, or `max_total_mb = 0`): says so, and how many
+    /// file changes since stay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_kept: Option<String>,
 }
 
 /// Older turns were replaced by a summary (the transcript keeps them).

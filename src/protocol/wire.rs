@@ -304,6 +304,9 @@ pub enum TranscriptItem {
         text: String,
         #[serde(default)]
         tool_calls: Vec<ToolCallItem>,
+        /// The user interrupted this reply: `text` is what had streamed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        interrupted: bool,
     },
     ToolResult {
         ts: DateTime<Utc>,
@@ -313,6 +316,12 @@ pub enum TranscriptItem {
         output: String,
         /// The user denied the call.
         denied: bool,
+        /// How the call ended (absent in transcripts written before it was kept).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<super::ToolOutcome>,
+        /// A `write_file`/`edit_file` call's change.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<super::FileDiff>,
     },
     /// The history before it was replaced by `summary`.
     Compaction {

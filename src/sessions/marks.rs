@@ -145,6 +145,7 @@ mod tests {
             provider: None,
             message,
             compaction: None,
+            details: Default::default(),
         }
     }
 

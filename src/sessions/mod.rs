@@ -12,7 +12,9 @@ use crate::chat::ChatMessage;
 use crate::protocol::Origin;
 use crate::redact::{self, Redactor};
 
+mod details;
 mod marks;
+pub use details::{ContextUse, Details, INTERRUPTED_MARKER, ToolOutcome};
 pub use marks::{Entry, Mark, MarkRecord, fork, live, user_message_index, user_turns};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,6 +34,11 @@ pub struct Record {
     /// that replaced the history before the last `kept` messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<Compaction>,
+    /// What the message itself does not say (a tool result's outcome and
+    /// diff, an interrupted reply, the prompt's size); every field is
+    /// optional, so older transcripts load as they are.
+    #[serde(flatten)]
+    pub details: Details,
 }
 
 /// What a compaction replaced, as its transcript record keeps it.
@@ -211,6 +218,7 @@ mod tests {
                 provider: None,
                 message: ChatMessage::user(text),
                 compaction: None,
+                details: Details::default(),
             })
             .unwrap();
         }
@@ -232,6 +240,7 @@ mod tests {
             provider: None,
             message: ChatMessage::user("three"),
             compaction: None,
+            details: Details::default(),
         })
         .unwrap();
         assert_eq!(load(&path).unwrap().len(), 3);

@@ -69,6 +69,18 @@ impl Checkpoints {
         }
     }
 
+    /// Why no file is kept at all, when none is: checkpoints are off, or
+    /// their size limit is zero (every file is too large).
+    pub fn keeps_nothing(&self) -> Option<String> {
+        if !self.config.enabled {
+            Some("checkpoints are off ([checkpoints] enabled = false)".into())
+        } else if self.config.max_total_mb == 0 {
+            Some("[checkpoints] max_total_mb = 0 keeps no file".into())
+        } else {
+            None
+        }
+    }
+
     fn session_dir(&self, session: &str) -> PathBuf {
         self.root.join(session)
     }

@@ -154,7 +154,7 @@ async fn call(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
         ));
     }
     if let Err(why) = approve(&tool, args, ctx).await {
-        return ToolOutput::fail(why);
+        return ToolOutput::refused(why);
     }
     match ctx.mcp.call(&tool, arguments.clone(), &ctx.cancel).await {
         Ok(outcome) => {

@@ -33,6 +33,9 @@ pub struct ToolOutput {
     pub suggest_escalation: bool,
     /// What a file tool changed: shown to the user, never sent to the model.
     pub diff: Option<FileDiff>,
+    /// Not run: the user, a rule or a timeout refused it (the transcript
+    /// keeps it as denied, and a rewind does not count it as run).
+    pub refused: bool,
 }
 
 impl ToolOutput {
@@ -42,6 +45,7 @@ impl ToolOutput {
             output: output.into(),
             suggest_escalation: false,
             diff: None,
+            refused: false,
         }
     }
     pub fn fail(output: impl Into<String>) -> Self {
@@ -50,6 +54,15 @@ impl ToolOutput {
             output: output.into(),
             suggest_escalation: false,
             diff: None,
+            refused: false,
+        }
+    }
+    /// The approval was refused (`why`: by whom or what): a failure the
+    /// transcript records as denied.
+    pub fn refused(why: impl Into<String>) -> Self {
+        Self {
+            refused: true,
+            ..Self::fail(why)
         }
     }
     pub fn fail_escalate(output: impl Into<String>) -> Self {
@@ -58,6 +71,7 @@ impl ToolOutput {
             output: output.into(),
             suggest_escalation: true,
             diff: None,
+            refused: false,
         }
     }
 
@@ -100,6 +114,9 @@ pub struct ToolContext {
     pub bus: crate::bus::EventBus,
     /// The id of the call being run ("" outside a turn).
     pub call_id: String,
+    /// Milliseconds this call waited for the user's approval: its
+    /// duration is the run without them (one counter per call).
+    pub approval_wait_ms: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl ToolContext {
@@ -155,6 +172,7 @@ impl ToolContext {
             call_id: String::new(),
             checkpoint: None,
             mcp: crate::mcp::McpManager::none(),
+            approval_wait_ms: Arc::default(),
         }
     }
 

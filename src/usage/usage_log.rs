@@ -156,6 +156,7 @@ mod tests {
             tokens_per_sec: Some(12.5),
             latency_ms: None,
             endpoint: None,
+            context: None,
         })
     }
 

@@ -23,6 +23,7 @@ fn record(secs: i64, message: ChatMessage) -> Record {
         provider: None,
         message,
         compaction: None,
+        details: Default::default(),
     }
 }
 

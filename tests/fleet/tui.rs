@@ -32,6 +32,7 @@ fn usage(model: &str, endpoint: &str, input: u64, cached: u64) -> EventKind {
         tokens_per_sec: Some(50.0),
         latency_ms: None,
         endpoint: Some(endpoint.into()),
+        context: None,
     })
 }
 

@@ -155,6 +155,7 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
             tokens_per_sec: Some(48.0),
             latency_ms: None,
             endpoint: None,
+            context: None,
         })));
         out.push(ev(EventKind::Final(FinalAnswer {
             text: turn.answer.clone(),
@@ -174,6 +175,7 @@ pub fn records(turns: &[Turn]) -> Vec<Record> {
         provider: None,
         message,
         compaction: None,
+        details: Default::default(),
     };
     let mut out = Vec::new();
     for turn in turns {

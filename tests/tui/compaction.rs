@@ -111,6 +111,7 @@ fn a_resumed_session_shows_where_it_was_compacted() {
         provider: None,
         message,
         compaction,
+        details: Default::default(),
     };
     let records = vec![
         record(ChatMessage::user("plan my trip to Lisbon"), None),

@@ -206,6 +206,7 @@ pub fn turn(user: &str, answer: &str) -> Vec<Event> {
         tokens_per_sec: Some(42.5),
         latency_ms: None,
         endpoint: None,
+        context: None,
     })));
     events.push(ev(EventKind::Final(FinalAnswer {
         text: answer.into(),

@@ -45,6 +45,7 @@ fn write_session(dir: &Path, id: &str) {
                 provider: None,
                 message,
                 compaction: None,
+                details: Default::default(),
             })
             .unwrap();
         }
@@ -111,6 +112,7 @@ fn rewound_reloads_the_conversation_and_gives_the_message_back() {
             removed: vec!["tests/theme.rs".into()],
             not_restored: Vec::new(),
             untracked: Some("1 command ran since; commands' changes are not undone".into()),
+            not_kept: None,
         }))],
     );
     assert_eq!(app.input.text(), ASKED[1]);

@@ -196,6 +196,7 @@ fn record(origin: Origin, message: ChatMessage) -> Record {
         provider: None,
         message,
         compaction: None,
+        details: Default::default(),
     }
 }
 

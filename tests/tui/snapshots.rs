@@ -161,6 +161,7 @@ fn busy_app() -> App {
                 tokens_per_sec: None,
                 latency_ms: None,
                 endpoint: None,
+                context: None,
             })),
             ev_from(
                 "discord-7",

@@ -106,8 +106,9 @@ async fn an_exec_approved_from_the_page_runs_once_and_a_denied_one_does_not() {
         "{results:?}"
     );
 
-    // Reloaded from the transcript, which keeps a call's output but not
-    // whether it succeeded: the call reads `done`, never a made-up `ok`.
+    // Reloaded from the transcript, which keeps a call's outcome (issue
+    // 33): the call reads `ok` as it did live (an older transcript's,
+    // without one, reads `done`, never a made-up `ok`).
     let url = page.eval("location.href").await;
     page.goto(url.as_str().expect("the page's URL")).await;
     super::rig::wait_ready(&page).await;
@@ -121,8 +122,8 @@ async fn an_exec_approved_from_the_page_runs_once_and_a_denied_one_does_not() {
         )
     };
     page.wait_for(
-        &format!("{} === 'done'", state("web-approved-7")),
-        "the reloaded call's state: done",
+        &format!("{} === 'ok'", state("web-approved-7")),
+        "the reloaded call's state: ok",
     )
     .await;
     page.wait_for(

@@ -14,15 +14,16 @@
 //! A failed summary falls back to leaving the oldest turns out (as the
 //! window did before compaction), with a notice.
 
+mod pause;
 mod request;
 
 use anyhow::{Result, bail};
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
+use super::prompt::{count_prompt, estimated_prompt, prompt_messages};
 use super::session::{Session, Turn};
 use super::shared::Shared;
-use super::steps::{byte_bound, count_prompt, prompt_messages};
 use super::summary::with_summary;
 use super::{context, unattended, window};
 use crate::chat::{ChatMessage, ToolSpec};
@@ -65,6 +66,10 @@ pub(super) async fn before_request(
     if tokens <= threshold {
         return current;
     }
+    // The last one could not get under: not again until it can do more.
+    if session.compact_again_at.is_some_and(|at| tokens < at) {
+        return current;
+    }
     let keep_recent = shared.config.agent.keep_recent;
     let Some(cut) = cut_point(&session.history, start, current, keep_recent) else {
         return current;
@@ -78,7 +83,16 @@ pub(super) async fn before_request(
             // The flush may have changed MEMORY.md: this request starts a
             // new prefix anyway, so the change lands here, not on the next turn.
             *system = done.system.clone();
+            let again = pause::retry_at(done.after_tokens, threshold, limits.n_ctx);
+            let told = session.compact_again_at.is_some();
+            session.compact_again_at = again;
+            let after_tokens = done.after_tokens;
             emit_done(turn, done);
+            if let Some(again) = again.filter(|_| !told) {
+                turn.emit(EventKind::Notice(Notice {
+                    message: pause::notice(after_tokens, threshold, keep_recent, again),
+                }));
+            }
             current - cut
         }
         Err(_) if cancel.is_cancelled() => current,
@@ -134,7 +148,13 @@ pub(super) async fn now(
         }
     };
     match result {
-        Ok(done) => emit_done(&turn, done),
+        Ok(done) => {
+            let limits = shared.limits().await;
+            let threshold = (limits.n_ctx as f64 * shared.config.agent.compact_at) as u64;
+            session.compact_again_at = pause::retry_at(done.after_tokens, threshold, limits.n_ctx)
+                .filter(|_| shared.config.agent.compact_at > 0.0);
+            emit_done(&turn, done)
+        }
         Err(e) => turn.emit(EventKind::Error(ErrorEvent {
             message: format!("compaction failed: {e:#}"),
         })),
@@ -206,6 +226,7 @@ async fn compact(
             after_tokens,
             model: model.clone(),
         }),
+        details: Default::default(),
     })?;
     session.replace_history(summary.clone(), cut);
     Ok(Done {
@@ -239,7 +260,7 @@ fn prompt_parts(shared: &Shared, origin: &Origin) -> (String, Vec<ToolSpec>) {
 }
 
 /// The prompt tokens of a request with this history: the server's exact
-/// count, else an estimate of a token per three bytes.
+/// count, else an estimate of a token per four bytes.
 async fn prompt_tokens(
     shared: &Shared,
     system: &str,
@@ -252,11 +273,12 @@ async fn prompt_tokens(
         max_tokens: 0,
         slot: None,
     };
-    let bound = byte_bound(&request);
     let server = shared.counting_server(LocalRole::Main, None).await;
     match count_prompt(shared, &server, &request).await {
         Some(n) => n,
-        None => bound / 3,
+        // The estimate the window is fitted by: a compaction decided on a
+        // larger one would run while the window still has room.
+        None => estimated_prompt(&request),
     }
 }
 

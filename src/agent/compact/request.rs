@@ -9,8 +9,8 @@ use std::collections::HashSet;
 use anyhow::{Context, Result, bail};
 use tokio_util::sync::CancellationToken;
 
+use super::super::prompt::{byte_bound, count_prompt, message_tokens, prompt_messages};
 use super::super::session::{Session, Turn};
-use super::super::steps::{byte_bound, count_prompt, message_tokens, prompt_messages};
 use super::super::tool_calls::run_tools;
 use super::super::usage::emit_usage;
 use super::super::window;
@@ -112,7 +112,7 @@ pub(super) async fn summary(
                 .chat(&request, cancel, &mut |_: StreamChunk| {})
                 .await
                 .with_context(|| format!("{} did not summarize", remote.name()))?;
-            emit_usage(turn, remote.name(), remote.model(), None, &response);
+            emit_usage(turn, remote.name(), remote.model(), None, &response, None);
             (response, remote.model().to_string())
         }
         name => {
@@ -165,6 +165,7 @@ async fn local_chat(
         configured,
         Some(served.endpoint),
         &response,
+        None,
     );
     Ok(response)
 }

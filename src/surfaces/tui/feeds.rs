@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::protocol::{
-    Escalation, FileDiff, MemoryHit, Origin, Routing, SessionId, Target, ToolCallEvent,
+    Escalation, FileDiff, MemoryHit, Origin, Routing, SessionId, Target, ToolCallEvent, ToolOutcome,
 };
 
 /// Side panes keep this many records: they show what is happening now,
@@ -34,7 +34,7 @@ pub enum ToolState {
     Ok,
     Failed,
     Denied,
-    /// Read back from a transcript, which keeps output but not the outcome.
+    /// Read back from a transcript written before outcomes were kept.
     Restored,
 }
 
@@ -244,14 +244,26 @@ impl ToolLog {
 }
 
 impl ToolLog {
-    /// A call read back from a transcript: its output, and no duration
-    /// (the transcript does not keep one).
-    pub fn restored(&mut self, session: &str, id: &str, output: &str, denied: bool) {
+    /// A call read back from a transcript: its output, how it ended and
+    /// its diff where the transcript kept them (older ones did not: the
+    /// call stays `earlier`), and no duration (none is kept).
+    pub fn restored(
+        &mut self,
+        session: &str,
+        id: &str,
+        output: &str,
+        outcome: Option<ToolOutcome>,
+        diff: Option<FileDiff>,
+    ) {
         if let Some(r) = self.find_mut(|r| r.session == session && r.call.id == id) {
-            if denied {
-                r.state = ToolState::Denied;
-            }
+            r.state = match outcome {
+                Some(ToolOutcome::Ok) => ToolState::Ok,
+                Some(ToolOutcome::Failed) => ToolState::Failed,
+                Some(ToolOutcome::Denied) => ToolState::Denied,
+                None => ToolState::Restored,
+            };
             r.output = output.to_string();
+            r.diff = diff;
         }
     }
 }

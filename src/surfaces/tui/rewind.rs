@@ -10,6 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::{App, Effect};
 use super::conversation::Level;
+use super::sessions::SessionInfo;
 use crate::protocol::{Command, EventKind, Forked, Op, Rewound, Role, Submission};
 
 /// Said under the picker and after a rewind: only the file tools are undone.
@@ -165,6 +166,12 @@ impl App {
             EventKind::Forked(Forked { new_session }) => {
                 self.notice(Level::Info, format!("forked {session} into {new_session}"));
                 if ours {
+                    // The all-sessions view already shows what the fork
+                    // copied: it is not replayed a second time there.
+                    if !self.solo {
+                        let info = SessionInfo::new(crate::protocol::Origin::Tui);
+                        self.sessions.entry(new_session.clone()).or_insert(info);
+                    }
                     self.pick_session(&new_session);
                 }
             }
@@ -176,6 +183,7 @@ impl App {
                 removed,
                 not_restored,
                 untracked,
+                not_kept,
             }) => {
                 self.reload_session(session);
                 if ours && self.input.is_empty() {
@@ -190,8 +198,14 @@ impl App {
                 lines.extend(list("restored", &restored));
                 lines.extend(list("removed", &removed));
                 lines.extend(list("not restored", &not_restored));
-                let warn = untracked.is_some() || !not_restored.is_empty();
-                lines.push(untracked.unwrap_or_else(|| UNTRACKED_NOTE.to_string()));
+                let warn = untracked.is_some() || !not_restored.is_empty() || not_kept.is_some();
+                // Files are said to be restored only when checkpoints kept them.
+                let default_note = match not_kept.is_some() {
+                    true => "commands' changes are not undone either",
+                    false => UNTRACKED_NOTE,
+                };
+                lines.extend(not_kept);
+                lines.push(untracked.unwrap_or_else(|| default_note.to_string()));
                 let level = if warn { Level::Warning } else { Level::Info };
                 self.notice(level, lines.join("\n"));
             }

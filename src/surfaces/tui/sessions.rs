@@ -8,8 +8,6 @@ use std::time::{Instant, SystemTime};
 
 use super::app::{App, Overlay};
 use super::conversation::{Kind, Level};
-use super::feeds::{ToolEntry, ToolState};
-use crate::protocol::ToolCallEvent;
 use crate::protocol::{Origin, Role, SessionId, Target};
 use crate::sessions::Record;
 
@@ -118,7 +116,7 @@ impl App {
             }
         }
         self.session = id.to_string();
-        self.status.context_used = 0;
+        self.meter_from_transcript(id);
         let origin = match self.sessions.get_mut(id) {
             Some(info) => {
                 info.unread = 0;
@@ -208,42 +206,8 @@ impl App {
                         text.to_string(),
                     );
                 }
-                Role::Assistant => {
-                    if !m.content.trim().is_empty() {
-                        self.conversation
-                            .answer(session, &record.origin, &m.content);
-                    }
-                    for call in &m.tool_calls {
-                        let seq = self.tools.push(ToolEntry {
-                            call: ToolCallEvent {
-                                id: call.id.clone(),
-                                name: call.name.clone(),
-                                arguments: call.arguments.clone(),
-                                sandbox: None,
-                            },
-                            session: session.to_string(),
-                            origin: record.origin.clone(),
-                            state: ToolState::Restored,
-                            duration_ms: None,
-                            output: String::new(),
-                            approval: None,
-                            diff: None,
-                        });
-                        self.conversation.push(
-                            session,
-                            &record.origin,
-                            Kind::Tool(seq),
-                            String::new(),
-                        );
-                    }
-                }
-                Role::Tool => {
-                    let id = m.tool_call_id.as_deref().unwrap_or_default();
-                    // The transcript keeps what the model was told, not
-                    // whether the tool succeeded: say so only for refusals.
-                    let denied = m.content == crate::protocol::DENIED_BY_USER;
-                    self.tools.restored(session, id, &m.content, denied);
-                }
+                Role::Assistant => self.replay_reply(session, record),
+                Role::Tool => self.replay_tool_result(session, record),
                 Role::System => {}
             }
         }
@@ -254,6 +218,9 @@ impl App {
                 Kind::Notice(Level::Info),
                 format!("resumed {session}: {} messages", records.len()),
             );
+        }
+        if session == self.session {
+            self.show_meter(super::meter::from_records(records));
         }
         self.conversation_scroll.end();
     }

@@ -59,6 +59,11 @@ impl Approver {
             by: "cancelled",
         };
         self.emit(ctx, request(id.clone()));
+        // However the wait ends, it is not the call's run time.
+        let _waiting = Waiting {
+            since: std::time::Instant::now(),
+            ctx,
+        };
 
         let unattended = ctx.origin.approval_times_out();
         let answer = tokio::select! {
@@ -148,6 +153,21 @@ impl Approver {
         }
         self.store.remember_for_session(&ctx.session, grant.clone());
         Kept::Session(grant)
+    }
+}
+
+/// Adds the time a request waited to its call's `approval_wait_ms` on drop.
+struct Waiting<'a> {
+    since: std::time::Instant,
+    ctx: &'a ToolContext,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let ms = self.since.elapsed().as_millis() as u64;
+        self.ctx
+            .approval_wait_ms
+            .fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -6,8 +6,10 @@
 use std::path::Path;
 
 use crate::protocol::wire::{Reply, ToolCallItem, TranscriptItem, TranscriptReply};
-use crate::protocol::{DENIED_BY_USER, Role};
-use crate::sessions::{self, Entry, Mark, MarkRecord, Record, Transcript};
+use crate::protocol::{DENIED_BY_USER, Role, ToolOutcome};
+use crate::sessions::{
+    self, Details, Entry, INTERRUPTED_MARKER, Mark, MarkRecord, Record, Transcript,
+};
 
 /// Items sent at most (the newest).
 pub const MAX_ITEMS: usize = 500;
@@ -72,6 +74,7 @@ fn message(record: Record) -> Option<TranscriptItem> {
         provider,
         message,
         compaction,
+        details,
     } = record;
     if let Some(c) = compaction {
         return Some(TranscriptItem::Compaction {
@@ -93,7 +96,8 @@ fn message(record: Record) -> Option<TranscriptItem> {
         Role::Assistant => TranscriptItem::Assistant {
             ts,
             provider,
-            text: capped(message.content, MAX_TEXT),
+            interrupted: interrupted(&details, &message.content),
+            text: capped(shown_text(&details, message.content), MAX_TEXT),
             tool_calls: message
                 .tool_calls
                 .into_iter()
@@ -108,10 +112,30 @@ fn message(record: Record) -> Option<TranscriptItem> {
             ts,
             id: message.tool_call_id.unwrap_or_default(),
             name: message.name.unwrap_or_default(),
-            denied: message.content == DENIED_BY_USER,
+            denied: details.outcome == Some(ToolOutcome::Denied)
+                || message.content == DENIED_BY_USER,
+            outcome: details
+                .outcome
+                .or_else(|| ToolOutcome::guessed(&message.content)),
+            diff: details.diff,
             output: capped(message.content, MAX_OUTPUT),
         },
     })
+}
+
+/// Whether a reply was interrupted: recorded so, or (older transcripts)
+/// ending with the marker the model reads.
+fn interrupted(details: &Details, content: &str) -> bool {
+    details.interrupted || content.ends_with(INTERRUPTED_MARKER)
+}
+
+/// A reply's text without the marker the model reads after an interrupt
+/// (the item says `interrupted`).
+fn shown_text(details: &Details, content: String) -> String {
+    match content.strip_suffix(INTERRUPTED_MARKER) {
+        Some(text) if interrupted(details, &content) => text.to_string(),
+        _ => content,
+    }
 }
 
 /// `text` cut to at most `max` bytes (on a character boundary) plus
@@ -160,6 +184,43 @@ mod tests {
         let content = capped["content"].as_str().unwrap();
         assert!(content.ends_with(CUT) && content.len() == MAX_OUTPUT + CUT.len());
         assert_eq!(capped["path"], "a");
+    }
+
+    #[test]
+    fn items_carry_outcome_diff_and_interruption_and_old_lines_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [
+            r#"{"ts":"2026-11-20T10:00:00Z","origin":"tui","role":"tool","content":"edited a.md","tool_call_id":"c1","name":"edit_file","outcome":"ok","diff":{"path":"a.md","added":1,"removed":0,"text":"+x"}}"#,
+            r#"{"ts":"2026-11-20T10:00:01Z","origin":"tui","role":"tool","content":"denied by user","tool_call_id":"c2","name":"exec"}"#,
+            r#"{"ts":"2026-11-20T10:00:02Z","origin":"tui","role":"assistant","content":"half\n\n[interrupted by the user]","interrupted":true}"#,
+        ];
+        let path = Transcript::path(dir.path(), "s");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let t = match transcript(dir.path(), "s") {
+            Reply::Transcript(t) => t,
+            other => panic!("{other:?}"),
+        };
+        let TranscriptItem::ToolResult { outcome, diff, .. } = &t.items[0] else {
+            panic!("{:?}", t.items[0]);
+        };
+        assert_eq!(*outcome, Some(ToolOutcome::Ok));
+        assert_eq!(diff.as_ref().map(|d| d.added), Some(1));
+        // An older line: its refusal is known by its text.
+        let TranscriptItem::ToolResult {
+            outcome, denied, ..
+        } = &t.items[1]
+        else {
+            panic!("{:?}", t.items[1]);
+        };
+        assert_eq!((*outcome, *denied), (Some(ToolOutcome::Denied), true));
+        let TranscriptItem::Assistant {
+            text, interrupted, ..
+        } = &t.items[2]
+        else {
+            panic!("{:?}", t.items[2]);
+        };
+        assert_eq!((text.as_str(), *interrupted), ("half", true));
     }
 
     #[test]

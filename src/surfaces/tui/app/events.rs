@@ -12,6 +12,7 @@ use crate::surfaces::tui::approval::PendingApproval;
 use crate::surfaces::tui::conversation::{Kind, Level, compaction_label};
 use crate::surfaces::tui::feeds::{self, MemorySearch, RoutingRecord, ToolEntry, ToolState};
 use crate::surfaces::tui::layout::Pane;
+use crate::surfaces::tui::meter::Meter;
 use crate::surfaces::tui::scroll::Scroll;
 use crate::surfaces::tui::sessions::SessionInfo;
 
@@ -273,6 +274,7 @@ impl App {
             cost_usd,
             tokens_per_sec,
             endpoint,
+            context,
             ..
         } = usage;
         if let Some(endpoint) = &endpoint {
@@ -283,7 +285,21 @@ impl App {
             self.status.local = LocalState::Up;
         }
         if *session == self.session {
-            self.status.context_used = input_tokens + output_tokens;
+            // The core says what the next prompt carries; without it (an
+            // older core) prompt and answer are the closest guess.
+            let meter = match context {
+                Some(c) => Meter {
+                    used: c.used,
+                    length: Some(c.length),
+                    estimated: false,
+                },
+                None => Meter {
+                    used: input_tokens + output_tokens,
+                    length: None,
+                    estimated: false,
+                },
+            };
+            self.show_meter(meter);
         }
         self.stats.add(feeds::Usage {
             session,
@@ -305,8 +321,11 @@ impl App {
             context_length,
         } = trimmed;
         if session == self.session {
-            self.status.context_length = context_length;
-            self.status.context_used = prompt_tokens;
+            self.show_meter(Meter {
+                used: prompt_tokens,
+                length: Some(context_length),
+                estimated: false,
+            });
         }
         let text = format!(
             "left out {dropped_messages} older messages to fit the context window ({prompt_tokens}/{context_length} tokens)"
@@ -324,7 +343,11 @@ impl App {
             ..
         } = compacted;
         if session == self.session {
-            self.status.context_used = after_tokens;
+            self.show_meter(Meter {
+                used: after_tokens,
+                length: None,
+                estimated: false,
+            });
         }
         let label = compaction_label(summarized_messages, before_tokens, after_tokens);
         self.conversation

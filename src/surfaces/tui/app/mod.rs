@@ -85,8 +85,10 @@ pub struct StatusInfo {
     pub model: String,
     pub endpoint: String,
     pub local: LocalState,
-    /// Tokens of the last request of the TUI session (prompt + answer).
+    /// Tokens of the prompt the input's session sends next (`meter`).
     pub context_used: u64,
+    /// `context_used` is partly an estimate (shown with `~`).
+    pub context_estimated: bool,
     pub context_length: u64,
     /// The Discord bot, as the bridge reports it (`Off` without one).
     pub discord: BotStatus,
@@ -192,6 +194,7 @@ impl App {
                 endpoint: options.endpoint,
                 local: LocalState::Unknown,
                 context_used: 0,
+                context_estimated: false,
                 context_length: options.context_length,
                 discord: BotStatus::Off,
                 telegram: BotStatus::Off,

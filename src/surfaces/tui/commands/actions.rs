@@ -22,6 +22,7 @@ pub(super) fn clear(app: &mut App) -> Vec<Effect> {
     let session = app.session.clone();
     app.conversation.clear_session(&session);
     app.conversation_scroll.end();
+    app.meter_cleared();
     app.notice(
         Level::Info,
         "history cleared (the transcript stays on disk)",
@@ -41,7 +42,7 @@ pub(super) fn new_session(app: &mut App) -> Vec<Effect> {
     // Showing one session, the view follows (it shows the input's).
     app.session = id.clone();
     app.epoch += 1;
-    app.status.context_used = 0;
+    app.show_meter(Default::default());
     app.notice(Level::Info, format!("new session {id}"));
     Vec::new()
 }

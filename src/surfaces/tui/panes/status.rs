@@ -133,15 +133,18 @@ fn local_endpoint(app: &App) -> Vec<Span<'static>> {
 /// unknown.
 fn context_used(app: &App) -> String {
     let s = &app.status;
+    let used = match s.context_estimated {
+        true => format!("~{}", tokens(s.context_used)),
+        false => tokens(s.context_used),
+    };
     if s.context_length > 0 {
         format!(
-            "ctx {}/{} ({}%)",
-            tokens(s.context_used),
+            "ctx {used}/{} ({}%)",
             tokens(s.context_length),
             s.context_used * 100 / s.context_length
         )
     } else {
-        format!("ctx {}", tokens(s.context_used))
+        format!("ctx {used}")
     }
 }
 

@@ -73,7 +73,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Err(why) => return ToolOutput::fail(why),
     };
     if let Err(why) = ctx.approver.check_delegation(task, &dir, ctx).await {
-        return ToolOutput::fail(why);
+        return ToolOutput::refused(why);
     }
     let state = match confine::state_dir() {
         Ok(s) => s,
@@ -228,6 +228,7 @@ fn emit_usage(ctx: &ToolContext, model: String, outcome: &Outcome, started: Inst
             tokens_per_sec: None,
             latency_ms: Some(started.elapsed().as_millis() as u64),
             endpoint: None,
+            context: None,
         }),
     );
 }

@@ -61,7 +61,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return e,
     };
     if let Err(why) = ctx.approver.check_exec(command, ctx).await {
-        return ToolOutput::fail(why);
+        return ToolOutput::refused(why);
     }
     if ctx.cancel.is_cancelled() {
         return ToolOutput::fail("interrupted");
@@ -405,6 +405,7 @@ fn report(
         output: text,
         suggest_escalation: false,
         diff: None,
+        refused: false,
     }
 }
 

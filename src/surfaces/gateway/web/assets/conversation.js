@@ -115,14 +115,19 @@ export class Conversation {
           this.paint(msg);
         }
         this.closeText();
+        if (item.interrupted === true) this.notice('interrupted');
         for (const call of Array.isArray(item.tool_calls) ? item.tool_calls : []) this.toolCall(call);
         break;
       }
       case 'tool_result': {
         const tool = this.tools.get(clean(item.id));
         if (tool) {
-          this.setState(tool, item.denied ? 'denied' : 'done', item.denied ? '' : 'from the transcript: success is not recorded');
+          // `outcome` and `diff` are kept since issue 33; older transcripts have neither.
+          const outcome = ['ok', 'failed', 'denied'].includes(item.outcome) ? item.outcome : (item.denied ? 'denied' : '');
+          if (outcome) this.setState(tool, outcome);
+          else this.setState(tool, 'done', 'from the transcript: success is not recorded');
           this.output(tool, item.output);
+          this.diff(tool, item.diff);
         }
         break;
       }
