@@ -2,6 +2,7 @@
 mod agent;
 mod cli_stats_export;
 mod compaction;
+mod daily;
 mod delegate;
 mod discord;
 mod docs;

@@ -1,0 +1,1 @@
+//! `/approvals`, `egirl approvals list|revoke` (see tests/daily/mod.rs).

@@ -1,0 +1,1 @@
+//! Spend caps on remote calls (see tests/daily/mod.rs).

@@ -1,0 +1,1 @@
+//! `/model`, `--model`: a session pinned to a model (see tests/daily/mod.rs).

@@ -1,0 +1,1 @@
+//! Desktop notifications while the terminal is not focused (see tests/daily/mod.rs).
