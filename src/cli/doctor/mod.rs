@@ -152,7 +152,7 @@ fn approvals_file(env: &Environment, report: &mut Report) {
 fn one_line(error: &str) -> String {
     let mut lines = error.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or_default();
-    match lines.last() {
+    match lines.next_back() {
         Some(reason) if !reason.starts_with('|') => format!("{first}: {reason}"),
         _ => first.to_string(),
     }
