@@ -71,9 +71,10 @@ struct Answers {
 fn ask() -> Result<Answers> {
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
-    let mut prompt = |question: &str| -> Result<String> {
+    let mut prompt = |question: &str, secret: bool| -> Result<String> {
         print!("{question}");
         std::io::stdout().flush()?;
+        let _quiet = if secret { EchoOff::new() } else { None };
         Ok(lines
             .next()
             .transpose()?
@@ -81,7 +82,7 @@ fn ask() -> Result<Answers> {
             .trim()
             .to_string())
     };
-    let endpoint = prompt("Local llama.cpp server [http://127.0.0.1:8080]: ")?;
+    let endpoint = prompt("Local llama.cpp server [http://127.0.0.1:8080]: ", false)?;
     let mut secrets = Vec::new();
     for (var, label) in [
         ("ANTHROPIC_API_KEY", "Anthropic API key (enter to skip): "),
@@ -89,7 +90,7 @@ fn ask() -> Result<Answers> {
         ("DISCORD_TOKEN", "Discord bot token (enter to skip): "),
         ("TELEGRAM_BOT_TOKEN", "Telegram bot token (enter to skip): "),
     ] {
-        let value = prompt(label)?;
+        let value = prompt(label, true)?;
         if !value.is_empty() {
             secrets.push((var, value));
         }
@@ -98,6 +99,64 @@ fn ask() -> Result<Answers> {
         endpoint: (!endpoint.is_empty()).then_some(endpoint),
         secrets,
     })
+}
+
+/// The terminal's echo off while a key is typed (as `sudo` and `ssh` do),
+/// so a secret never shows on screen or in the scrollback (README:
+/// secrets are redacted wherever they show); the newline still echoes.
+/// The settings come back when this is dropped, an error included.
+struct EchoOff {
+    fd: std::os::fd::RawFd,
+    saved: libc::termios,
+    /// Restores the echo and exits on Ctrl+C meanwhile: SIGINT's default
+    /// would leave the user's terminal without echo.
+    on_interrupt: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl EchoOff {
+    /// None when stdin is not a terminal (nothing is echoed then).
+    fn new() -> Option<EchoOff> {
+        use std::os::fd::AsRawFd;
+        let fd = std::io::stdin().as_raw_fd();
+        // SAFETY: termios is plain data that tcgetattr fills from a
+        // descriptor this process holds open for its whole life.
+        let mut saved: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(fd, &mut saved) } != 0 {
+            return None;
+        }
+        let mut quiet = saved;
+        quiet.c_lflag &= !libc::ECHO;
+        quiet.c_lflag |= libc::ECHONL;
+        // SAFETY: as above; tcsetattr only reads `quiet`.
+        if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &quiet) } != 0 {
+            return None;
+        }
+        let on_interrupt = tokio::runtime::Handle::try_current().ok().map(|runtime| {
+            runtime.spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    // SAFETY: as in `drop`.
+                    unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
+                    println!();
+                    std::process::exit(130);
+                }
+            })
+        });
+        Some(EchoOff {
+            fd,
+            saved,
+            on_interrupt,
+        })
+    }
+}
+
+impl Drop for EchoOff {
+    fn drop(&mut self) {
+        if let Some(task) = self.on_interrupt.take() {
+            task.abort();
+        }
+        // SAFETY: restores the settings read in `new` on the same descriptor.
+        unsafe { libc::tcsetattr(self.fd, libc::TCSANOW, &self.saved) };
+    }
 }
 
 /// The template with the workspace next to the config and the chosen endpoint.

@@ -51,7 +51,7 @@ pub async fn run(
             web_url(tcp.addr)
         ));
     }
-    print::err("egirl: stop with Ctrl+C or SIGTERM");
+    print::err("egirl: stop with Ctrl+C, SIGTERM or SIGHUP");
     let mut status = services.discord.as_ref().map(|d| d.status.clone());
     let mut telegram = services.telegram.as_ref().map(|t| t.status.clone());
     let stop = wait_for_signal();

@@ -652,3 +652,106 @@ async fn a_slash_command_in_m_is_sent_as_the_message() {
     let row = read("docs/cli.md");
     assert!(row.contains("no slash command runs in `-m`"), "docs/cli.md");
 }
+
+/// `egirl serve` stops on SIGHUP too (docs/cli.md, `serve --help`), but
+/// its start-up line said only "stop with Ctrl+C or SIGTERM" (on main:
+/// `egirl: stop with Ctrl+C or SIGTERM`).
+#[tokio::test]
+async fn serve_names_every_signal_that_stops_it() {
+    let fake = FakeLlama::start().await;
+    let daemon = crate::gateway::daemon::Daemon::start(&fake, &[]).await;
+    let line = daemon.wait_line("egirl: stop with").await;
+    assert_eq!(line, "egirl: stop with Ctrl+C, SIGTERM or SIGHUP");
+    let row = read("docs/cli.md");
+    assert!(
+        row.contains("until SIGTERM, SIGHUP or Ctrl+C"),
+        "docs/cli.md"
+    );
+    let mut child = daemon.child;
+    let pid = child.id().expect("running") as i32;
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(pid, libc::SIGHUP) };
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+        .await
+        .expect("SIGHUP stops egirl serve within 30 s")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+}
+
+/// `egirl init` on a terminal asks for the keys; what was typed showed on
+/// the screen (on main the screen read `Anthropic API key (enter to skip):
+/// sk-ant-typed-secret-4711`), though secrets are "redacted wherever they
+/// show" (README). A key is typed unseen, as for `sudo`; the endpoint is
+/// no secret and shows; the key lands in `.env` all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_does_not_show_a_typed_key() {
+    use crate::tui::pty::{Launch, Pty};
+    let home = tempfile::tempdir().expect("temp dir");
+    let dir = home.path().join("egirl");
+    let mut pty = Pty::launch(Launch {
+        bin: env!("CARGO_BIN_EXE_egirl").into(),
+        args: vec!["init".into(), "--dir".into(), dir.display().to_string()],
+        home: home.path(),
+        watch: Vec::new(),
+    });
+    pty.wait_for("Local llama.cpp server").await;
+    pty.send("http://127.0.0.1:18080\r");
+    pty.wait_for("Anthropic API key").await;
+    pty.send("sk-ant-typed-secret-4711\r");
+    for next in ["OpenAI API key", "Discord bot token", "Telegram bot token"] {
+        pty.wait_for(next).await;
+        pty.send("\r");
+    }
+    assert_eq!(pty.exit_code().await, Some(0), "{}", pty.contents());
+    let screen = pty.contents();
+    assert!(screen.contains("http://127.0.0.1:18080"), "{screen}");
+    assert!(!screen.contains("typed-secret"), "{screen}");
+    let env = std::fs::read_to_string(dir.join(".env")).expect(".env");
+    assert!(
+        env.lines()
+            .any(|l| l == "ANTHROPIC_API_KEY=sk-ant-typed-secret-4711"),
+        "{env}"
+    );
+}
+
+/// configuration.md: an approvals file with another key is refused. It
+/// was ignored whole with only a log line, so the user's rules silently
+/// stopped applying; `egirl doctor` now names it (on main: no `approvals`
+/// line at all).
+#[tokio::test]
+async fn doctor_names_an_approvals_file_it_ignores() {
+    let fake = FakeLlama::start().await;
+    let dir = config_dir(&format!("[local]\nendpoint = \"{}\"\n", fake.url()));
+    let egirl_dir = dir.path().join("ws/.egirl");
+    std::fs::create_dir_all(&egirl_dir).expect("mkdir");
+    std::fs::write(
+        egirl_dir.join("approvals.toml"),
+        "allow = [\"ls\"]\nhost = [\"docs.rs\"]\n",
+    )
+    .expect("write");
+    let out = doctor(dir.path()).await;
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.contains(" approvals: "))
+        .unwrap_or_else(|| panic!("no approvals line in:\n{text}"));
+    assert!(line.starts_with("note approvals: "), "{line}");
+    assert!(line.contains("approvals.toml is not valid"), "{line}");
+    assert!(line.contains("ignores the whole file"), "{line}");
+    // One line, with the reason (toml's error quotes the source between).
+    assert!(line.contains("unknown field `host`"), "{text}");
+    // A note: egirl still works, it only asks more.
+    assert_eq!(out.status.code(), Some(0), "{text}");
+
+    std::fs::write(
+        egirl_dir.join("approvals.toml"),
+        "allow = [\"ls\", \"git status\"]\n",
+    )
+    .expect("write");
+    let text = stdout(&doctor(dir.path()).await);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("ok   approvals: ") && l.ends_with(": 2 exec rule(s)")),
+        "{text}"
+    );
+}

@@ -115,11 +115,47 @@ fn sandbox_and_tools(env: &Environment, report: &mut Report) {
         ),
     }
 
+    approvals_file(env, report);
     for (ok, what, detail) in crate::tools::web::doctor_lines(&env.config.tools.web) {
         report.line(ok, what, detail);
     }
     let (ok, detail) = crate::tools::builtin::delegate_claude_code::doctor_line(&env.config);
     report.line(ok, "delegate_claude_code", detail);
+}
+
+/// The permanent approvals: an invalid file is ignored whole (egirl then
+/// asks about what it allowed), and only the log said so.
+fn approvals_file(env: &Environment, report: &mut Report) {
+    let path = env.workspace.join(".egirl").join("approvals.toml");
+    if !path.exists() {
+        return;
+    }
+    match crate::tools::approval::read_rules_file(&path) {
+        Ok(rules) => report.line(
+            Some(true),
+            "approvals",
+            format!("{}: {} exec rule(s)", path.display(), rules.len()),
+        ),
+        Err(e) => report.line(
+            None,
+            "approvals",
+            format!(
+                "{}; egirl ignores the whole file (it asks instead) until it is fixed",
+                one_line(&e)
+            ),
+        ),
+    }
+}
+
+/// A TOML error on one line: its position and its reason, without the
+/// quoted source lines between them.
+fn one_line(error: &str) -> String {
+    let mut lines = error.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or_default();
+    match lines.next_back() {
+        Some(reason) if !reason.starts_with('|') => format!("{first}: {reason}"),
+        _ => first.to_string(),
+    }
 }
 
 /// How many skills load, and how many are unavailable or broken.
