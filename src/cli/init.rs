@@ -41,7 +41,8 @@ pub fn run(args: &InitArgs) -> Result<u8> {
     }
 
     let config_path = dir.join("egirl.toml");
-    let config = render_config(answers.endpoint.as_deref());
+    let given: Vec<&str> = answers.secrets.iter().map(|(var, _)| *var).collect();
+    let config = enable_remotes(&render_config(answers.endpoint.as_deref()), &given);
     report(&config_path, write_new(&config_path, &config, false)?)?;
     // Always written, with a placeholder for each key not given, so the
     // user knows where secrets go (and that they never go in egirl.toml).
@@ -180,6 +181,48 @@ fn render_config(endpoint: Option<&str>) -> String {
     }
     out
 }
+
+/// The template's example `[remote.NAME]` sections uncommented for each
+/// provider whose key was typed: a key alone enables nothing (a provider
+/// needs its section), so without this a typed key would do nothing.
+fn enable_remotes(config: &str, given: &[&str]) -> String {
+    let mut out = String::with_capacity(config.len());
+    let mut enabling = false;
+    for line in config.lines() {
+        if let Some(header) = line.strip_prefix("# [remote.") {
+            let name = header.split(']').next().unwrap_or_default();
+            enabling = REMOTE_KEYS
+                .iter()
+                .any(|(section, var)| *section == name && given.contains(var));
+            if enabling {
+                let var = REMOTE_KEYS
+                    .iter()
+                    .find(|(s, _)| *s == name)
+                    .map(|(_, v)| *v);
+                out.push_str(&format!(
+                    "[remote.{name}]  # key: {} (in .env)\n",
+                    var.unwrap_or_default()
+                ));
+                continue;
+            }
+        } else if line.trim().is_empty() {
+            enabling = false;
+        }
+        match line.strip_prefix("# ") {
+            Some(rest) if enabling => out.push_str(rest),
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Each remote provider's section and the variable holding its key.
+const REMOTE_KEYS: &[(&str, &str)] = &[
+    ("anthropic", "ANTHROPIC_API_KEY"),
+    ("openai", "OPENAI_API_KEY"),
+    ("azure", "AZURE_OPENAI_API_KEY"),
+];
 
 /// `.env`: the keys given, and every other secret egirl reads as a
 /// commented placeholder (`# NAME=`) under a line saying what it is for.

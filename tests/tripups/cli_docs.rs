@@ -712,6 +712,12 @@ async fn init_does_not_show_a_typed_key() {
             .any(|l| l == "ANTHROPIC_API_KEY=sk-ant-typed-secret-4711"),
         "{env}"
     );
+    // A typed key enables its provider (a key without its section did
+    // nothing), and only that one.
+    let config = std::fs::read_to_string(dir.join("egirl.toml")).expect("egirl.toml");
+    let parsed = egirl::config::parse(&config, &dir.join("egirl.toml")).expect("init's config");
+    assert!(parsed.remote.anthropic.is_some(), "{config}");
+    assert!(parsed.remote.openai.is_none(), "{config}");
 }
 
 /// configuration.md: an approvals file with another key is refused. It
