@@ -466,3 +466,33 @@ async fn gap_history_across_runs_esc_interrupts_and_the_resume_command() {
     pty.wait_for("resume this session: egirl --session resume-me")
         .await;
 }
+
+/// Review: an error that is no model request's (here `/fork` of a session
+/// with no transcript yet) said the local server was failing on the status
+/// line until the next answer, while `/health` answered all along.
+#[test]
+fn review_an_error_outside_a_turn_does_not_say_the_local_server_fails() {
+    let mut app = app();
+    app.set_local_health(true);
+    app.apply(ev(EventKind::Error(egirl::protocol::ErrorEvent {
+        message: "cannot fork: no session `tui-test` in ws/sessions".into(),
+    })));
+    let status = |app: &App| {
+        let shown = screen(app, 120, 30);
+        shown.lines().last().unwrap_or_default().to_string()
+    };
+    assert!(
+        status(&app).contains("127.0.0.1:8080 up"),
+        "{}",
+        status(&app)
+    );
+
+    // A turn whose model request failed still says so.
+    let mut failed = turn("hello", "");
+    failed.truncate(2); // started and routed, no answer
+    failed.push(ev(EventKind::Error(egirl::protocol::ErrorEvent {
+        message: "connection refused".into(),
+    })));
+    apply_all(&mut app, failed);
+    assert!(status(&app).contains("failing"), "{}", status(&app));
+}
