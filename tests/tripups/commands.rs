@@ -496,3 +496,37 @@ fn review_an_error_outside_a_turn_does_not_say_the_local_server_fails() {
     apply_all(&mut app, failed);
     assert!(status(&app).contains("failing"), "{}", status(&app));
 }
+
+/// Review: a message sent as `//help me` is in the transcript as
+/// `/help me`; recalled with Up after `--session ID` (or put back by
+/// `/rewind`) and sent again, it ran `/help` instead of going to the model.
+#[test]
+fn review_a_recalled_message_that_starts_with_a_slash_is_sent_as_a_message() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.jsonl");
+    let line = |role: &str, content: &str| {
+        format!(
+            "{{\"ts\":\"2026-11-20T10:00:00Z\",\"origin\":\"tui\",\"role\":\"{role}\",\"content\":\"{content}\"}}\n"
+        )
+    };
+    let transcript = [
+        line("user", "/etc/hosts is wrong"),
+        line("assistant", "fixed"),
+        line("user", "/help me"),
+        line("assistant", "sure"),
+    ]
+    .concat();
+    std::fs::write(&path, transcript).expect("transcript");
+    let records = egirl::sessions::load(&path).expect("load");
+    let mut app = app();
+    app.load_history(SESSION, &records);
+
+    press(&mut app, key(KeyCode::Up));
+    let sent = submissions(press(&mut app, key(KeyCode::Enter)));
+    assert!(app.overlay.is_none(), "the recalled message ran /help");
+    assert_eq!(message(&sent).map(|m| m.1).as_deref(), Some("/help me"));
+    // A path was a message already: recalled as it was sent.
+    press(&mut app, key(KeyCode::Up));
+    press(&mut app, key(KeyCode::Up));
+    assert_eq!(app.input.text(), "/etc/hosts is wrong");
+}

@@ -277,6 +277,17 @@ pub fn classify(app: &App, text: &str) -> Typed {
     Typed::Unknown(name.to_string())
 }
 
+/// How to type `sent`, a message already sent, so that Enter sends it
+/// again as a message: `//` before one that would otherwise run as a
+/// command or be refused as an unknown one (what Up recalls from a
+/// transcript and what `/rewind` puts back in the box).
+pub fn as_typed(app: &App, sent: &str) -> String {
+    match classify(app, sent) {
+        Typed::Message(text) if text == sent => sent.to_string(),
+        _ => format!("/{sent}"),
+    }
+}
+
 /// The notice for an unknown `/word`: how to send it after all.
 pub fn unknown_notice(name: &str) -> String {
     format!(
@@ -372,6 +383,28 @@ mod tests {
         assert_eq!(classify("/hepl me"), Typed::Unknown("/hepl".into()));
         assert_eq!(classify("hi /help"), Typed::Message("hi /help".into()));
         assert!(unknown_notice("/hepl").contains("//hepl sends it"));
+    }
+
+    #[test]
+    fn a_sent_message_is_typed_so_that_it_is_sent_again() {
+        let app = app();
+        for sent in [
+            "/help me",
+            "/hepl",
+            "//x",
+            "/etc/hosts is wrong",
+            " /help",
+            "hi",
+        ] {
+            let typed = as_typed(&app, sent);
+            assert_eq!(
+                classify(&app, &typed),
+                Typed::Message(sent.into()),
+                "{sent}"
+            );
+        }
+        assert_eq!(as_typed(&app, "hi"), "hi");
+        assert_eq!(as_typed(&app, "/help me"), "//help me");
     }
 
     #[test]
