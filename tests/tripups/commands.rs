@@ -560,3 +560,31 @@ fn review_picker_rows_fit_a_narrow_terminal_and_keep_the_title() {
     assert!(shown.contains("TUI  plan the trip"), "{shown}");
     assert!(shown.contains("TUI  weather"), "{shown}");
 }
+
+/// Review: a command that takes no argument ran with the rest of the
+/// line thrown away: `/new plan for the app` started a session and the
+/// words were gone from the box, `/clear what I said about X` cleared the
+/// history. Such a line stays in the box with a notice, as an unknown
+/// `/word` does.
+#[test]
+fn review_a_command_that_takes_no_argument_does_not_run_with_one() {
+    let mut app = app();
+    apply_all(&mut app, turn("hello", "Hi."));
+    for line in ["/new plan for the app", "/clear what I said about X"] {
+        let sent = send(&mut app, line);
+        assert!(sent.is_empty(), "{line}: {sent:?}");
+        assert_eq!(app.session, SESSION, "{line}");
+        assert_eq!(app.input.text(), line, "the text stays in the box");
+        let shown = screen(&app, 120, 30);
+        let name = line.split(' ').next().unwrap_or_default();
+        assert!(
+            shown.contains(&format!("{name} takes no argument")),
+            "{shown}"
+        );
+        assert!(shown.contains(&format!("/{name} …")), "the escape: {shown}");
+        app.input.clear();
+    }
+    // Alone, they run; a command with an argument takes it.
+    assert!(send(&mut app, "/new").is_empty());
+    assert_ne!(app.session, SESSION);
+}

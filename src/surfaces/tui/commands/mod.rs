@@ -248,6 +248,9 @@ pub enum Typed {
     Message(String),
     /// `/word` that names no command: said, and nothing sent.
     Unknown(String),
+    /// A built-in that takes no argument, with one: said, nothing run
+    /// (the words after it would be lost).
+    NoArgument(String),
 }
 
 /// Only known commands (and skills) are commands. `//text` sends
@@ -263,11 +266,13 @@ pub fn classify(app: &App, text: &str) -> Typed {
     }
     let line = text.trim_end();
     let name = line.split(char::is_whitespace).next().unwrap_or(line);
-    let known = COMMANDS
+    let builtin = COMMANDS
         .iter()
-        .any(|c| c.name == name || c.aliases.contains(&name))
-        || skills::invocation(app, name, "").is_some();
-    if known {
+        .find(|c| c.name == name || c.aliases.contains(&name));
+    if builtin.is_some_and(|c| c.arg.is_empty()) && line.len() > name.len() {
+        return Typed::NoArgument(name.to_string());
+    }
+    if builtin.is_some() || skills::invocation(app, name, "").is_some() {
         return Typed::Command(line.to_string());
     }
     // A path: another slash after the first (`/etc/hosts`, `/tmp/`).
@@ -294,6 +299,11 @@ pub fn unknown_notice(name: &str) -> String {
         "unknown command {name}: //{rest} sends it as a message (or start with a space); /help lists the commands",
         rest = name.trim_start_matches('/')
     )
+}
+
+/// The notice for a built-in given an argument it does not take.
+pub fn no_argument_notice(name: &str) -> String {
+    format!("{name} takes no argument: {name} alone runs it; /{name} … sends the line as a message")
 }
 
 /// Runs a typed command line: a built-in from [`COMMANDS`], else a skill,
@@ -381,6 +391,8 @@ mod tests {
         assert_eq!(classify("//help"), Typed::Message("/help".into()));
         assert_eq!(classify(" /help"), Typed::Message(" /help".into()));
         assert_eq!(classify("/hepl me"), Typed::Unknown("/hepl".into()));
+        assert_eq!(classify("/new plan"), Typed::NoArgument("/new".into()));
+        assert_eq!(classify("/q now"), Typed::NoArgument("/q".into()));
         assert_eq!(classify("hi /help"), Typed::Message("hi /help".into()));
         assert!(unknown_notice("/hepl").contains("//hepl sends it"));
     }
