@@ -588,3 +588,23 @@ fn review_a_command_that_takes_no_argument_does_not_run_with_one() {
     assert!(send(&mut app, "/new").is_empty());
     assert_ne!(app.session, SESSION);
 }
+
+/// Review: Ctrl+F replaced the message being typed with `/find `: the
+/// draft was gone for good (it was never sent, so not in the history).
+/// It goes to the history now, and Up brings it back.
+#[test]
+fn review_ctrl_f_keeps_the_message_being_typed() {
+    let mut app = app();
+    apply_all(&mut app, turn("hello", "Hi there."));
+    type_text(&mut app, "a long draft I was writing");
+    press(&mut app, ctrl('f'));
+    assert_eq!(app.input.text(), "/find ");
+    type_text(&mut app, "Hi");
+    press(&mut app, key(KeyCode::Enter));
+    let shown = screen(&app, 120, 30);
+    assert!(shown.contains("Up brings it back"), "{shown}");
+    press(&mut app, key(KeyCode::Esc));
+    press(&mut app, key(KeyCode::Up));
+    press(&mut app, key(KeyCode::Up));
+    assert_eq!(app.input.text(), "a long draft I was writing");
+}
