@@ -608,3 +608,24 @@ fn review_ctrl_f_keeps_the_message_being_typed() {
     press(&mut app, key(KeyCode::Up));
     assert_eq!(app.input.text(), "a long draft I was writing");
 }
+
+/// Review: Ctrl+F then Esc (leaving the find before running it) while a
+/// turn ran interrupted the turn: the find prompt in the box was not
+/// taken for something open. Esc closes it first; the next Esc interrupts.
+#[test]
+fn review_esc_leaves_a_find_being_typed_before_it_interrupts() {
+    let mut app = app();
+    app.apply(ev(EventKind::TurnStarted(TurnStarted {
+        text: "think hard".into(),
+    })));
+    press(&mut app, ctrl('f'));
+    type_text(&mut app, "porto");
+    let sent = ops(press(&mut app, key(KeyCode::Esc)));
+    assert!(sent.is_empty(), "Esc interrupted the turn: {sent:?}");
+    assert!(app.input.is_empty(), "{}", app.input.text());
+    let sent = ops(press(&mut app, key(KeyCode::Esc)));
+    assert!(
+        matches!(sent.as_slice(), [Op::Interrupt { session }] if session == SESSION),
+        "{sent:?}"
+    );
+}

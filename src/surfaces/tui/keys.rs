@@ -311,6 +311,11 @@ impl App {
             // Shift+Enter from Enter.
             KeyCode::Char('j') if ctrl => self.input.newline(),
             KeyCode::Enter => return self.submit(),
+            // A find being typed (Ctrl+F) is open too: Esc leaves it
+            // (to the history, as everything typed).
+            KeyCode::Esc if self.input.text().starts_with("/find ") => {
+                self.input.take();
+            }
             // Esc interrupts a running turn, as in codex and Claude Code
             // (the modal, overlays, the list, search and zoom took it first).
             KeyCode::Esc if self.busy() => return self.interrupt(),
