@@ -83,3 +83,34 @@ async fn the_agent_s_registry_watches_by_default() {
     .unwrap();
     assert!(eventually(LIMIT, || skills.snapshot().get("standup").is_some()).await);
 }
+
+/// Review of issue 33: reading the skills to reload them opens the files,
+/// and the watcher took that for a change: one reload every debounce, for
+/// as long as egirl ran (four `skills reloaded` log lines a second). After
+/// the reload a change asks for, the registry stays as it is.
+#[tokio::test]
+async fn a_reload_is_not_a_change_that_reloads_again() {
+    let (_tmp, ws) = workspace();
+    let file = ws.join("skills/pomodoro/SKILL.md");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let registry = Arc::new(Registry::load(&config(&[]), &ws));
+    let _watcher = watch::start(&registry).expect("watcher");
+    std::fs::write(
+        &file,
+        "---\nname: pomodoro\ndescription: Focus timer.\n---\n",
+    )
+    .unwrap();
+    assert!(
+        eventually(LIMIT, || registry.snapshot().get("pomodoro").is_some()).await,
+        "a new skill is picked up"
+    );
+    // Past the write's own events; then several debounces with nothing
+    // written.
+    tokio::time::sleep(watch::DEBOUNCE * 4).await;
+    let settled = registry.snapshot();
+    tokio::time::sleep(watch::DEBOUNCE * 8).await;
+    assert!(
+        Arc::ptr_eq(&settled, &registry.snapshot()),
+        "the registry was reloaded with nothing changed"
+    );
+}

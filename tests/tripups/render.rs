@@ -519,3 +519,39 @@ async fn in_the_binary_a_failed_call_says_why_and_a_click_expands_it() {
     pty.send("\x03\x03");
     assert_eq!(pty.exit_code().await, Some(0));
 }
+
+/// Review: on a short terminal (40x12) the approval modal filled with
+/// cwd, who asked and the sandbox, and left out the command itself (only
+/// "… 1 more lines") and the keys: the user approved what they could not
+/// see. The command and the keys come first; the details when there is room.
+#[test]
+fn review_the_approval_modal_on_a_short_terminal_shows_the_command_and_the_keys() {
+    let mut app = app();
+    app.apply(ev(EventKind::ApprovalRequest(
+        egirl::protocol::ApprovalRequest {
+            id: "ap".into(),
+            tool: "exec".into(),
+            command: "echo hello-from-exec && false".into(),
+            cwd: "/tmp/rv/h/ws".into(),
+            rule: None,
+            rule_covers: None,
+            sandbox: Some("workspace-write, no network".into()),
+            escalation: None,
+        },
+    )));
+    crate::tui::arm(&mut app);
+    let shown = screen(&app, 40, 12);
+    assert!(shown.contains("$ echo hello-from-exec"), "{shown}");
+    assert!(shown.contains("y once"), "{shown}");
+    assert!(shown.contains("n/Esc deny"), "{shown}");
+    // With room, everything.
+    let shown = screen(&app, 120, 36);
+    for want in [
+        "$ echo hello-from-exec && false",
+        "cwd  /tmp/rv/h/ws",
+        "sandbox: workspace-write",
+        "y once",
+    ] {
+        assert!(shown.contains(want), "{want}:\n{shown}");
+    }
+}

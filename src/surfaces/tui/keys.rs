@@ -311,6 +311,11 @@ impl App {
             // Shift+Enter from Enter.
             KeyCode::Char('j') if ctrl => self.input.newline(),
             KeyCode::Enter => return self.submit(),
+            // A find being typed (Ctrl+F) is open too: Esc leaves it
+            // (to the history, as everything typed).
+            KeyCode::Esc if self.input.text().starts_with("/find ") => {
+                self.input.take();
+            }
             // Esc interrupts a running turn, as in codex and Claude Code
             // (the modal, overlays, the list, search and zoom took it first).
             KeyCode::Esc if self.busy() => return self.interrupt(),
@@ -326,16 +331,22 @@ impl App {
     }
 
     /// Enter: a known command runs, a message goes to the core, an
-    /// unknown `/word` stays in the box with a notice that says how to
-    /// send it (`commands::classify`).
+    /// unknown `/word` (or a command with an argument it does not take)
+    /// stays in the box with a notice that says how to send it
+    /// (`commands::classify`).
     fn submit(&mut self) -> Vec<Effect> {
         let text = self.input.text();
         if text.trim().is_empty() {
             return Vec::new();
         }
         let typed = commands::classify(self, &text);
-        if let Typed::Unknown(name) = &typed {
-            self.notice(Level::Warning, commands::unknown_notice(name));
+        let refused = match &typed {
+            Typed::Unknown(name) => Some(commands::unknown_notice(name)),
+            Typed::NoArgument(name) => Some(commands::no_argument_notice(name)),
+            Typed::Command(_) | Typed::Message(_) => None,
+        };
+        if let Some(notice) = refused {
+            self.notice(Level::Warning, notice);
             return Vec::new();
         }
         self.input.take();
@@ -348,7 +359,7 @@ impl App {
                 origin: crate::protocol::Origin::Tui,
                 text,
             })],
-            Typed::Unknown(_) => Vec::new(),
+            Typed::Unknown(_) | Typed::NoArgument(_) => Vec::new(),
         }
     }
 

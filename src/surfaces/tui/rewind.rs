@@ -187,7 +187,8 @@ impl App {
             }) => {
                 self.reload_session(session);
                 if ours && self.input.is_empty() {
-                    self.input.insert(&text);
+                    let typed = super::commands::as_typed(self, &text);
+                    self.input.insert(&typed);
                 }
                 let mut lines = vec![format!(
                     "rewound {session} to before message {turn} ({dropped_messages} messages out; the transcript keeps them)"

@@ -68,7 +68,18 @@ impl App {
         let query = self.search.as_ref().map_or("", |s| s.query.as_str());
         let text = format!("/find {query}");
         self.focus = Focus::Input;
-        self.input.clear();
+        // The query is typed in the box: a message being written there
+        // goes to the history (Up), never away.
+        let draft = self.input.text();
+        if draft.trim().is_empty() || draft.starts_with("/find") {
+            self.input.clear();
+        } else {
+            self.input.take();
+            self.notice(
+                Level::Info,
+                "the message you were typing is in the history: Up brings it back",
+            );
+        }
         self.input.insert(&text);
     }
 

@@ -177,9 +177,13 @@ impl App {
         if info.title.is_none() {
             info.title = said.first().map(|t| title(t));
         }
-        // Up recalls what was said in it, as if typed this run.
-        self.input
-            .remember_earlier(said.iter().map(|t| t.to_string()));
+        // Up recalls what was said in it, as if typed this run (a message
+        // that starts with `/` with the `//` that sends it as one).
+        let typed: Vec<String> = said
+            .iter()
+            .map(|t| super::commands::as_typed(self, t))
+            .collect();
+        self.input.remember_earlier(typed);
         for record in records {
             let m = &record.message;
             if let Some(c) = &record.compaction {

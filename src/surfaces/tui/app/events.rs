@@ -361,7 +361,10 @@ impl App {
         target: Option<Target>,
         message: String,
     ) {
-        if target != Some(Target::Remote) {
+        // Only a turn's error is a model request's: a failed `/fork`,
+        // `/rewind` or `/compact` says nothing about the local server.
+        let in_turn = self.sessions.get(session).is_some_and(|s| s.running);
+        if in_turn && target != Some(Target::Remote) {
             self.status.local = LocalState::Failing;
         }
         self.conversation.close(session);

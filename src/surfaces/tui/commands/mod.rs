@@ -248,6 +248,9 @@ pub enum Typed {
     Message(String),
     /// `/word` that names no command: said, and nothing sent.
     Unknown(String),
+    /// A built-in that takes no argument, with one: said, nothing run
+    /// (the words after it would be lost).
+    NoArgument(String),
 }
 
 /// Only known commands (and skills) are commands. `//text` sends
@@ -263,11 +266,13 @@ pub fn classify(app: &App, text: &str) -> Typed {
     }
     let line = text.trim_end();
     let name = line.split(char::is_whitespace).next().unwrap_or(line);
-    let known = COMMANDS
+    let builtin = COMMANDS
         .iter()
-        .any(|c| c.name == name || c.aliases.contains(&name))
-        || skills::invocation(app, name, "").is_some();
-    if known {
+        .find(|c| c.name == name || c.aliases.contains(&name));
+    if builtin.is_some_and(|c| c.arg.is_empty()) && line.len() > name.len() {
+        return Typed::NoArgument(name.to_string());
+    }
+    if builtin.is_some() || skills::invocation(app, name, "").is_some() {
         return Typed::Command(line.to_string());
     }
     // A path: another slash after the first (`/etc/hosts`, `/tmp/`).
@@ -277,12 +282,28 @@ pub fn classify(app: &App, text: &str) -> Typed {
     Typed::Unknown(name.to_string())
 }
 
+/// How to type `sent`, a message already sent, so that Enter sends it
+/// again as a message: `//` before one that would otherwise run as a
+/// command or be refused as an unknown one (what Up recalls from a
+/// transcript and what `/rewind` puts back in the box).
+pub fn as_typed(app: &App, sent: &str) -> String {
+    match classify(app, sent) {
+        Typed::Message(text) if text == sent => sent.to_string(),
+        _ => format!("/{sent}"),
+    }
+}
+
 /// The notice for an unknown `/word`: how to send it after all.
 pub fn unknown_notice(name: &str) -> String {
     format!(
         "unknown command {name}: //{rest} sends it as a message (or start with a space); /help lists the commands",
         rest = name.trim_start_matches('/')
     )
+}
+
+/// The notice for a built-in given an argument it does not take.
+pub fn no_argument_notice(name: &str) -> String {
+    format!("{name} takes no argument: {name} alone runs it; /{name} … sends the line as a message")
 }
 
 /// Runs a typed command line: a built-in from [`COMMANDS`], else a skill,
@@ -370,8 +391,32 @@ mod tests {
         assert_eq!(classify("//help"), Typed::Message("/help".into()));
         assert_eq!(classify(" /help"), Typed::Message(" /help".into()));
         assert_eq!(classify("/hepl me"), Typed::Unknown("/hepl".into()));
+        assert_eq!(classify("/new plan"), Typed::NoArgument("/new".into()));
+        assert_eq!(classify("/q now"), Typed::NoArgument("/q".into()));
         assert_eq!(classify("hi /help"), Typed::Message("hi /help".into()));
         assert!(unknown_notice("/hepl").contains("//hepl sends it"));
+    }
+
+    #[test]
+    fn a_sent_message_is_typed_so_that_it_is_sent_again() {
+        let app = app();
+        for sent in [
+            "/help me",
+            "/hepl",
+            "//x",
+            "/etc/hosts is wrong",
+            " /help",
+            "hi",
+        ] {
+            let typed = as_typed(&app, sent);
+            assert_eq!(
+                classify(&app, &typed),
+                Typed::Message(sent.into()),
+                "{sent}"
+            );
+        }
+        assert_eq!(as_typed(&app, "hi"), "hi");
+        assert_eq!(as_typed(&app, "/help me"), "//help me");
     }
 
     #[test]

@@ -34,8 +34,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         confirming: app.approvals.confirming_always(),
     };
     push_keys(&mut tail, request, guard, t, inner_w);
+    let room = |tail: &[Line<'static>]| {
+        usize::from(area.height.saturating_sub(2)).saturating_sub(2 + tail.len())
+    };
+    // On a short screen the command and the keys come first: where the
+    // details would leave no line of the command, they are left out.
+    if room(&tail) < command.len().min(2) {
+        tail.clear();
+        push_keys(&mut tail, request, guard, t, inner_w);
+    }
     // A command taller than the screen shows its head and how much is cut.
-    let max_h = usize::from(area.height.saturating_sub(2)).saturating_sub(2 + tail.len());
+    let max_h = room(&tail);
     if command.len() > max_h {
         let cut = command.len() - max_h.saturating_sub(1);
         command.truncate(max_h.saturating_sub(1));

@@ -30,13 +30,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .max()
         .unwrap_or(0)
         .min(24);
+    let id_w = rows.iter().map(|r| wrap::width(&r.id)).max().unwrap_or(0);
+    let columns = Columns::new(inner_w, origin_w, id_w);
 
     let mut lines: Vec<Line<'static>> = rows
         .iter()
         .enumerate()
         .map(|(i, row)| {
             let selected = i == app.picker.selected;
-            row_line(app, row, selected, (origin_w, inner_w), now)
+            row_line(app, row, selected, &columns, now)
         })
         .collect();
     if lines.is_empty() {
@@ -68,13 +70,67 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// The picker's column widths. From the right: when (7 columns with the
+/// gap before it), unread (9), state (10); the origin on the left; the id
+/// and the title share the rest. Where that leaves the two of them too
+/// little, the state goes, then the id (a generated id says less than the
+/// session's first message), then the unread column (a count then shows
+/// in place of the time).
+struct Columns {
+    origin: usize,
+    /// The id's widest (up to 32) and what the id and title share.
+    id: usize,
+    free: usize,
+    state: bool,
+    unread: bool,
+}
+
+impl Columns {
+    /// Room for the id and the title side by side.
+    const BOTH: usize = 30;
+
+    fn new(inner_w: usize, origin: usize, id: usize) -> Self {
+        let lead = 2 + origin + 2;
+        let (mut state, mut unread) = (true, true);
+        let mut tail = 7 + 9 + 10;
+        if inner_w < lead + tail + Self::BOTH {
+            state = false;
+            tail -= 10;
+        }
+        if inner_w < lead + tail + Self::BOTH / 2 {
+            unread = false;
+            tail -= 9;
+        }
+        Self {
+            origin,
+            id: id.min(32),
+            free: inner_w.saturating_sub(lead + tail).max(8),
+            state,
+            unread,
+        }
+    }
+
+    /// The id's and the title's widths in `row` (0: left out); with both,
+    /// two blanks between them.
+    fn id_and_title(&self, row: &SessionRow) -> (usize, usize) {
+        if row.title.is_empty() {
+            return (self.free, 0);
+        }
+        if self.free < Self::BOTH {
+            return (0, self.free);
+        }
+        let id = self.id.min(self.free / 2).max(8);
+        (id, self.free - id - 2)
+    }
+}
+
 /// One row of the picker: where the input goes, origin, id, title, when,
 /// unread, state.
 fn row_line(
     app: &App,
     row: &SessionRow,
     selected: bool,
-    (origin_w, inner_w): (usize, usize),
+    columns: &Columns,
     now: SystemTime,
 ) -> Line<'static> {
     let t = &app.theme;
@@ -97,43 +153,45 @@ fn row_line(
     } else {
         String::new()
     };
-    // The title (its first message) and the id share what the fixed
-    // columns leave; the id keeps up to 32 columns when both show.
-    let fixed = 2 + origin_w + 2 + 5 + 2 + 7 + 2 + 8;
-    let free = inner_w.saturating_sub(fixed).max(8);
-    let id_w = if row.title.is_empty() {
-        free
-    } else {
-        wrap::width(&row.id).min(32).min(free / 2).max(8)
+    let (id_w, title_w) = columns.id_and_title(row);
+    let title = match (id_w, title_w) {
+        (_, 0) => String::new(),
+        (0, w) => format!("{:<w$}", wrap::truncate(&row.title, w)),
+        (_, w) => format!("  {:<w$}", wrap::truncate(&row.title, w)),
     };
-    let title_w = free.saturating_sub(id_w + 2);
-    let title = if title_w > 0 && !row.title.is_empty() {
-        format!("  {:<title_w$}", wrap::truncate(&row.title, title_w))
-    } else if title_w > 0 {
-        format!("  {:<title_w$}", "")
-    } else {
-        String::new()
+    let id = match id_w {
+        0 => String::new(),
+        w => format!("{:<w$}", wrap::truncate(&row.id, w)),
     };
-    let spans = vec![
+    let mut spans = vec![
         Span::styled(here, base.fg(t.focus)),
         Span::styled(
             format!(
-                "{:<origin_w$}  ",
-                wrap::truncate(&badge(&row.origin), origin_w)
+                "{:<w$}  ",
+                wrap::truncate(&badge(&row.origin), columns.origin),
+                w = columns.origin
             ),
             base.fg(t.tool),
         ),
-        Span::styled(
-            format!("{:<id_w$}", wrap::truncate(&row.id, id_w)),
-            base.fg(t.muted),
-        ),
+        Span::styled(id, base.fg(t.muted)),
         Span::styled(title, base.fg(t.text)),
-        Span::styled(format!("  {when:>5}"), base.fg(t.muted)),
-        Span::styled(
-            format!("  {unread:<7}"),
-            base.fg(t.warning).add_modifier(Modifier::BOLD),
-        ),
-        Span::styled(format!("  {state:<8}"), base.fg(t.muted)),
     ];
+    let bold = base.fg(t.warning).add_modifier(Modifier::BOLD);
+    match columns.unread {
+        true => spans.extend([
+            Span::styled(format!("  {when:>5}"), base.fg(t.muted)),
+            Span::styled(format!("  {unread:<7}"), bold),
+        ]),
+        false if row.unread > 0 => {
+            spans.push(Span::styled(
+                format!("  {:>5}", wrap::truncate(&unread, 5)),
+                bold,
+            ));
+        }
+        false => spans.push(Span::styled(format!("  {when:>5}"), base.fg(t.muted))),
+    }
+    if columns.state {
+        spans.push(Span::styled(format!("  {state:<8}"), base.fg(t.muted)));
+    }
     Line::from(spans)
 }
