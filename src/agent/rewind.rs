@@ -51,8 +51,10 @@ impl Bounds<'_> {
 pub fn fork_session(workspace: &Path, checkpoints: &Checkpoints, from: &str) -> Result<String> {
     sessions::validate_id(from)?;
     if !Transcript::path(workspace, from).exists() {
+        // A fresh session has no transcript until its first message: say
+        // so, since `/fork` of the open session is how a user meets this.
         bail!(
-            "no session `{from}` in {}",
+            "no session `{from}` in {} (a session is saved from its first message: nothing to fork yet)",
             workspace.join("sessions").display()
         );
     }
