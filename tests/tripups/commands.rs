@@ -265,13 +265,7 @@ fn defect_14_memory_hits_show_on_a_small_terminal() {
 async fn defect_6_remote_and_escalate_say_there_is_no_remote() {
     let fake = FakeLlama::start().await;
     fake.push_reply(Reply::text("local answer"));
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config = format!(
-        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
-        dir.path().join("logs").display(),
-        fake.url()
-    );
-    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let dir = crate::tui::pty::fake_model_dir(&fake);
     let mut pty = Pty::spawn(dir.path());
     pty.wait_for("Type a message").await;
     pty.send("hi\r");
@@ -414,13 +408,7 @@ fn gap_picker_rows_show_the_first_message() {
 async fn gap_history_across_runs_esc_interrupts_and_the_resume_command() {
     let fake = FakeLlama::start().await;
     fake.push_reply(Reply::hang());
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config = format!(
-        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
-        dir.path().join("logs").display(),
-        fake.url()
-    );
-    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let dir = crate::tui::pty::fake_model_dir(&fake);
     let sessions = dir.path().join("ws/sessions");
     std::fs::create_dir_all(&sessions).expect("sessions dir");
     let line = |role: &str, content: &str| {

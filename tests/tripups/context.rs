@@ -442,13 +442,7 @@ async fn an_execs_duration_leaves_out_the_approval_wait() {
         Reply::tool_calls(&[("exec", r#"{"command": "true"}"#)]),
         Reply::text("ran it"),
     ]);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config = format!(
-        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
-        dir.path().join("logs").display(),
-        fake.url()
-    );
-    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let dir = crate::tui::pty::fake_model_dir(&fake);
     let mut pty = Pty::spawn(dir.path());
     pty.wait_for("Type a message").await;
     pty.send("run it\r");

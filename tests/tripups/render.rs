@@ -112,13 +112,7 @@ async fn every_frame_of_the_binary_is_bracketed_by_synchronized_output() {
 
     let fake = FakeLlama::start().await;
     fake.push_replies([Reply::chunks(&["Hello ", "from ", "the fake ", "model."])]);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config = format!(
-        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
-        dir.path().join("logs").display(),
-        fake.url()
-    );
-    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let dir = crate::tui::pty::fake_model_dir(&fake);
     let mut pty = Pty::spawn(dir.path());
     pty.wait_for("Type a message").await;
     pty.send("hi\r");
@@ -491,13 +485,7 @@ async fn in_the_binary_a_failed_call_says_why_and_a_click_expands_it() {
         Reply::tool_calls(&[("read_file", r#"{"path": "missing.md"}"#)]),
         Reply::text("that file is not there"),
     ]);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config = format!(
-        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
-        dir.path().join("logs").display(),
-        fake.url()
-    );
-    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let dir = crate::tui::pty::fake_model_dir(&fake);
     let mut pty = Pty::spawn(dir.path());
     pty.wait_for("Type a message").await;
     pty.send("read missing.md\r");

@@ -117,6 +117,19 @@ impl vt100::Callbacks for Answers {
     }
 }
 
+/// A temp dir holding an `egirl.toml` for the fake model `fake`: the
+/// workspace at `ws/`, logs at `logs/`, every other key at its default.
+pub(crate) fn fake_model_dir(fake: &FakeLlama) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = format!(
+        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
+        dir.path().join("logs").display(),
+        fake.url()
+    );
+    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    dir
+}
+
 impl Pty {
     pub(crate) fn spawn(dir: &Path) -> Pty {
         Pty::launch(Launch {
@@ -272,13 +285,7 @@ async fn the_binary_streams_approves_and_quits_with_the_terminal_restored() {
         Reply::tool_calls(&[("exec", r#"{"command": "echo pty-ok"}"#)]),
         Reply::text("ran it"),
     ]);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config = format!(
-        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
-        dir.path().join("logs").display(),
-        fake.url()
-    );
-    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let dir = fake_model_dir(&fake);
 
     let mut pty = Pty::spawn(dir.path());
     pty.wait_for("Type a message").await;
@@ -331,13 +338,7 @@ async fn the_binary_streams_approves_and_quits_with_the_terminal_restored() {
 async fn a_second_egirl_on_the_workspace_leaves_the_services_to_the_first() {
     let fake = FakeLlama::start().await;
     fake.push_reply(Reply::text("still chatting"));
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config = format!(
-        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n",
-        dir.path().join("logs").display(),
-        fake.url()
-    );
-    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let dir = fake_model_dir(&fake);
     let mut held =
         egirl::fsutil::lockfile::FileLock::try_acquire(&dir.path().join("ws/.egirl/services.lock"))
             .expect("lock file")
