@@ -270,6 +270,14 @@ fn validate_limits(config: &Config) -> Result<(), (String, String)> {
             ),
         ));
     }
+    for (key, cap) in [
+        ("remote.budget_day_usd", config.remote.budget_day_usd),
+        ("remote.budget_month_usd", config.remote.budget_month_usd),
+    ] {
+        if cap.is_some_and(|usd| !usd.is_finite() || usd < 0.0) {
+            return Err((key.into(), "must be a number of USD, 0 or more".into()));
+        }
+    }
     if !(0.0..=1.0).contains(&config.routing.escalation_threshold) {
         return Err((
             "routing.escalation_threshold".into(),

@@ -17,13 +17,42 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     super::side(app, Pane::Stats, false, area, buf);
 }
 
+/// Remote spend against each cap set, warning-coloured from 80% on.
+fn budget(app: &App) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    app.status
+        .budget
+        .iter()
+        .map(|p| {
+            let share = p.spent_usd / p.cap_usd.max(f64::MIN_POSITIVE);
+            let style = match share {
+                s if s >= 1.0 => Style::default().fg(t.error),
+                s if s >= crate::usage::budget::WARN_SHARE => Style::default().fg(t.warning),
+                _ => Style::default().fg(t.text),
+            };
+            let spent = if p.exhausted() {
+                " · spent: local only"
+            } else {
+                ""
+            };
+            Line::from(vec![
+                Span::styled(format!("budget {} ", p.name), t.muted()),
+                Span::styled(
+                    format!("${:.2} of ${:.2}{spent}", p.spent_usd, p.cap_usd),
+                    style,
+                ),
+            ])
+        })
+        .collect()
+}
+
 pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let stats = &app.stats;
+    let mut out = budget(app);
     if stats.rows.is_empty() {
-        return Vec::new();
+        return out;
     }
-    let mut out = Vec::new();
     for ((provider, model), row) in &stats.rows {
         let (side, color) = match row.target {
             Some(Target::Remote) => ("remote", t.routing_remote),
