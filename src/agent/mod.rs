@@ -16,6 +16,7 @@
 mod budget;
 mod compact;
 mod context;
+mod hooks;
 mod local;
 mod memory;
 mod prompt;
@@ -185,6 +186,7 @@ pub fn spawn_guarded(
         protected,
         redactor,
     );
+    hooks::spawn_event_hooks(&shared);
     let bus = shared.bus.clone();
     let skills = shared.skills.clone();
     let no_remote = shared

@@ -14,6 +14,7 @@ use anyhow::Result;
 use chrono::Local;
 use tokio_util::sync::CancellationToken;
 
+use super::hooks;
 use super::prompt::estimate_tokens;
 use super::route::TurnRoute;
 use super::session::{Session, Turn};
@@ -111,6 +112,7 @@ pub(crate) async fn run_turn(
     turn.emit(EventKind::TurnStarted(TurnStarted {
         text: typed.clone(),
     }));
+    hooks::at_turn_start(&turn, session, &typed).await;
     let end = run_steps(&turn, session, &typed, &cancel)
         .await
         .unwrap_or_else(TurnEnd::Failed);
@@ -124,6 +126,9 @@ pub(crate) async fn run_turn(
             false
         }
     };
+    // Before `turn_ended`: a headless run ends on that event, and the
+    // session's next turn waits for these hooks.
+    hooks::at_turn_end(&turn, &session.id, interrupted).await;
     turn.emit(EventKind::TurnEnded(TurnEnded { interrupted }));
     // Old and excess file checkpoints go between turns.
     let checkpoints = shared.checkpoints.clone();

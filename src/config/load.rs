@@ -182,6 +182,18 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
     config.tools.web.check()?;
     config.delegate.claude_code.check()?;
     super::mcp::validate(&config.mcp)?;
+    for (i, hook) in config.hooks.iter().enumerate() {
+        if hook
+            .command
+            .first()
+            .is_none_or(|program| program.trim().is_empty())
+        {
+            return Err((
+                format!("hooks[{i}].command"),
+                "must name a program: [\"/path/to/script\", \"arg\"...]".into(),
+            ));
+        }
+    }
     for (i, prefix) in config.tools.exec.allow.iter().enumerate() {
         match shell_words::split(prefix) {
             Ok(words) if !words.is_empty() => {}
