@@ -258,3 +258,37 @@ async fn the_model_cannot_add_a_hook() {
     assert_eq!(tool_result(&ev, "fake_call_0")["success"], false);
     assert_eq!(std::fs::read_to_string(cli.config()).unwrap(), before);
 }
+
+#[tokio::test]
+async fn an_approval_request_hook_hears_of_the_waiting_call() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([exec_call("echo from-exec"), Reply::text("done")]);
+    let cli = Cli::new(&fake, "");
+    let log = cli.dir.path().join("approvals.jsonl");
+    let record = script(&cli, "record.sh", "cat >> \"$1\"\necho >> \"$1\"");
+    // It runs beside the prompt, not in the turn: a post_tool hook waits
+    // (up to 5 s) for its line, so the run does not end before it.
+    let wait = script(
+        &cli,
+        "wait.sh",
+        "cat >/dev/null\ni=0\nwhile [ ! -s \"$1\" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done",
+    );
+    let hooks = format!(
+        "{}{}",
+        hook("approval_request", Some("exec"), &record, &[&log], None),
+        hook("post_tool", None, &wait, &[&log], None)
+    );
+    let cli = rewrite(cli, &hooks);
+    let out = cli
+        .run(&["-m", "run echo", "--json", "--approve-exec"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = recorded(&log);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["event"], "approval_request");
+    assert_eq!(lines[0]["tool"], "exec");
+    assert_eq!(lines[0]["arguments"]["command"], "echo from-exec");
+    let ev = events(&out);
+    let request = of_type(&ev, "approval_request");
+    assert_eq!(lines[0]["approval_id"], request[0]["id"]);
+}
