@@ -13,8 +13,10 @@
 //! 5. `start` (building `shared`), `worker` (a session's task), and this
 //!    file (the core's task and the handle surfaces hold).
 
+mod budget;
 mod compact;
 mod context;
+mod hooks;
 mod local;
 mod memory;
 mod prompt;
@@ -89,6 +91,8 @@ pub struct AgentHandle {
     /// Why no remote provider can take a turn (`/remote` and `/escalate`
     /// say so rather than run locally); `None` when one can.
     pub no_remote: Option<String>,
+    /// The remote spend caps as they stand, for the status; `None` without caps.
+    pub spend: Option<crate::usage::budget::SpendWatch>,
 }
 
 impl AgentHandle {
@@ -182,6 +186,7 @@ pub fn spawn_guarded(
         protected,
         redactor,
     );
+    hooks::spawn_event_hooks(&shared);
     let bus = shared.bus.clone();
     let skills = shared.skills.clone();
     let no_remote = shared
@@ -189,6 +194,11 @@ pub fn spawn_guarded(
         .preferred()
         .is_none()
         .then(|| crate::routing::NO_REMOTE_REASON.to_string());
+    let spend = crate::usage::budget::SpendWatch::new(
+        &shared.config.remote,
+        &shared.workspace,
+        shared.usage_written.clone(),
+    );
     let mcp_status = shared.mcp.watch();
     let mcp_manager = shared.mcp.clone();
     let (tx, rx) = mpsc::unbounded_channel();
@@ -208,6 +218,7 @@ pub fn spawn_guarded(
             mcp: mcp_status,
             mcp_manager,
             no_remote,
+            spend,
         },
         task,
     )

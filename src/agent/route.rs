@@ -9,6 +9,7 @@ use std::io::Write;
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
+use super::budget::TurnBudget;
 use crate::chat::ChatMessage;
 use crate::protocol::{Escalation, EventKind, LocalRole, Route, RoutedModel, Target};
 use crate::providers::endpoints::Failover;
@@ -27,11 +28,20 @@ pub(super) struct TurnRoute<'a> {
     remote: Option<&'a RemoteProvider>,
     /// After a weak local answer: where the note to the remote model goes.
     handoff: Option<(usize, ChatMessage)>,
+    /// The spend caps, when set; checked before every remote request.
+    budget: Option<TurnBudget>,
+    /// About what the next request carries (prices its worst case).
+    prompt_tokens: u64,
 }
 
 impl<'a> TurnRoute<'a> {
     /// Without a remote provider every request is local, whatever the router said.
-    pub fn new(decided: Target, remote: Option<&'a RemoteProvider>) -> Self {
+    pub fn new(
+        decided: Target,
+        remote: Option<&'a RemoteProvider>,
+        budget: Option<TurnBudget>,
+        prompt_tokens: u64,
+    ) -> Self {
         let target = match remote {
             Some(_) => decided,
             None => Target::Local,
@@ -40,6 +50,24 @@ impl<'a> TurnRoute<'a> {
             target,
             remote,
             handoff: None,
+            budget,
+            prompt_tokens,
+        }
+    }
+
+    /// Why the spend caps stop a remote request now (its prompt about
+    /// `prompt_tokens`, its reply as long as allowed); `None`: it may go.
+    pub fn over_budget(&mut self, prompt_tokens: u64) -> Option<String> {
+        self.prompt_tokens = prompt_tokens;
+        self.budget.as_ref()?.refusal(prompt_tokens)
+    }
+
+    /// A request of this turn was answered: a remote one cost `usd`, and
+    /// the next one carries about `prompt_tokens`.
+    pub fn answered(&mut self, remote_usd: f64, prompt_tokens: u64) {
+        self.prompt_tokens = prompt_tokens;
+        if let Some(budget) = &mut self.budget {
+            budget.spend(remote_usd);
         }
     }
 
@@ -62,8 +90,14 @@ impl<'a> TurnRoute<'a> {
 
     /// What the escalation checks need to know of it.
     pub fn standing(&self) -> Standing {
+        // An escalation the caps cannot pay for is no escalation: the
+        // local answer stands.
+        let affordable = self
+            .budget
+            .as_ref()
+            .is_none_or(|b| b.refusal(self.prompt_tokens).is_none());
         Standing {
-            remote_available: self.remote.is_some(),
+            remote_available: self.remote.is_some() && affordable,
             on_remote: self.target == Target::Remote,
         }
     }

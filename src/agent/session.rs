@@ -47,6 +47,8 @@ pub(crate) struct Session {
     /// compaction waits until the prompt reaches this many tokens
     /// (`compact::pause`).
     pub(super) compact_again_at: Option<u64>,
+    /// The `session_start` hooks ran (at this process's first turn of it).
+    pub(super) hooks_started: bool,
 }
 
 impl Session {
@@ -72,6 +74,7 @@ impl Session {
             untrimmed: HashMap::new(),
             endpoint: None,
             compact_again_at,
+            hooks_started: false,
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).

@@ -71,6 +71,8 @@ pub(crate) struct Shared {
     pub checkpoints: crate::tools::checkpoints::Checkpoints,
     /// The MCP servers, started in the background, stopped at shutdown.
     pub mcp: Arc<crate::mcp::McpManager>,
+    /// Lines the usage log has written (what a status's spend waits on).
+    pub usage_written: tokio::sync::watch::Receiver<u64>,
 }
 
 impl Shared {

@@ -37,7 +37,8 @@ pub(super) fn shared_state(
 ) -> (Arc<Shared>, PendingApprovals) {
     let router = router(&config);
     let bus = event_bus(&redactor);
-    crate::usage::spawn_usage_log(&bus, &workspace);
+    let (written, usage_written) = tokio::sync::watch::channel(0);
+    crate::usage::spawn_usage_log_counted(&bus, &workspace, written);
     let pending = PendingApprovals::default();
     let approver = Arc::new(Approver::new(
         bus.clone(),
@@ -91,6 +92,7 @@ pub(super) fn shared_state(
         server_counts_tokens: AtomicBool::new(true),
         slot_owners: slots::SlotOwners::default(),
         redactor,
+        usage_written,
     });
     (shared, pending)
 }

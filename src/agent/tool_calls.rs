@@ -13,9 +13,11 @@ use futures_util::FutureExt;
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
+use super::hooks::{self, HookPoint};
 use super::session::Turn;
 use super::unattended;
 use crate::chat::ToolCall;
+use crate::config::HookEvent;
 use crate::protocol::EventKind;
 use crate::protocol::{ToolCallEvent, ToolResultEvent};
 use crate::tools::{self, ToolContext};
@@ -81,6 +83,8 @@ pub(super) async fn run_tools(
                     "you already called `{}` with exactly these arguments in this turn; its result is above. Use it, or try something different",
                     call.name
                 ))
+            } else if let Some(why) = pre_tool(turn, session_id, call).await {
+                tools::ToolOutput::refused(why)
             } else {
                 // A bug in one tool fails that call, not the session's worker.
                 AssertUnwindSafe(tools::run(&call.name, &call.arguments, ctx))
@@ -102,6 +106,7 @@ pub(super) async fn run_tools(
             // The run, not the time the user took to approve it.
             let waited = ctx.approval_wait_ms.load(Ordering::Relaxed);
             let ran_ms = (started.elapsed().as_millis() as u64).saturating_sub(waited);
+            post_tool(turn, session_id, call, &output).await;
             turn.emit(EventKind::ToolResult(ToolResultEvent {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -116,4 +121,33 @@ pub(super) async fn run_tools(
         });
     }
     join_all(jobs).await
+}
+
+/// The `pre_tool` hooks of a call: why one blocked it, if one did.
+async fn pre_tool(turn: &Turn<'_>, session_id: &str, call: &ToolCall) -> Option<String> {
+    let point = HookPoint {
+        event: HookEvent::PreTool,
+        session: session_id,
+        origin: &turn.origin,
+        tool: Some(&call.name),
+        call_id: Some(&call.id),
+        fields: serde_json::json!({ "arguments": call.arguments }),
+    };
+    hooks::run(turn.shared, point).await
+}
+
+/// The `post_tool` hooks of a call, with its result as the model gets it.
+async fn post_tool(turn: &Turn<'_>, session_id: &str, call: &ToolCall, output: &tools::ToolOutput) {
+    let point = HookPoint {
+        event: HookEvent::PostTool,
+        session: session_id,
+        origin: &turn.origin,
+        tool: Some(&call.name),
+        call_id: Some(&call.id),
+        fields: serde_json::json!({
+            "arguments": call.arguments,
+            "result": { "success": output.success, "output": output.output },
+        }),
+    };
+    hooks::run(turn.shared, point).await;
 }

@@ -14,6 +14,7 @@ use anyhow::Result;
 use chrono::Local;
 use tokio_util::sync::CancellationToken;
 
+use super::hooks;
 use super::prompt::estimate_tokens;
 use super::route::TurnRoute;
 use super::session::{Session, Turn};
@@ -21,7 +22,7 @@ use super::shared::Shared;
 use super::steps::{local_step, remote_step};
 use super::tool_calls::run_tools;
 use super::usage::emit_usage;
-use super::{context, local, route, unattended};
+use super::{budget, context, local, route, unattended};
 use crate::chat::{ChatMessage, ToolCall, ToolSpec};
 use crate::protocol::{ContextUse, EventKind, Origin, Target};
 use crate::protocol::{ErrorEvent, FinalAnswer, Notice, Route, Routing, TurnEnded, TurnStarted};
@@ -56,6 +57,8 @@ enum Next<'a> {
     RunTools(Vec<ToolCall>),
     /// The remote provider failed: say so and go on locally.
     FallBackLocal(&'a RemoteProvider, ProviderError),
+    /// The spend caps stop the next remote request (why): go on locally.
+    OverBudget(String),
     /// The user interrupted while the model was answering.
     Interrupted,
 }
@@ -109,6 +112,7 @@ pub(crate) async fn run_turn(
     turn.emit(EventKind::TurnStarted(TurnStarted {
         text: typed.clone(),
     }));
+    hooks::at_turn_start(&turn, session, &typed).await;
     let end = run_steps(&turn, session, &typed, &cancel)
         .await
         .unwrap_or_else(TurnEnd::Failed);
@@ -122,6 +126,9 @@ pub(crate) async fn run_turn(
             false
         }
     };
+    // Before `turn_ended`: a headless run ends on that event, and the
+    // session's next turn waits for these hooks.
+    hooks::at_turn_end(&turn, &session.id, interrupted).await;
     turn.emit(EventKind::TurnEnded(TurnEnded { interrupted }));
     // Old and excess file checkpoints go between turns.
     let checkpoints = shared.checkpoints.clone();
@@ -146,7 +153,7 @@ async fn run_steps(
     let mut tools = ToolsSoFar::default();
     let max_turns = shared.config.agent.max_turns;
     for _ in 0..max_turns {
-        match step(turn, session, typed, &ctx, &route, &tools, cancel).await? {
+        match step(turn, session, typed, &ctx, &mut route, &tools, cancel).await? {
             Next::Final(answer) => {
                 deliver_final(turn, answer);
                 return Ok(TurnEnd::Answered);
@@ -172,6 +179,12 @@ async fn run_steps(
                 // without an answer: say so and go on locally.
                 turn.emit(EventKind::Notice(Notice {
                     message: format!("{} failed ({e}); answering locally", r.name()),
+                }));
+                route.fall_back_local();
+            }
+            Next::OverBudget(why) => {
+                turn.emit(EventKind::Notice(Notice {
+                    message: format!("remote request not sent ({why}); answering locally"),
                 }));
                 route.fall_back_local();
             }
@@ -231,7 +244,11 @@ async fn plan<'a>(
         decision.reason = asked.reason.clone();
         decision.confidence = 1.0;
     }
-    let route = TurnRoute::new(decision.target, remote);
+    let asked = asked_for_remote.is_some() || forced == Some(Target::Remote);
+    let prompt_tokens = (history_bytes + typed.len()).div_ceil(4) as u64;
+    let (remote, budget) = budget::gate(turn, &mut decision, remote, asked, prompt_tokens);
+    let asked_for_remote = asked_for_remote.filter(|_| remote.is_some());
+    let route = TurnRoute::new(decision.target, remote, budget, prompt_tokens);
     let role = local::turn_role(shared, &turn.origin, &decision);
     let (routed, model) = match route.remote_now() {
         Some(r) => (Route::Remote(r.name().into()), r.model().to_string()),
@@ -293,7 +310,7 @@ async fn step<'a>(
     session: &mut Session,
     typed: &str,
     ctx: &TurnContext,
-    route: &TurnRoute<'a>,
+    route: &mut TurnRoute<'a>,
     tools: &ToolsSoFar,
     cancel: &CancellationToken,
 ) -> Result<Next<'a>> {
@@ -301,6 +318,10 @@ async fn step<'a>(
     let (system, specs) = (&ctx.system, &ctx.specs);
     let step = match route.remote_now() {
         Some(r) => {
+            let prompt = budget::prompt_estimate(system, &session.history);
+            if let Some(why) = route.over_budget(prompt) {
+                return Ok(Next::OverBudget(why));
+            }
             match remote_step(turn, session, r, system, specs, route.handoff(), cancel).await {
                 Err(ProviderError::Interrupted) => None,
                 Err(e) => return Ok(Next::FallBackLocal(r, e)),
@@ -323,7 +344,7 @@ async fn step<'a>(
         used: response.usage.input_tokens + estimate_tokens(&response.message),
         length: shared.limits_for(ctx.role).await.n_ctx,
     };
-    emit_usage(
+    let cost = emit_usage(
         turn,
         &provider,
         configured,
@@ -331,6 +352,12 @@ async fn step<'a>(
         &response,
         Some(context),
     );
+    let remote_cost = if route.remote().is_some_and(|r| r.name() == provider) {
+        cost
+    } else {
+        0.0
+    };
+    route.answered(remote_cost, context.used);
     // The server kept streaming past the reply cap: say so, go on with what arrived.
     if let Some(message) = response.cut.clone() {
         turn.emit(EventKind::Notice(Notice { message }));

@@ -16,7 +16,7 @@ pub(super) fn emit_usage(
     endpoint: Option<String>,
     response: &ChatResponse,
     context: Option<ContextUse>,
-) {
+) -> f64 {
     let config = &turn.shared.config;
     let served = response.model.as_str();
     let model = if configured.is_empty() {
@@ -39,9 +39,10 @@ pub(super) fn emit_usage(
         crate::usage::price_for(&config.pricing, served)
             .or_else(|| crate::usage::price_for(&config.pricing, &model))
     };
+    let cost_usd = crate::usage::cost_usd(pricing.as_ref(), &response.usage);
     turn.emit(EventKind::Usage(TokenUsage {
         provider: provider.to_string(),
-        cost_usd: crate::usage::cost_usd(pricing.as_ref(), &response.usage),
+        cost_usd,
         model,
         input_tokens: response.usage.input_tokens,
         output_tokens: response.usage.output_tokens,
@@ -54,4 +55,5 @@ pub(super) fn emit_usage(
         endpoint,
         context,
     }));
+    cost_usd
 }

@@ -12,6 +12,7 @@ use crate::agent::AgentHandle;
 use crate::link::CoreLink;
 use crate::protocol::BotStatus;
 use crate::protocol::wire::{CoreStatus, LocalHealth};
+use crate::usage::budget::SpendWatch;
 
 /// How often the local endpoints' `/health` is probed while anyone reads
 /// the status besides the link itself.
@@ -35,8 +36,19 @@ pub fn in_process(agent: &AgentHandle, bots: Bots, endpoints: Vec<String>) -> Co
         telegram: bots.telegram.as_ref().map(|t| t.borrow().clone()),
         local: None,
         no_remote: agent.no_remote.clone(),
+        budget: agent
+            .spend
+            .as_ref()
+            .map(SpendWatch::periods)
+            .unwrap_or_default(),
     });
-    tokio::spawn(keep_status(tx, agent.mcp.clone(), bots, endpoints));
+    tokio::spawn(keep_status(
+        tx,
+        agent.mcp.clone(),
+        bots,
+        endpoints,
+        agent.spend.clone(),
+    ));
     let submit_to = agent.clone();
     let start = agent.clone();
     CoreLink::new(
@@ -53,6 +65,7 @@ async fn keep_status(
     mut mcp: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
     mut bots: Bots,
     endpoints: Vec<String>,
+    mut spend: Option<SpendWatch>,
 ) {
     let probe = HealthProbe::new(endpoints);
     let mut next_probe = tokio::time::Instant::now();
@@ -64,6 +77,10 @@ async fn keep_status(
             .telegram
             .as_mut()
             .map(|t| t.borrow_and_update().clone());
+        if let Some(spend) = &mut spend {
+            spend.written.borrow_and_update();
+            status.budget = spend.periods();
+        }
         // Only the link itself reads it: nobody to probe for.
         let watched = tx.receiver_count() > 1;
         if watched && tokio::time::Instant::now() >= next_probe {
@@ -85,6 +102,7 @@ async fn keep_status(
             r = mcp.changed() => if r.is_err() { return },
             Some(()) = changed(&mut bots.discord) => {}
             Some(()) = changed(&mut bots.telegram) => {}
+            Some(()) = usage_written(&mut spend) => {}
             () = tokio::time::sleep_until(next_probe), if probe.is_some() => {}
             () = tx.closed() => return,
         }
@@ -112,6 +130,21 @@ fn redact(status: &mut CoreStatus) {
         {
             redact_as_read(detail);
         }
+    }
+}
+
+/// Resolves when the usage log wrote a line (the spend is read again);
+/// never without caps or once the log's writer is gone.
+async fn usage_written(spend: &mut Option<SpendWatch>) -> Option<()> {
+    match spend {
+        Some(watch) => match watch.written.changed().await {
+            Ok(()) => Some(()),
+            Err(_) => {
+                *spend = None;
+                None
+            }
+        },
+        None => std::future::pending().await,
     }
 }
 

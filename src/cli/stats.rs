@@ -7,7 +7,9 @@ use std::path::Path;
 use chrono::{Local, NaiveDate};
 use serde::Serialize;
 
+use crate::config::RemoteConfig;
 use crate::print;
+use crate::usage::budget::{Budget, Period};
 use crate::usage::usage_log::{self, UsageLine};
 
 #[derive(Debug, clap::Args)]
@@ -83,6 +85,10 @@ pub struct Report {
     /// Today's sessions.
     pub sessions: Vec<SessionRow>,
     pub total: Totals,
+    /// Remote spend against `[remote] budget_day_usd` / `budget_month_usd`
+    /// (only the caps that are set).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub budget: Vec<Period>,
 }
 
 /// Days are local calendar days, the ones the user lives in.
@@ -134,23 +140,28 @@ pub fn report(lines: &[UsageLine], today: NaiveDate, days: Option<u32>) -> Repor
             })
             .collect(),
         total,
+        budget: Vec::new(),
     }
 }
 
-pub fn run(workspace: &Path, args: &StatsArgs) -> anyhow::Result<()> {
-    let today = Local::now().date_naive();
-    let Some(lines) = usage_log::read(workspace)? else {
-        if args.json {
-            print::out_json(&serde_json::to_string(&report(&[], today, args.days))?)?;
-        } else {
-            print::out(&format!(
-                "no usage recorded yet ({} does not exist)\n",
-                usage_log::path(workspace).display()
-            ))?;
-        }
+pub fn run(workspace: &Path, remote: &RemoteConfig, args: &StatsArgs) -> anyhow::Result<()> {
+    let now = crate::usage::now();
+    let today = now.with_timezone(&Local).date_naive();
+    let read = usage_log::read(workspace)?;
+    let lines = read.as_deref().unwrap_or_default();
+    let mut report = report(lines, today, args.days);
+    // Whatever `--days` shows, the caps count their own day and month.
+    report.budget = Budget::from_lines(remote, lines, now)
+        .map(|b| b.periods)
+        .unwrap_or_default();
+    if read.is_none() && !args.json {
+        print::out(&format!(
+            "no usage recorded yet ({} does not exist)\n{}",
+            usage_log::path(workspace).display(),
+            budget_line(&report.budget)
+        ))?;
         return Ok(());
-    };
-    let report = report(&lines, today, args.days);
+    }
     if args.json {
         print::out_json(&serde_json::to_string(&report)?)?;
     } else {
@@ -163,6 +174,7 @@ fn render(report: &Report) -> String {
     let mut out = String::new();
     if report.total.requests == 0 {
         out.push_str("no usage recorded in this period\n");
+        out.push_str(&budget_line(&report.budget));
         return out;
     }
     let header = "requests  local  tokens in  tokens out   cached     cost USD";
@@ -197,7 +209,22 @@ fn render(report: &Report) -> String {
         "total",
         columns(&report.total)
     ));
+    out.push_str(&budget_line(&report.budget));
     out
+}
+
+/// "budget (remote): day 1.20/2.00 USD · month 9.50/30.00 USD", with
+/// what a spent cap means; empty without caps.
+fn budget_line(periods: &[Period]) -> String {
+    if periods.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = periods.iter().map(Period::shown).collect();
+    let spent = match periods.iter().any(Period::exhausted) {
+        true => " (spent: remote models are off until it resets)",
+        false => "",
+    };
+    format!("\nbudget (remote): {}{spent}\n", shown.join(" · "))
 }
 
 fn columns(t: &Totals) -> String {

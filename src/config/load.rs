@@ -182,6 +182,18 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
     config.tools.web.check()?;
     config.delegate.claude_code.check()?;
     super::mcp::validate(&config.mcp)?;
+    for (i, hook) in config.hooks.iter().enumerate() {
+        if hook
+            .command
+            .first()
+            .is_none_or(|program| program.trim().is_empty())
+        {
+            return Err((
+                format!("hooks[{i}].command"),
+                "must name a program: [\"/path/to/script\", \"arg\"...]".into(),
+            ));
+        }
+    }
     for (i, prefix) in config.tools.exec.allow.iter().enumerate() {
         match shell_words::split(prefix) {
             Ok(words) if !words.is_empty() => {}
@@ -269,6 +281,14 @@ fn validate_limits(config: &Config) -> Result<(), (String, String)> {
                 config.agent.compaction_model
             ),
         ));
+    }
+    for (key, cap) in [
+        ("remote.budget_day_usd", config.remote.budget_day_usd),
+        ("remote.budget_month_usd", config.remote.budget_month_usd),
+    ] {
+        if cap.is_some_and(|usd| !usd.is_finite() || usd < 0.0) {
+            return Err((key.into(), "must be a number of USD, 0 or more".into()));
+        }
     }
     if !(0.0..=1.0).contains(&config.routing.escalation_threshold) {
         return Err((

@@ -5,6 +5,7 @@
 mod delegate;
 mod duration;
 pub mod gateway;
+mod hooks;
 mod load;
 mod local;
 mod locate;
@@ -24,6 +25,7 @@ use serde::Deserialize;
 pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateConfig};
 pub use duration::{ConfigDuration, parse_duration};
 pub use gateway::GatewayConfig;
+pub use hooks::{HookConfig, HookEvent};
 pub use load::config_candidates;
 pub use load::{
     ConfigError, FoundConfig, LoadedConfig, find_config, find_config_path, load, load_text, parse,
@@ -62,6 +64,8 @@ pub struct Config {
     pub delegate: DelegateConfig,
     pub checkpoints: CheckpointsConfig,
     pub mcp: McpConfig,
+    /// `[[hooks]]`: the user's commands at points of a turn.
+    pub hooks: Vec<HookConfig>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

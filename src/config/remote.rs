@@ -8,6 +8,11 @@ use super::ConfigDuration;
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RemoteConfig {
+    /// Most USD the remote models may cost per local calendar day, counted
+    /// from the usage log (every process using the workspace); none: no cap.
+    pub budget_day_usd: Option<f64>,
+    /// The same per local calendar month.
+    pub budget_month_usd: Option<f64>,
     pub anthropic: Option<AnthropicConfig>,
     pub openai: Option<OpenAiConfig>,
     pub azure: Option<AzureConfig>,

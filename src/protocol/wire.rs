@@ -174,6 +174,36 @@ pub struct CoreStatus {
     /// absent when one can, and from a server that does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_remote: Option<String>,
+    /// Remote spend against `[remote] budget_day_usd` and
+    /// `budget_month_usd` (the caps that are set; none: empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budget: Vec<SpendPeriod>,
+}
+
+/// One capped period of remote spend: the local day or month.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpendPeriod {
+    /// "day" or "month".
+    pub name: String,
+    /// Which day or month: "2026-11-26", "2026-11".
+    pub key: String,
+    pub spent_usd: f64,
+    pub cap_usd: f64,
+}
+
+impl SpendPeriod {
+    /// "day 1.99/2.00 USD".
+    pub fn shown(&self) -> String {
+        format!(
+            "{} {:.2}/{:.2} USD",
+            self.name, self.spent_usd, self.cap_usd
+        )
+    }
+
+    /// Nothing more may be spent on remote models in it.
+    pub fn exhausted(&self) -> bool {
+        self.spent_usd >= self.cap_usd
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -111,6 +111,11 @@ impl OpenAi {
     }
 
     /// The configured model (for Azure, the deployment name).
+    /// Most tokens one reply may have (what a spend cap must allow for).
+    pub fn max_tokens(&self) -> u64 {
+        self.max_tokens
+    }
+
     pub fn model(&self) -> &str {
         &self.model
     }

@@ -36,6 +36,14 @@ impl RemoteProvider {
         }
     }
 
+    /// Most tokens one reply may have (`[remote.*] max_tokens`).
+    pub fn max_tokens(&self) -> u64 {
+        match self {
+            Self::Anthropic(p) => p.max_tokens(),
+            Self::OpenAi(p) => p.max_tokens(),
+        }
+    }
+
     /// The base URL (Azure: the resource endpoint), for diagnostics.
     pub fn endpoint(&self) -> &str {
         match self {

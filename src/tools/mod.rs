@@ -6,6 +6,7 @@ pub mod approval;
 pub mod builtin;
 pub mod checkpoints;
 pub mod diff;
+pub mod hooks;
 pub mod mcp;
 pub mod paths;
 pub mod registry;

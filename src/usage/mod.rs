@@ -1,14 +1,32 @@
 //! Usage and cost: every request's tokens and price, appended to
 //! `.egirl/usage.jsonl` (`usage_log`), read back by `egirl stats`.
 
+pub mod budget;
 mod prices;
 pub mod usage_log;
 
 pub use prices::{builtin_price, price_for};
-pub use usage_log::spawn_usage_log;
+pub use usage_log::{spawn_usage_log, spawn_usage_log_counted};
 
 use crate::chat::Usage;
 use crate::config::Pricing;
+
+/// The variable a debug build (the tests' binary) reads the time of the
+/// usage log and the spend caps from (RFC 3339), so that a test can move
+/// to another day. Release builds never read it.
+pub const TEST_NOW_VAR: &str = "EGIRL_TEST_NOW";
+
+/// The time usage is stamped and spend counted at.
+pub fn now() -> chrono::DateTime<chrono::Utc> {
+    #[cfg(debug_assertions)]
+    if let Some(now) = std::env::var(TEST_NOW_VAR)
+        .ok()
+        .and_then(|v| chrono::DateTime::parse_from_rfc3339(&v).ok())
+    {
+        return now.with_timezone(&chrono::Utc);
+    }
+    chrono::Utc::now()
+}
 
 /// Cost in USD of one request; local models cost nothing unless priced.
 /// Prompt tokens are billed in three parts: read from the provider's cache

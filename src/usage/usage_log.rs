@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::bus::EventBus;
@@ -82,16 +83,28 @@ pub fn path(workspace: &Path) -> PathBuf {
 /// bus closes. Write errors are logged and the event dropped: losing a
 /// stats line is better than stopping the agent.
 pub fn spawn_usage_log(bus: &EventBus, workspace: &Path) -> JoinHandle<()> {
+    spawn_usage_log_counted(bus, workspace, watch::channel(0).0)
+}
+
+/// As [`spawn_usage_log`], counting the lines written on `written`: what
+/// reads the log again after each (the spend caps a status shows) waits
+/// on it rather than racing the write.
+pub fn spawn_usage_log_counted(
+    bus: &EventBus,
+    workspace: &Path,
+    written: watch::Sender<u64>,
+) -> JoinHandle<()> {
     let mut events = bus.subscribe();
     let path = path(workspace);
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
-            let Some(line) = UsageLine::from_event(&event, Utc::now()) else {
+            let Some(line) = UsageLine::from_event(&event, super::now()) else {
                 continue;
             };
             if let Err(e) = append(&path, &line) {
                 tracing::warn!("cannot append to {}: {e}", path.display());
             }
+            written.send_modify(|n| *n += 1);
         }
     })
 }

@@ -95,7 +95,16 @@ pub(super) async fn summary(
         prompt.push_str(&format!("\nKeep in particular: {focus}"));
     }
     let tail = ChatMessage::user(prompt);
-    let (response, model) = match shared.config.agent.compaction_model.as_str() {
+    let mut model_name = shared.config.agent.compaction_model.as_str();
+    if model_name == "remote"
+        && let Some(why) = over_budget(turn, system, &session.history[start..cut])
+    {
+        turn.emit(EventKind::Notice(Notice {
+            message: format!("compacting with the local model: {why}"),
+        }));
+        model_name = "local";
+    }
+    let (response, model) = match model_name {
         "remote" => {
             let Some(remote) = shared.remote.preferred() else {
                 bail!("[agent] compaction_model = \"remote\" but no remote provider has a key");
@@ -132,6 +141,13 @@ pub(super) async fn summary(
         bail!("the model wrote no summary");
     }
     Ok((text.to_string(), model))
+}
+
+/// Why the spend caps stop a remote summary of `history` (`None`: it may go).
+fn over_budget(turn: &Turn<'_>, system: &str, history: &[ChatMessage]) -> Option<String> {
+    let remote = turn.shared.remote.preferred()?;
+    let prompt = super::super::budget::prompt_estimate(system, history);
+    super::super::budget::refusal_now(turn, remote, prompt)
 }
 
 /// One silent request to a local role: nothing streams to surfaces. The

@@ -57,6 +57,11 @@ impl Anthropic {
         self
     }
 
+    /// Most tokens one reply may have (what a spend cap must allow for).
+    pub fn max_tokens(&self) -> u64 {
+        self.max_tokens
+    }
+
     pub fn model(&self) -> &str {
         &self.model
     }

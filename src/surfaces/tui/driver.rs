@@ -46,6 +46,8 @@ pub enum AppEvent {
     Link(crate::link::LinkState),
     /// Why no remote provider can take a turn (`None`: one can).
     NoRemote(Option<String>),
+    /// Remote spend against the caps changed.
+    Budget(Vec<crate::protocol::wire::SpendPeriod>),
 }
 
 /// What the loop needs from the outside world.
@@ -159,6 +161,7 @@ fn apply_internal(app: &mut App, msg: AppEvent) -> bool {
         AppEvent::Mcp(servers) => replace(&mut app.status.mcp, servers),
         AppEvent::Link(state) => app.link_changed(state),
         AppEvent::NoRemote(why) => replace(&mut app.status.no_remote, why),
+        AppEvent::Budget(periods) => replace(&mut app.status.budget, periods),
         AppEvent::HighlighterReady => {
             // Every cached render may hold plain code: redo them (only the
             // visible ones are rendered).

@@ -82,6 +82,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     });
     app.skills = options.skills;
     app.status.no_remote = core.status.borrow().no_remote.clone();
+    app.status.budget = core.status.borrow().budget.clone();
     if let Some(label) = &core.attached {
         app.attach(label.clone(), &options.live_sessions);
     }
@@ -268,6 +269,9 @@ fn status_changes(old: &CoreStatus, new: &CoreStatus, first: bool) -> Vec<AppEve
     }
     if first || old.no_remote != new.no_remote {
         out.push(AppEvent::NoRemote(new.no_remote.clone()));
+    }
+    if first || old.budget != new.budget {
+        out.push(AppEvent::Budget(new.budget.clone()));
     }
     if let Some(local) = new.local.filter(|l| old.local != Some(*l)) {
         if local.total > 1 {

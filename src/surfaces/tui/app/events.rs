@@ -4,9 +4,9 @@
 use super::{App, Effect, LocalState};
 use crate::protocol::{
     AnswerDelta, ApprovalDecision, ApprovalRequest, Compacted, ContextTrimmed, ErrorEvent,
-    Escalation, Event, EventKind, FinalAnswer, MemoryHits, NO_SESSION, Notice, Origin, Queued,
-    ReasoningDelta, Routing, SessionId, SubmissionId, Target, TokenUsage, ToolCallEvent,
-    ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
+    Escalation, Event, EventKind, FinalAnswer, HookOutcome, HookRun, MemoryHits, NO_SESSION,
+    Notice, Origin, Queued, ReasoningDelta, Routing, SessionId, SubmissionId, Target, TokenUsage,
+    ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
 };
 use crate::surfaces::tui::approval::PendingApproval;
 use crate::surfaces::tui::conversation::{Kind, Level, compaction_label};
@@ -38,7 +38,10 @@ impl App {
         // These change only the side panes and the status line.
         let side_only = matches!(
             kind,
-            EventKind::Routing(_) | EventKind::MemoryHits(_) | EventKind::Usage(_)
+            EventKind::Routing(_)
+                | EventKind::MemoryHits(_)
+                | EventKind::Usage(_)
+                | EventKind::Hook(_)
         );
         let mut effects = Vec::new();
         match kind {
@@ -90,6 +93,7 @@ impl App {
                 self.on_timeline(submission.as_ref(), &session, kind)
             }
             EventKind::TurnEnded(ended) => self.on_turn_ended(&session, &origin, ended),
+            EventKind::Hook(run) => self.on_hook(session, origin, run),
         }
         if shown && !side_only {
             self.conversation_scroll.content_added();
@@ -209,6 +213,32 @@ impl App {
             session,
             escalation,
         });
+    }
+
+    /// A hook run goes in the tools pane as an entry of its own, named
+    /// `hook EVENT`, its command as the summary and its stderr as output.
+    fn on_hook(&mut self, session: SessionId, origin: Origin, run: HookRun) {
+        let state = match run.outcome {
+            HookOutcome::Ok => ToolState::Ok,
+            HookOutcome::Blocked => ToolState::Denied,
+            HookOutcome::Failed | HookOutcome::TimedOut => ToolState::Failed,
+        };
+        self.tools.push(ToolEntry {
+            call: ToolCallEvent {
+                id: format!("hook:{}", run.call_id.as_deref().unwrap_or(&run.event)),
+                name: format!("hook {}", run.event),
+                arguments: serde_json::json!({ "command": run.command }),
+                sandbox: None,
+            },
+            session,
+            origin,
+            state,
+            duration_ms: Some(run.duration_ms),
+            output: run.message,
+            approval: None,
+            diff: None,
+        });
+        self.side_added(Pane::Tools);
     }
 
     fn on_tool_call(&mut self, session: SessionId, origin: Origin, call: ToolCallEvent) {

@@ -101,6 +101,15 @@ pub struct StatusInfo {
     /// Why no remote provider can take a turn (`/remote` and `/escalate`
     /// say it instead of pretending); `None`: one can, or the core did not say.
     pub no_remote: Option<String>,
+    /// Remote spend against `[remote] budget_*` (the caps set; none: empty).
+    pub budget: Vec<crate::protocol::wire::SpendPeriod>,
+}
+
+impl StatusInfo {
+    /// The first capped period with nothing left (remote models are off).
+    pub fn budget_spent(&self) -> Option<&crate::protocol::wire::SpendPeriod> {
+        self.budget.iter().find(|p| p.exhausted())
+    }
 }
 
 pub struct App {
@@ -201,6 +210,7 @@ impl App {
                 mcp: Vec::new(),
                 replicas: None,
                 no_remote: None,
+                budget: Vec::new(),
             },
             focus: Focus::Input,
             zoom: None,

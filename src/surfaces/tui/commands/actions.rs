@@ -47,11 +47,14 @@ pub(super) fn new_session(app: &mut App) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Says, as `command`'s one line, that no remote provider is configured;
-/// false when one is (or the core did not say).
+/// Says, as `command`'s one line, that no remote provider is configured
+/// or that the remote spend cap is reached; false when a remote model can
+/// take the turn (or the core did not say).
 fn no_remote(app: &mut App, command: &str) -> bool {
-    let Some(why) = app.status.no_remote.clone() else {
-        return false;
+    let why = match (&app.status.no_remote, app.status.budget_spent()) {
+        (Some(why), _) => why.clone(),
+        (None, Some(spent)) => format!("the remote budget is spent (budget: {})", spent.shown()),
+        (None, None) => return false,
     };
     app.notice(Level::Warning, format!("{command}: {why}; nothing sent"));
     true

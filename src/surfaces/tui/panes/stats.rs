@@ -17,13 +17,42 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     super::side(app, Pane::Stats, false, area, buf);
 }
 
+/// Remote spend against each cap set, warning-coloured from 80% on.
+fn budget(app: &App) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    app.status
+        .budget
+        .iter()
+        .map(|p| {
+            let share = p.spent_usd / p.cap_usd.max(f64::MIN_POSITIVE);
+            let style = match share {
+                s if s >= 1.0 => Style::default().fg(t.error),
+                s if s >= crate::usage::budget::WARN_SHARE => Style::default().fg(t.warning),
+                _ => Style::default().fg(t.text),
+            };
+            let spent = if p.exhausted() {
+                " · spent: local only"
+            } else {
+                ""
+            };
+            Line::from(vec![
+                Span::styled(format!("budget {} ", p.name), t.muted()),
+                Span::styled(
+                    format!("${:.2} of ${:.2}{spent}", p.spent_usd, p.cap_usd),
+                    style,
+                ),
+            ])
+        })
+        .collect()
+}
+
 pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let stats = &app.stats;
+    let mut out = budget(app);
     if stats.rows.is_empty() {
-        return Vec::new();
+        return out;
     }
-    let mut out = Vec::new();
     for ((provider, model), row) in &stats.rows {
         let (side, color) = match row.target {
             Some(Target::Remote) => ("remote", t.routing_remote),
@@ -99,4 +128,75 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         ]));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::wire::SpendPeriod;
+    use crate::surfaces::tui::theme::Theme;
+
+    fn app_with(budget: Vec<SpendPeriod>) -> App {
+        let mut app = App::new(crate::surfaces::tui::app::AppOptions {
+            session: "s".into(),
+            theme: Theme::default(),
+            theme_dirs: Vec::new(),
+            model: "m".into(),
+            endpoint: "http://127.0.0.1:1".into(),
+            context_length: 1024,
+        });
+        app.status.budget = budget;
+        app
+    }
+
+    fn period(name: &str, spent_usd: f64, cap_usd: f64) -> SpendPeriod {
+        SpendPeriod {
+            name: name.into(),
+            key: "k".into(),
+            spent_usd,
+            cap_usd,
+        }
+    }
+
+    fn text(app: &App) -> Vec<String> {
+        lines(app, 60)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn shows_spend_against_each_cap_even_before_any_usage() {
+        let app = app_with(vec![period("day", 1.5, 2.0), period("month", 30.0, 30.0)]);
+        let shown = text(&app);
+        assert_eq!(shown[0], "budget day $1.50 of $2.00");
+        assert_eq!(
+            shown[1],
+            "budget month $30.00 of $30.00 · spent: local only"
+        );
+        assert!(text(&app_with(Vec::new())).is_empty());
+    }
+
+    #[test]
+    fn remote_and_escalate_say_the_budget_is_spent_and_send_nothing() {
+        let mut app = app_with(vec![period("day", 2.0, 2.0)]);
+        for command in ["/remote", "/escalate"] {
+            let effects = crate::surfaces::tui::commands::run(&mut app, command);
+            assert!(effects.is_empty(), "{command} sent something");
+            let said = app
+                .conversation
+                .entries
+                .last()
+                .map(|e| e.text.clone())
+                .unwrap_or_default();
+            assert_eq!(
+                said,
+                format!(
+                    "{command}: the remote budget is spent (budget: day 2.00/2.00 USD); nothing sent"
+                )
+            );
+        }
+        let mut app = app_with(vec![period("day", 1.0, 2.0)]);
+        assert!(!crate::surfaces::tui::commands::run(&mut app, "/remote").is_empty());
+    }
 }

@@ -94,3 +94,46 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Event, EventKind, HookOutcome, HookRun, Origin};
+    use crate::surfaces::tui::theme::Theme;
+
+    #[test]
+    fn a_hook_run_is_an_entry_of_the_tools_pane() {
+        let mut app = App::new(crate::surfaces::tui::app::AppOptions {
+            session: "s".into(),
+            theme: Theme::default(),
+            theme_dirs: Vec::new(),
+            model: "m".into(),
+            endpoint: "http://127.0.0.1:1".into(),
+            context_length: 1024,
+        });
+        app.apply(Event {
+            submission: None,
+            session: "s".into(),
+            origin: Origin::Tui,
+            kind: EventKind::Hook(HookRun {
+                event: "pre_tool".into(),
+                command: "/home/me/bin/guard".into(),
+                call_id: Some("c1".into()),
+                outcome: HookOutcome::Blocked,
+                exit_code: Some(2),
+                message: "not on main".into(),
+                duration_ms: 12,
+            }),
+        });
+        let shown: Vec<String> = lines(&app, 80)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        assert_eq!(shown[0], "⊘ hook pre_tool denied · 12 ms", "{shown:?}");
+        assert!(
+            shown.iter().any(|l| l.contains("/home/me/bin/guard")),
+            "{shown:?}"
+        );
+        assert!(shown.iter().any(|l| l.contains("not on main")), "{shown:?}");
+    }
+}

@@ -72,6 +72,14 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Ok(found) => found,
         Err(why) => return ToolOutput::fail(why),
     };
+    // Its reported cost counts against the remote spend caps; what it
+    // will cost cannot be known before, so only a spent cap stops it.
+    let now = crate::usage::now();
+    if let Some(why) = crate::usage::budget::Budget::of(&ctx.config.remote, &ctx.workspace, now)
+        .and_then(|budget| budget.refusal(0.0))
+    {
+        return ToolOutput::refused(format!("Claude Code was not started: {why}"));
+    }
     if let Err(why) = ctx.approver.check_delegation(task, &dir, ctx).await {
         return ToolOutput::refused(why);
     }
