@@ -1,6 +1,7 @@
 //! The command line (docs/design.md §3, docs/cli.md) and start-up: config, secrets,
 //! workspace, logs, then the agent core and a surface.
 
+mod approvals;
 mod args;
 mod attach;
 mod devices;
@@ -139,6 +140,7 @@ async fn run_without_agent(
         CliCommand::Skills(args) => skills::run(&env.config.skills, &env.workspace, args),
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,
+        CliCommand::Approvals(args) => approvals::run(&env.workspace, &env.config, args),
         CliCommand::Init(_)
         | CliCommand::Trust(_)
         | CliCommand::Pair(_)

@@ -192,6 +192,13 @@ pub enum Command {
         focus: Option<String>,
         origin: Origin,
     },
+    /// Every approval rule in force for the session (`/approvals`):
+    /// answered with `approval_rules`.
+    ListApprovals,
+    /// Revoke the rule `id` of `approval_rules` (a session rule from the
+    /// core's memory, a permanent one from the approvals file): answered
+    /// with `approval_revoked`, or `error` (unknown id, a config rule).
+    RevokeApproval { id: String },
 }
 
 /// Names one submission; the events it causes carry it. Chosen by whoever

@@ -10,6 +10,7 @@
 
 pub mod app;
 pub mod approval;
+pub mod approval_rules;
 #[cfg(test)]
 mod approval_tests;
 pub mod commands;

@@ -3,9 +3,9 @@
 
 use super::{App, Effect, LocalState};
 use crate::protocol::{
-    AnswerDelta, ApprovalDecision, ApprovalRequest, Compacted, ContextTrimmed, ErrorEvent,
-    Escalation, Event, EventKind, FinalAnswer, MemoryHits, NO_SESSION, Notice, Origin, Queued,
-    ReasoningDelta, Routing, SessionId, SubmissionId, Target, TokenUsage, ToolCallEvent,
+    AnswerDelta, ApprovalDecision, ApprovalRequest, ApprovalRules, Compacted, ContextTrimmed,
+    ErrorEvent, Escalation, Event, EventKind, FinalAnswer, MemoryHits, NO_SESSION, Notice, Origin,
+    Queued, ReasoningDelta, Routing, SessionId, SubmissionId, Target, TokenUsage, ToolCallEvent,
     ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
 };
 use crate::surfaces::tui::approval::PendingApproval;
@@ -28,6 +28,11 @@ impl App {
         // A request that failed gets no other answer: forget it.
         if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {
             self.asked.remove(id);
+        }
+        if let EventKind::Error(error) = &kind
+            && self.approval_rules_error(submission.as_ref(), error)
+        {
+            return Vec::new();
         }
         if session == NO_SESSION {
             self.sessionless(kind);
@@ -90,6 +95,14 @@ impl App {
                 self.on_timeline(submission.as_ref(), &session, kind)
             }
             EventKind::TurnEnded(ended) => self.on_turn_ended(&session, &origin, ended),
+            EventKind::ApprovalRules(ApprovalRules { rules }) => {
+                let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
+                self.on_approval_rules(rules, ours)
+            }
+            EventKind::ApprovalRevoked(revoked) => {
+                let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
+                self.on_approval_revoked(revoked, ours)
+            }
         }
         if shown && !side_only {
             self.conversation_scroll.content_added();
