@@ -24,6 +24,9 @@ pub struct RulesOverlay {
     /// The revocation this overlay asked for, answered by `approval_revoked`
     /// or `error`.
     pub revoking: Option<SubmissionId>,
+    /// What the last `d` came to, shown under the list (the conversation
+    /// behind has it too).
+    pub said: Option<String>,
 }
 
 impl RulesOverlay {
@@ -32,6 +35,7 @@ impl RulesOverlay {
             rules,
             selected: 0,
             revoking: None,
+            said: None,
         }
     }
 
@@ -96,6 +100,9 @@ impl App {
                 "`{}` is set in the config ({}): remove it from egirl.toml",
                 rule.rule, rule.source
             );
+            if let Some(overlay) = self.approval_rules.as_mut() {
+                overlay.said = Some(text.clone());
+            }
             self.notice(Level::Warning, text);
             return Vec::new();
         }
@@ -128,18 +135,17 @@ impl App {
     /// A rule was revoked (here or by another window onto the same core):
     /// out of the open list, and said.
     pub(super) fn on_approval_revoked(&mut self, revoked: ApprovalRevoked, ours: bool) {
+        let text = format!(
+            "revoked `{}`: the next request it covered asks again",
+            revoked.rule
+        );
         if let Some(overlay) = self.approval_rules.as_mut() {
             overlay.remove(&revoked.id);
             overlay.revoking = None;
+            overlay.said = Some(text.clone());
         }
         if ours {
-            self.notice(
-                Level::Info,
-                format!(
-                    "revoked `{}`: the next request it covered asks again",
-                    revoked.rule
-                ),
-            );
+            self.notice(Level::Info, text);
         }
     }
 
@@ -157,6 +163,7 @@ impl App {
             return false;
         }
         overlay.revoking = None;
+        overlay.said = Some(error.message.clone());
         self.notice(Level::Warning, error.message.clone());
         true
     }

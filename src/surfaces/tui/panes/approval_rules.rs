@@ -72,9 +72,13 @@ pub fn render(app: &App, overlay: &RulesOverlay, area: Rect, buf: &mut Buffer) {
     if inner.height == 0 {
         return;
     }
+    let (note, color) = match &overlay.said {
+        Some(said) => (said.as_str(), t.warning),
+        None => (NOTE, t.muted),
+    };
     let note = Line::styled(
-        wrap::truncate(NOTE, usize::from(inner.width)),
-        Style::default().fg(t.muted),
+        wrap::truncate(note, usize::from(inner.width)),
+        Style::default().fg(color),
     );
     buf.set_line(inner.x, inner.bottom() - 1, &note, inner.width);
     let visible = usize::from(inner.height.saturating_sub(2)).max(1);
