@@ -257,6 +257,19 @@ async fn start_managed_servers(
     Ok(main.into_iter().chain(fast).collect())
 }
 
+/// `[ui] notify_command`, when set: run with the environment commands get.
+fn notify_command(env: &Environment) -> Option<crate::surfaces::notify_command::NotifyCommand> {
+    let ui = &env.config.ui;
+    (!ui.notify_command.is_empty()).then(|| crate::surfaces::notify_command::NotifyCommand {
+        argv: ui.notify_command.clone(),
+        env: crate::tools::sandbox::env::command_env(
+            &env.config.tools.exec.env_passthrough,
+            &env.env_files,
+        ),
+        after: ui.notify_after.0,
+    })
+}
+
 /// `egirl serve`: the services without a TUI, until a signal.
 async fn run_serve(env: &Environment, agent: &AgentHandle, mut notices: Vec<String>) -> u8 {
     match services::start(env, agent, false, &mut notices).await {
@@ -274,7 +287,17 @@ async fn run_serve(env: &Environment, agent: &AgentHandle, mut notices: Vec<Stri
                     return EXIT_FAILURE;
                 }
             };
-            serve::run(notices, services, agent, listeners).await
+            let notifier = notify_command(env).map(|command| {
+                let gateway = listeners.gateway.clone();
+                crate::surfaces::notify_command::spawn(command, core.subscribe(), move || {
+                    gateway.clients() > 0
+                })
+            });
+            let code = serve::run(notices, services, agent, listeners).await;
+            if let Some(notifier) = notifier {
+                notifier.abort();
+            }
+            code
         }
         Err(why) => {
             print::err(format_args!("egirl: {why}"));
@@ -326,6 +349,10 @@ async fn run_tui(
         notices,
         skills: Some(agent.skills.clone()),
         live_sessions: Vec::new(),
+        notify: tui::notify::NotifySettings {
+            mode: env.config.ui.notify,
+            after: env.config.ui.notify_after.0,
+        },
     };
     let code = match tui::run(&core, options).await {
         tui::TuiOutcome::Quit => EXIT_OK,

@@ -53,6 +53,14 @@ impl App {
             }
             // mouse.rs: the wheel scrolls, a click focuses, expands, copies.
             TermEvent::Mouse(mouse) => self.mouse(mouse),
+            TermEvent::FocusLost => {
+                self.set_focused(false);
+                Vec::new()
+            }
+            TermEvent::FocusGained => {
+                self.set_focused(true);
+                Vec::new()
+            }
             _ => Vec::new(),
         }
     }

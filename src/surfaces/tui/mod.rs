@@ -27,6 +27,7 @@ pub mod markdown;
 pub mod mcp;
 pub mod meter;
 mod mouse;
+pub mod notify;
 pub mod panes;
 mod replay;
 pub mod rewind;

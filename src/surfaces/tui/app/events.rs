@@ -94,7 +94,9 @@ impl App {
             kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
                 self.on_timeline(submission.as_ref(), &session, kind)
             }
-            EventKind::TurnEnded(ended) => self.on_turn_ended(&session, &origin, ended),
+            EventKind::TurnEnded(ended) => {
+                effects.extend(self.on_turn_ended(&session, &origin, ended))
+            }
             EventKind::ApprovalRules(ApprovalRules { rules }) => {
                 let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
                 self.on_approval_rules(rules, ours)
@@ -252,12 +254,13 @@ impl App {
         self.tools
             .awaiting(&session, &request.tool, &request.command, &request.id);
         let before = self.approvals.len();
+        let alert = self.approval_alert(&request.tool, &origin);
         self.approvals.push(PendingApproval {
             session,
             origin,
             request,
         });
-        (self.approvals.len() > before).then_some(Effect::Bell)
+        (self.approvals.len() > before).then_some(alert)
     }
 
     fn on_tool_result(&mut self, session: &str, result: ToolResultEvent) {
@@ -392,11 +395,25 @@ impl App {
         self.timeline_event(session, kind, ours);
     }
 
-    fn on_turn_ended(&mut self, session: &str, origin: &Origin, ended: TurnEnded) {
+    /// A long turn of the user's own (not a bot's, cron's or the
+    /// heartbeat's) may notify that it ended.
+    fn on_turn_ended(
+        &mut self,
+        session: &str,
+        origin: &Origin,
+        ended: TurnEnded,
+    ) -> Option<Effect> {
+        let mut started = None;
         if let Some(info) = self.session_info(session) {
             info.running = false;
-            info.started = None;
+            started = info.started.take();
         }
+        let alert = match origin {
+            Origin::Tui | Origin::Web | Origin::Cli if !ended.interrupted => {
+                self.turn_end_alert(started, std::time::Instant::now())
+            }
+            _ => None,
+        };
         // Calls of this session the turn left without a result stop counting.
         let elsewhere: std::collections::HashSet<&str> = self
             .tools
@@ -415,5 +432,6 @@ impl App {
                 "interrupted".into(),
             );
         }
+        alert
     }
 }
