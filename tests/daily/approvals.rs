@@ -212,3 +212,68 @@ fn no_not_yet_is_left_in_the_help() {
         assert!(!page.to_lowercase().contains("not yet"), "{doc}");
     }
 }
+
+/// Attached to `egirl serve`: `list_approvals` and `revoke_approval` go
+/// through the gateway (its `check_op` lets a client send them) and are
+/// answered by that core's events.
+#[tokio::test]
+async fn the_gateway_answers_list_and_revoke() {
+    use crate::gateway::daemon::{Daemon, Raw};
+    let llama = FakeLlama::start().await;
+    let daemon = Daemon::start(&llama, &[]).await;
+    let file = daemon.dir.path().join("ws/.egirl/approvals.toml");
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&file, "allow = [\"git status\", \"ls\"]\n").expect("plant");
+    let (mut raw, _hello) = Raw::hello(&daemon.socket, None).await;
+
+    let command = |id: &str, command: Value| {
+        json!({"frame": "op", "id": id, "op": {
+            "type": "command", "session": "cli-approvals", "command": command}})
+    };
+    raw.send(&command("ap-1", json!({"name": "list_approvals"})))
+        .await;
+    let listed = answer(&mut raw, "ap-1").await;
+    assert_eq!(listed["type"], "approval_rules", "{listed}");
+    let rules = listed["rules"].as_array().expect("rules");
+    let git = rules
+        .iter()
+        .find(|r| r["rule"] == "git status")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(git["scope"], "permanent");
+
+    let id = git["id"].clone();
+    raw.send(&command(
+        "ap-2",
+        json!({"name": "revoke_approval", "id": id}),
+    ))
+    .await;
+    let revoked = answer(&mut raw, "ap-2").await;
+    assert_eq!(revoked["type"], "approval_revoked", "{revoked}");
+    assert_eq!(revoked["rule"], "git status");
+    let text = std::fs::read_to_string(&file).expect("file");
+    assert!(
+        !text.contains("git status") && text.contains("\"ls\""),
+        "{text}"
+    );
+
+    raw.send(&command(
+        "ap-3",
+        json!({"name": "revoke_approval", "id": "00000000"}),
+    ))
+    .await;
+    let refused = answer(&mut raw, "ap-3").await;
+    assert_eq!(refused["type"], "error", "{refused}");
+    let (status, lines, _dir) = daemon.stop().await;
+    assert!(status.success(), "{lines:?}");
+}
+
+/// The first event answering submission `id`.
+async fn answer(raw: &mut crate::gateway::daemon::Raw, id: &str) -> Value {
+    loop {
+        let frame = raw.recv().await;
+        if frame["frame"] == "event" && frame["event"]["submission"] == id {
+            return frame["event"].clone();
+        }
+        assert_ne!(frame["frame"], "rejected", "{frame}");
+    }
+}

@@ -96,6 +96,44 @@ async fn notify_osc777_writes_that_escape() {
     assert_eq!(count(&raw, OSC9), 0);
 }
 
+/// A turn that ran at least `notify_after` ("0": every turn) ends while
+/// the window is not focused: one notification saying so; a turn ending
+/// while focused: none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_turn_ending_while_unfocused_notifies() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([Reply::text("first done"), Reply::text("second done")]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = format!(
+        "[workspace]\npath = \"ws\"\n[log]\ndir = \"{}\"\n[local]\nendpoint = \"{}\"\nmodel = \"fake\"\n[ui]\nnotify_after = \"0\"\n",
+        dir.path().join("logs").display(),
+        fake.url()
+    );
+    std::fs::write(dir.path().join("egirl.toml"), config).expect("config");
+    let mut pty = Pty::spawn(dir.path());
+    pty.wait_for("Type a message").await;
+    pty.send("hello\r");
+    pty.wait_for("first done").await;
+    assert_eq!(count(&pty.raw(), OSC9), 0, "focused: no notification");
+    pty.send(FOCUS_OUT);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    pty.send("again\r");
+    pty.wait_for("second done").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while count(&pty.raw(), OSC9) == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no notification");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let raw = String::from_utf8_lossy(&pty.raw()).to_string();
+    assert!(
+        raw.contains("\x1b]9;egirl: the turn finished after"),
+        "{raw:?}"
+    );
+    assert_eq!(count(&pty.raw(), OSC9), 1);
+    pty.send("\x03\x03");
+    assert_eq!(pty.exit_code().await, Some(0));
+}
+
 /// `egirl serve` with `[ui] notify_command`: an exec the webhook's turn
 /// asks about (`[webhook] tools` lets it ask), with no client attached,
 /// runs the program with the text as its last argument.

@@ -4,7 +4,7 @@
 mod attach;
 pub(crate) mod attach_rig;
 mod backpressure;
-mod daemon;
+pub(crate) mod daemon;
 mod headless;
 mod hostile;
 mod measure;
