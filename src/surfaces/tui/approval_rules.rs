@@ -67,10 +67,14 @@ impl App {
     /// `/approvals`: asks the core for the rules; the overlay opens with
     /// its answer.
     pub fn list_approvals(&mut self) -> Vec<Effect> {
-        vec![self.request(Op::Command {
+        let effect = self.request(Op::Command {
             session: self.session.clone(),
             command: Command::ListApprovals,
-        })]
+        });
+        if let Effect::Submit(submission) = &effect {
+            self.rules_listing = Some(submission.id.clone());
+        }
+        vec![effect]
     }
 
     /// A key while the overlay is open; it takes every key.
@@ -122,6 +126,9 @@ impl App {
 
     /// The core's list: opens the overlay when this TUI asked for it.
     pub(super) fn on_approval_rules(&mut self, rules: Vec<ApprovalRule>, ours: bool) {
+        if ours {
+            self.rules_listing = None;
+        }
         if !ours {
             return;
         }
@@ -149,21 +156,30 @@ impl App {
         }
     }
 
-    /// An error answering the overlay's revocation: said as a warning (it
-    /// is about the rule, not the model). True when it was that.
+    /// An error answering `/approvals` or the overlay's revocation (an
+    /// approvals file that does not parse, an unknown id): said as a
+    /// warning, since it is about the rules, not the model. True when it
+    /// was that.
     pub(super) fn approval_rules_error(
         &mut self,
         submission: Option<&SubmissionId>,
         error: &ErrorEvent,
     ) -> bool {
-        let Some(overlay) = self.approval_rules.as_mut() else {
+        let Some(submission) = submission else {
             return false;
         };
-        if submission.is_none() || overlay.revoking.as_ref() != submission {
-            return false;
+        if self.rules_listing.as_ref() == Some(submission) {
+            self.rules_listing = None;
+        } else {
+            let Some(overlay) = self.approval_rules.as_mut() else {
+                return false;
+            };
+            if overlay.revoking.as_ref() != Some(submission) {
+                return false;
+            }
+            overlay.revoking = None;
+            overlay.said = Some(error.message.clone());
         }
-        overlay.revoking = None;
-        overlay.said = Some(error.message.clone());
         self.notice(Level::Warning, error.message.clone());
         true
     }
@@ -251,6 +267,21 @@ mod tests {
         assert_eq!(overlay.selected, 0);
         app.handle_key(key(KeyCode::Esc), std::time::Instant::now());
         assert!(app.approval_rules.is_none());
+    }
+
+    #[test]
+    fn a_listing_that_fails_is_a_warning_not_a_failing_model() {
+        let mut app = app();
+        let (id, _) = submitted(&app.list_approvals());
+        let error = ErrorEvent {
+            message: ".egirl/approvals.toml is not valid: …".into(),
+        };
+        answer(&mut app, id, EventKind::Error(error));
+        assert!(app.approval_rules.is_none());
+        assert_ne!(
+            app.status.local,
+            crate::surfaces::tui::app::LocalState::Failing
+        );
     }
 
     #[test]

@@ -162,6 +162,8 @@ pub struct App {
     pub rewind: Option<super::rewind::RewindPicker>,
     /// The open `/approvals` list.
     pub approval_rules: Option<super::approval_rules::RulesOverlay>,
+    /// The `/approvals` listing asked for and not answered yet.
+    pub(super) rules_listing: Option<SubmissionId>,
     /// The terminal window has focus, as its focus reports say (true until
     /// one says otherwise).
     pub focused: bool,
@@ -238,6 +240,7 @@ impl App {
             skills: None,
             rewind: None,
             approval_rules: None,
+            rules_listing: None,
             focused: true,
             notify: Default::default(),
             search: None,
