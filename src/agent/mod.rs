@@ -7,12 +7,14 @@
 //! 1. leaves: `context` (prompts), `window`, `trim`, `redact`,
 //!    `unattended`, `slots`, `summary`;
 //! 2. `shared` (the state every worker shares), then `local` (the local
-//!    roles), `route` (where a turn runs), `memory`, `rewind`;
+//!    roles), `route` (where a turn runs), `memory`, `approvals` (`/approvals`),
+//!    `rewind`;
 //! 3. `session` (transcript, history, `Turn`), then `usage`, `tool_calls`;
 //! 4. `steps` (one request), then `compact`, then `turn` (the loop);
 //! 5. `start` (building `shared`), `worker` (a session's task), and this
 //!    file (the core's task and the handle surfaces hold).
 
+mod approvals;
 mod budget;
 mod compact;
 mod context;
@@ -276,6 +278,14 @@ async fn run_core(
                 session,
                 command: Command::MemorySearch { query },
             } => search_memory(&shared, submission, session, query),
+            Op::Command {
+                session,
+                command: Command::ListApprovals,
+            } => approvals::list(&shared, &session),
+            Op::Command {
+                session,
+                command: Command::RevokeApproval { id },
+            } => approvals::revoke(&shared, &session, &id),
             Op::Command { session, command } => {
                 let handle = sessions
                     .entry(session.clone())

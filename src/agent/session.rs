@@ -116,6 +116,8 @@ impl Session {
             // Answered by the core without the session (see `run_core`),
             // or by the session's worker (fork, rewind, `compact::now`).
             Command::MemorySearch { .. }
+            | Command::ListApprovals
+            | Command::RevokeApproval { .. }
             | Command::Fork
             | Command::Rewind { .. }
             | Command::Compact { .. } => {}

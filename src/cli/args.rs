@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{attach, devices, export, init, mcp, memory, pair, skills, stats, trust};
+use super::{approvals, attach, devices, export, init, mcp, memory, pair, skills, stats, trust};
 
 /// `egirl --version`: the build, and the `--json` wire version.
 const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 1)");
@@ -95,6 +95,8 @@ pub enum CliCommand {
     Pair(pair::PairArgs),
     /// Devices paired with the gateway: `egirl devices list|revoke ID`.
     Devices(devices::DevicesArgs),
+    /// Approval rules: `egirl approvals list [--json]|revoke ID`.
+    Approvals(approvals::ApprovalsArgs),
 }
 
 impl Cli {

@@ -233,5 +233,9 @@ fn options(env: &Environment, hello: &ServerHello, session: String) -> tui::TuiO
         skills: Some(Arc::new(skills)),
         live_sessions: hello.sessions.clone(),
         workspace,
+        notify: tui::notify::NotifySettings {
+            mode: env.config.ui.notify,
+            after: env.config.ui.notify_after.0,
+        },
     }
 }

@@ -19,8 +19,8 @@ const RING_EVENTS_VAR: &str = "EGIRL_GATEWAY_RING_EVENTS";
 /// The listeners serving this process's core to other processes; one
 /// [`Gateway`] (one numbered stream) behind all of them.
 pub struct Listeners {
-    /// For a further listener to serve the same stream.
-    #[allow(dead_code)]
+    /// For a further listener to serve the same stream, and for `serve`'s
+    /// notify command to know whether a client is attached.
     pub gateway: Gateway,
     pub socket: UnixServer,
     /// `[gateway] listen`'s WebSocket listener, when set.

@@ -1,6 +1,7 @@
 //! The command line (docs/design.md §3, docs/cli.md) and start-up: config, secrets,
 //! workspace, logs, then the agent core and a surface.
 
+mod approvals;
 mod args;
 mod attach;
 mod devices;
@@ -139,6 +140,7 @@ async fn run_without_agent(
         CliCommand::Skills(args) => skills::run(&env.config.skills, &env.workspace, args),
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,
+        CliCommand::Approvals(args) => approvals::run(&env.workspace, &env.config, args),
         CliCommand::Init(_)
         | CliCommand::Trust(_)
         | CliCommand::Pair(_)
@@ -255,6 +257,19 @@ async fn start_managed_servers(
     Ok(main.into_iter().chain(fast).collect())
 }
 
+/// `[ui] notify_command`, when set: run with the environment commands get.
+fn notify_command(env: &Environment) -> Option<crate::surfaces::notify_command::NotifyCommand> {
+    let ui = &env.config.ui;
+    (!ui.notify_command.is_empty()).then(|| crate::surfaces::notify_command::NotifyCommand {
+        argv: ui.notify_command.clone(),
+        env: crate::tools::sandbox::env::command_env(
+            &env.config.tools.exec.env_passthrough,
+            &env.env_files,
+        ),
+        after: ui.notify_after.0,
+    })
+}
+
 /// `egirl serve`: the services without a TUI, until a signal.
 async fn run_serve(env: &Environment, agent: &AgentHandle, mut notices: Vec<String>) -> u8 {
     match services::start(env, agent, false, &mut notices).await {
@@ -272,7 +287,17 @@ async fn run_serve(env: &Environment, agent: &AgentHandle, mut notices: Vec<Stri
                     return EXIT_FAILURE;
                 }
             };
-            serve::run(notices, services, agent, listeners).await
+            let notifier = notify_command(env).map(|command| {
+                let gateway = listeners.gateway.clone();
+                crate::surfaces::notify_command::spawn(command, core.subscribe(), move || {
+                    gateway.clients() > 0
+                })
+            });
+            let code = serve::run(notices, services, agent, listeners).await;
+            if let Some(notifier) = notifier {
+                notifier.abort();
+            }
+            code
         }
         Err(why) => {
             print::err(format_args!("egirl: {why}"));
@@ -324,6 +349,10 @@ async fn run_tui(
         notices,
         skills: Some(agent.skills.clone()),
         live_sessions: Vec::new(),
+        notify: tui::notify::NotifySettings {
+            mode: env.config.ui.notify,
+            after: env.config.ui.notify_after.0,
+        },
     };
     let code = match tui::run(&core, options).await {
         tui::TuiOutcome::Quit => EXIT_OK,

@@ -38,6 +38,7 @@ pub use mcp::{McpApproval, McpConfig, McpServerConfig, McpToolFilter};
 pub use proactive::{CronConfig, Delivery, HeartbeatConfig, WebhookConfig};
 pub use remote::{AnthropicConfig, AzureConfig, OpenAiConfig, RemoteConfig};
 pub use secrets::Secrets;
+
 pub use web::{BRAVE_KEY_VAR, SearchProvider, WebConfig, WebFetchPolicy, WebSearchConfig};
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -355,14 +356,39 @@ impl Default for SkillsConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct UiConfig {
     pub theme: String,
+    /// How the TUI says an approval waits or a long turn ended while its
+    /// window is not focused.
+    pub notify: NotifyMode,
+    /// A turn at least this long says when it ends (unfocused).
+    pub notify_after: ConfigDuration,
+    /// `egirl serve`: a program (argv, no shell) run for the same events,
+    /// with the text as its last argument; empty: none.
+    pub notify_command: Vec<String>,
 }
 
 impl Default for UiConfig {
     fn default() -> Self {
         Self {
             theme: "default".into(),
+            notify: NotifyMode::Osc9,
+            notify_after: ConfigDuration::from_secs(30),
+            notify_command: Vec::new(),
         }
     }
+}
+
+/// `[ui] notify`: the desktop-notification escape the TUI writes (each
+/// also rings the bell), or only the bell, or nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyMode {
+    /// `ESC ] 9 ; text BEL` (iTerm2, WezTerm, Windows Terminal, kitty…).
+    #[default]
+    Osc9,
+    /// `ESC ] 777 ; notify ; egirl ; text BEL` (foot, rxvt, Ghostty…).
+    Osc777,
+    Bell,
+    Off,
 }
 
 #[derive(Clone, Debug, Deserialize)]

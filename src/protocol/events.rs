@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::controls::{ApprovalRevoked, ApprovalRules, HookRun};
 use super::{FileDiff, MemoryHit, ReviewDecision, Route, RoutedModel, Target};
 
 /// What happened, serialized as one JSON object per line in `--json` mode
@@ -45,6 +46,11 @@ pub enum EventKind {
     Compaction(Compacted),
     /// One of the user's `[[hooks]]` ran.
     Hook(HookRun),
+    /// Every approval rule in force for the session (`list_approvals`).
+    ApprovalRules(ApprovalRules),
+    /// A rule was revoked (`revoke_approval`): the next request it covered
+    /// is asked again.
+    ApprovalRevoked(ApprovalRevoked),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -380,38 +386,4 @@ pub struct Compacted {
     pub model: String,
     /// The summary the model now sees in place of those messages.
     pub summary: String,
-}
-
-/// One run of a `[[hooks]]` command.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HookRun {
-    /// What it ran for: `session_start`, `user_message`, `pre_tool`,
-    /// `post_tool`, `approval_request`, `turn_end` or `compaction`.
-    pub event: String,
-    /// Its command line as configured.
-    pub command: String,
-    /// The tool call it ran for (`pre_tool`, `post_tool`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call_id: Option<String>,
-    pub outcome: HookOutcome,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
-    /// What it wrote on stderr, or why it did not run.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub message: String,
-    pub duration_ms: u64,
-}
-
-/// How a hook run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HookOutcome {
-    /// It exited 0.
-    Ok,
-    /// A `pre_tool` hook exited 2: the call was not run.
-    Blocked,
-    /// Another exit, a signal, or it could not start.
-    Failed,
-    /// It ran past its timeout and was killed.
-    TimedOut,
 }

@@ -27,9 +27,11 @@ use serde::{Deserialize, Serialize};
 /// The `--json` wire version (see the module doc for what changed).
 pub const PROTOCOL_VERSION: u32 = 1;
 
+mod controls;
 mod events;
 mod route;
 pub mod wire;
+pub use controls::*;
 pub use events::*;
 pub use route::{LOCAL_PROVIDER, LocalRole, Route, RoutedModel};
 
@@ -192,6 +194,13 @@ pub enum Command {
         focus: Option<String>,
         origin: Origin,
     },
+    /// Every approval rule in force for the session (`/approvals`):
+    /// answered with `approval_rules`.
+    ListApprovals,
+    /// Revoke the rule `id` of `approval_rules` (a session rule from the
+    /// core's memory, a permanent one from the approvals file): answered
+    /// with `approval_revoked`, or `error` (unknown id, a config rule).
+    RevokeApproval { id: String },
 }
 
 /// Names one submission; the events it causes carry it. Chosen by whoever

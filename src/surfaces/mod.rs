@@ -6,6 +6,7 @@ pub mod discord;
 pub mod gateway;
 pub mod headless;
 pub mod heartbeat;
+pub mod notify_command;
 pub mod telegram;
 pub mod tui;
 mod utf16;

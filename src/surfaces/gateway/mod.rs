@@ -124,6 +124,11 @@ impl Gateway {
         connection::serve(self.shared.clone(), framed, admission).await;
     }
 
+    /// Connections open now (over every listener of this core).
+    pub fn clients(&self) -> usize {
+        MAX_CLIENTS.saturating_sub(self.shared.clients.available_permits())
+    }
+
     /// `hello` as a client connecting now would get it.
     pub fn hello(&self) -> ServerHello {
         let state = self.shared.stream.lock();

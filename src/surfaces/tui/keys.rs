@@ -53,6 +53,14 @@ impl App {
             }
             // mouse.rs: the wheel scrolls, a click focuses, expands, copies.
             TermEvent::Mouse(mouse) => self.mouse(mouse),
+            TermEvent::FocusLost => {
+                self.set_focused(false);
+                Vec::new()
+            }
+            TermEvent::FocusGained => {
+                self.set_focused(true);
+                Vec::new()
+            }
             _ => Vec::new(),
         }
     }
@@ -69,6 +77,9 @@ impl App {
         }
         if self.rewind.is_some() {
             return self.rewind_key(key);
+        }
+        if self.approval_rules.is_some() {
+            return self.approval_rules_key(key);
         }
         if self.overlay == Some(Overlay::Sessions) {
             self.picker_key(key);

@@ -10,6 +10,7 @@
 
 pub mod app;
 pub mod approval;
+pub mod approval_rules;
 #[cfg(test)]
 mod approval_tests;
 pub mod commands;
@@ -26,6 +27,7 @@ pub mod markdown;
 pub mod mcp;
 pub mod meter;
 mod mouse;
+pub mod notify;
 pub mod panes;
 mod replay;
 pub mod rewind;

@@ -47,7 +47,11 @@ impl App {
 
     fn click(&mut self, at: Position) -> Vec<Effect> {
         // A modal or an overlay decides by keys; a click does nothing.
-        if !self.approvals.is_empty() || self.rewind.is_some() || self.overlay.is_some() {
+        if !self.approvals.is_empty()
+            || self.rewind.is_some()
+            || self.approval_rules.is_some()
+            || self.overlay.is_some()
+        {
             return Vec::new();
         }
         let Some(rects) = self.rects.get() else {

@@ -45,6 +45,8 @@ pub struct TuiOptions {
     /// Attached: the sessions the core had open when this client said
     /// hello (they join the session list).
     pub live_sessions: Vec<crate::protocol::wire::LiveSession>,
+    /// `[ui] notify`, `notify_after`.
+    pub notify: super::notify::NotifySettings,
 }
 
 /// How the TUI ended; `cli` turns it into the process's exit code (a
@@ -81,6 +83,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         context_length: options.context_length,
     });
     app.skills = options.skills;
+    app.notify = options.notify;
     app.status.no_remote = core.status.borrow().no_remote.clone();
     app.status.budget = core.status.borrow().budget.clone();
     if let Some(label) = &core.attached {
@@ -178,6 +181,10 @@ impl Host<CrosstermBackend<io::Stdout>> for Crossterm<'_> {
         match effect {
             Effect::Bell => {
                 out.write_all(b"\x07")?;
+                out.flush()?;
+            }
+            Effect::Notify(bytes) => {
+                out.write_all(&bytes)?;
                 out.flush()?;
             }
             Effect::SetMouseCapture(true) => execute!(out, EnableMouseCapture)?,
@@ -336,6 +343,9 @@ fn enter() -> anyhow::Result<Term> {
         Clear(ClearType::All),
         EnableBracketedPaste,
         EnableMouseCapture,
+        // Focus reports (`CSI I`/`CSI O`): notifications only while the
+        // window is not focused.
+        crossterm::event::EnableFocusChange,
         // Lets terminals that speak the kitty protocol report Shift+Enter;
         // the others ignore it.
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
@@ -356,6 +366,7 @@ fn restore() {
         out,
         PopKeyboardEnhancementFlags,
         DisableMouseCapture,
+        crossterm::event::DisableFocusChange,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         crossterm::cursor::Show,

@@ -25,6 +25,8 @@
 //! - [`hosts`]: `web_fetch` hosts; [`mcp`]: MCP tools that change things;
 //! - [`delegation`]: `delegate_claude_code` and Claude Code's permissions;
 //! - [`ask`]: raising a request, waiting for it, remembering the answer;
+//! - [`listing`]: the rules in force (`/approvals`), revoking one;
+//! - [`file`]: the approvals file, edited in place under its lock;
 //! - [`pending`]: requests parked until a surface answers.
 
 use std::path::PathBuf;
@@ -40,7 +42,9 @@ mod ask;
 mod delegation;
 mod exec;
 mod expansion;
+mod file;
 mod hosts;
+mod listing;
 mod mcp;
 mod outcome;
 mod pending;
@@ -52,6 +56,7 @@ mod store;
 /// where surfaces read it).
 pub use crate::protocol::DENIED_BY_USER;
 pub use delegation::CLAUDE_CODE_PERMISSION;
+pub use listing::{APPROVALS_FILE, permanent_rules, revoke_permanent};
 pub use outcome::{Granted, Kept, Refusal};
 pub use pending::PendingApprovals;
 pub use rules::{RuleOrigin, approval_prefix, auto_approvable, rule_covers, rule_preview};

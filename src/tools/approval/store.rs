@@ -1,18 +1,17 @@
 //! What approvals remember: one grant type, one map of per-session grants,
 //! and the approvals file (`.egirl/approvals.toml`) that "always" writes.
 //!
-//! The file keeps one list per kind of grant (`allow` for exec rules,
-//! `hosts`, `mcp`). Exec rules and hosts are read once at start and
-//! refreshed when this process saves one; MCP tools are read from the file
-//! at each check, so a tool another egirl approved "always" is honoured at
-//! once. Every rewrite merges with what is on disk under one lock.
+//! The file ([`file`]) keeps one list per kind of grant (`allow` for exec
+//! rules, `hosts`, `mcp`) and when each was added. It is read at each check,
+//! so a grant another egirl approved "always", or one `egirl approvals
+//! revoke` removed, counts at once. Every rewrite merges with what is on
+//! disk, under the file's lock.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
-
+use super::file::{self, RulesFile};
 use super::lock;
 use crate::protocol::SessionId;
 
@@ -32,7 +31,7 @@ pub enum Grant {
 
 /// The kinds of [`Grant`], one list each in the approvals file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum GrantKind {
+pub(crate) enum GrantKind {
     ExecRule,
     Host,
     McpTool,
@@ -46,7 +45,7 @@ impl Grant {
         }
     }
 
-    fn kind(&self) -> GrantKind {
+    pub(super) fn kind(&self) -> GrantKind {
         match self {
             Grant::ExecRule(_) => GrantKind::ExecRule,
             Grant::Host(_) => GrantKind::Host,
@@ -83,51 +82,29 @@ impl std::fmt::Display for Source {
     }
 }
 
-/// The approvals file: `allow = ["git status", "cargo test"]`.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-struct RulesFile {
-    #[serde(default)]
-    allow: Vec<String>,
-    /// Hosts `web_fetch` may reach without asking (`p` on a web request).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    hosts: Vec<String>,
-    /// MCP tools approved with "always", by full name (`mcp__fs__write_file`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    mcp: Vec<String>,
-}
-
-impl RulesFile {
-    fn list(&self, kind: GrantKind) -> &Vec<String> {
-        match kind {
-            GrantKind::ExecRule => &self.allow,
-            GrantKind::Host => &self.hosts,
-            GrantKind::McpTool => &self.mcp,
-        }
-    }
-
-    fn list_mut(&mut self, kind: GrantKind) -> &mut Vec<String> {
-        match kind {
-            GrantKind::ExecRule => &mut self.allow,
-            GrantKind::Host => &mut self.hosts,
-            GrantKind::McpTool => &mut self.mcp,
-        }
-    }
+/// A grant remembered for one session, with when.
+#[derive(Clone, Debug)]
+pub(super) struct SessionGrant {
+    pub(super) grant: Grant,
+    /// RFC 3339, UTC.
+    pub(super) added: String,
 }
 
 /// The grants remembered by "session" and "always".
 pub(super) struct Store {
     path: PathBuf,
-    /// The approvals file as last read; the lock also serializes rewrites.
+    /// The approvals file as last read well: what the checks use when a
+    /// later read fails (exec rules and hosts; an unreadable file never
+    /// widens MCP grants).
     saved: Mutex<RulesFile>,
-    session: Mutex<HashMap<SessionId, Vec<Grant>>>,
+    session: Mutex<HashMap<SessionId, Vec<SessionGrant>>>,
 }
 
 impl Store {
     /// Reads the approvals file (a missing file is no grants; an unreadable
     /// one is logged and ignored, which only means more questions).
     pub(super) fn load(path: PathBuf) -> Self {
-        let saved = read_rules(&path).unwrap_or_else(|e| {
+        let saved = file::read(&path).unwrap_or_else(|e| {
             tracing::warn!("ignoring the approvals file: {e}");
             RulesFile::default()
         });
@@ -138,31 +115,49 @@ impl Store {
         }
     }
 
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The approvals file as it is now. Read at each check (the file is
+    /// small): a rule another egirl saved, or `egirl approvals revoke`
+    /// removed, counts at once.
+    pub(super) fn file(&self, kind: GrantKind) -> RulesFile {
+        match file::read(&self.path) {
+            Ok(file) => {
+                *lock(&self.saved) = file.clone();
+                file
+            }
+            Err(e) => {
+                tracing::warn!("ignoring the approvals file: {e}");
+                match kind {
+                    GrantKind::McpTool => RulesFile::default(),
+                    _ => lock(&self.saved).clone(),
+                }
+            }
+        }
+    }
+
     /// The remembered grants of `kind` that apply to `session`: the file's,
     /// then the session's.
     pub(super) fn list(&self, kind: GrantKind, session: &str) -> Vec<(String, Source)> {
-        let saved = match kind {
-            // Read each time: the file is small, and another egirl may have
-            // approved the tool since.
-            GrantKind::McpTool => match read_rules(&self.path) {
-                Ok(file) => file.mcp,
-                Err(e) => {
-                    tracing::warn!("ignoring the approvals file: {e}");
-                    Vec::new()
-                }
-            },
-            _ => lock(&self.saved).list(kind).clone(),
-        };
+        let saved = self.file(kind).list(kind).clone();
         let mut out: Vec<(String, Source)> = saved.into_iter().map(|g| (g, Source::File)).collect();
-        if let Some(grants) = lock(&self.session).get(session) {
-            out.extend(
-                grants
-                    .iter()
-                    .filter(|g| g.kind() == kind)
-                    .map(|g| (g.text().to_string(), Source::Session)),
-            );
-        }
+        out.extend(
+            self.session_grants(session)
+                .into_iter()
+                .filter(|g| g.grant.kind() == kind)
+                .map(|g| (g.grant.text().to_string(), Source::Session)),
+        );
         out
+    }
+
+    /// The grants `session` remembers, oldest first.
+    pub(super) fn session_grants(&self, session: &str) -> Vec<SessionGrant> {
+        lock(&self.session)
+            .get(session)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The first remembered grant of `kind` that `covers` accepts.
@@ -172,79 +167,57 @@ impl Store {
         session: &str,
         covers: impl Fn(&str) -> bool,
     ) -> Option<(String, Source)> {
-        // An MCP tool the session allowed is found without reading the
-        // file, which `list` reads on every call for MCP grants.
-        if kind == GrantKind::McpTool {
-            let in_session = lock(&self.session).get(session).and_then(|grants| {
-                grants
-                    .iter()
-                    .find(|g| g.kind() == kind && covers(g.text()))
-                    .map(|g| (g.text().to_string(), Source::Session))
-            });
-            if in_session.is_some() {
-                return in_session;
-            }
-        }
         self.list(kind, session)
             .into_iter()
             .find(|(grant, _)| covers(grant))
     }
 
     pub(super) fn remember_for_session(&self, session: &str, grant: Grant) {
-        lock(&self.session)
-            .entry(session.to_string())
-            .or_default()
-            .push(grant);
+        let mut sessions = lock(&self.session);
+        let grants = sessions.entry(session.to_string()).or_default();
+        if !grants.iter().any(|g| g.grant == grant) {
+            grants.push(SessionGrant {
+                grant,
+                added: now(),
+            });
+        }
+    }
+
+    /// Forgets a session grant; false when the session did not hold it.
+    pub(super) fn forget_for_session(&self, session: &str, grant: &Grant) -> bool {
+        let mut sessions = lock(&self.session);
+        let Some(grants) = sessions.get_mut(session) else {
+            return false;
+        };
+        let before = grants.len();
+        grants.retain(|g| &g.grant != grant);
+        grants.len() != before
     }
 
     /// Adds a grant to the approvals file, merging with what is on disk now
     /// (another egirl process may have written it since we read it).
     pub(super) fn save(&self, grant: &Grant) -> Result<(), String> {
-        let mut saved = lock(&self.saved);
-        let mut file = read_rules(&self.path)?;
-        let kind = grant.kind();
-        if !file.list(kind).iter().any(|g| g == grant.text()) {
-            file.list_mut(kind).push(grant.text().to_string());
-        }
-        write_rules(&self.path, &file)?;
-        *saved.list_mut(kind) = file.list(kind).clone();
+        file::add(&self.path, grant.kind(), grant.text(), &now())?;
+        self.file(grant.kind());
         Ok(())
     }
+
+    /// Removes a grant from the approvals file; false when it was not there.
+    pub(super) fn unsave(&self, grant: &Grant) -> Result<bool, String> {
+        let removed = file::remove(&self.path, grant.kind(), grant.text())?;
+        self.file(grant.kind());
+        Ok(removed)
+    }
+}
+
+/// Now, as the approvals file and `/approvals` write it.
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// Reads the exec rules of an approvals file; a missing file has none.
 pub fn read_rules_file(path: &Path) -> Result<Vec<String>, String> {
-    read_rules(path).map(|file| file.allow)
-}
-
-/// The whole approvals file (every kind of grant); missing: empty.
-fn read_rules(path: &Path) -> Result<RulesFile, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RulesFile::default()),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    toml::from_str(&text).map_err(|e| format!("{} is not valid: {e}", path.display()))
-}
-
-/// Writes the approvals file whole (the caller holds the lock and read the
-/// file just before).
-fn write_rules(path: &Path, file: &RulesFile) -> Result<(), String> {
-    let body = toml::to_string(file).map_err(|e| format!("could not save the approval: {e}"))?;
-    let text = format!(
-        "# Approved with \"always\": command prefixes (allow, matched against the parsed argv) and web_fetch hosts.\n{body}"
-    );
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            format!(
-                "could not save the approval: cannot create {}: {e}",
-                dir.display()
-            )
-        })?;
-    }
-    crate::fsutil::atomic::write_atomic(path, text.as_bytes())
-        .map_err(|e| format!("could not save the approval to {}: {e}", path.display()))?;
-    Ok(())
+    file::read(path).map(|file| file.allow)
 }
 
 #[cfg(test)]
@@ -264,13 +237,26 @@ mod tests {
         ] {
             store.save(&grant).unwrap();
         }
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "# Approved with \"always\": command prefixes (allow, matched against the parsed argv) and web_fetch hosts.\n\
-             allow = [\"git status\"]\n\
-             hosts = [\"example.com\"]\n\
-             mcp = [\"mcp__fs__write_file\"]\n"
+        // The lists as before issue 31, then when each grant was added.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with(
+                "# Approved with \"always\": command prefixes (allow, matched against the parsed argv) and web_fetch hosts.\n\
+                 allow = [\"git status\"]\n\
+                 hosts = [\"example.com\"]\n\
+                 mcp = [\"mcp__fs__write_file\"]\n"
+            ),
+            "{text}"
         );
+        for (table, grant) in [
+            ("allow", "git status"),
+            ("hosts", "example.com"),
+            ("mcp", "mcp__fs__write_file"),
+        ] {
+            let dates: toml::Value = toml::from_str(&text).unwrap();
+            let date = dates["added"][table][grant].as_str().unwrap_or_default();
+            assert!(date.starts_with("20"), "{text}");
+        }
         let reloaded = Store::load(path);
         reloaded.remember_for_session("s", Grant::Host("docs.rs".into()));
         let file = |text: &str| (text.to_string(), Source::File);

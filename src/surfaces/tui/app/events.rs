@@ -3,10 +3,10 @@
 
 use super::{App, Effect, LocalState};
 use crate::protocol::{
-    AnswerDelta, ApprovalDecision, ApprovalRequest, Compacted, ContextTrimmed, ErrorEvent,
-    Escalation, Event, EventKind, FinalAnswer, HookOutcome, HookRun, MemoryHits, NO_SESSION,
-    Notice, Origin, Queued, ReasoningDelta, Routing, SessionId, SubmissionId, Target, TokenUsage,
-    ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
+    AnswerDelta, ApprovalDecision, ApprovalRequest, ApprovalRules, Compacted, ContextTrimmed,
+    ErrorEvent, Escalation, Event, EventKind, FinalAnswer, HookOutcome, HookRun, MemoryHits,
+    NO_SESSION, Notice, Origin, Queued, ReasoningDelta, Routing, SessionId, SubmissionId, Target,
+    TokenUsage, ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
 };
 use crate::surfaces::tui::approval::PendingApproval;
 use crate::surfaces::tui::conversation::{Kind, Level, compaction_label};
@@ -28,6 +28,11 @@ impl App {
         // A request that failed gets no other answer: forget it.
         if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {
             self.asked.remove(id);
+        }
+        if let EventKind::Error(error) = &kind
+            && self.approval_rules_error(submission.as_ref(), error)
+        {
+            return Vec::new();
         }
         if session == NO_SESSION {
             self.sessionless(kind);
@@ -92,7 +97,17 @@ impl App {
             kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
                 self.on_timeline(submission.as_ref(), &session, kind)
             }
-            EventKind::TurnEnded(ended) => self.on_turn_ended(&session, &origin, ended),
+            EventKind::TurnEnded(ended) => {
+                effects.extend(self.on_turn_ended(&session, &origin, ended))
+            }
+            EventKind::ApprovalRules(ApprovalRules { rules }) => {
+                let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
+                self.on_approval_rules(rules, ours)
+            }
+            EventKind::ApprovalRevoked(revoked) => {
+                let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
+                self.on_approval_revoked(revoked, ours)
+            }
             EventKind::Hook(run) => self.on_hook(session, origin, run),
         }
         if shown && !side_only {
@@ -269,12 +284,13 @@ impl App {
         self.tools
             .awaiting(&session, &request.tool, &request.command, &request.id);
         let before = self.approvals.len();
+        let alert = self.approval_alert(&request.tool, &origin);
         self.approvals.push(PendingApproval {
             session,
             origin,
             request,
         });
-        (self.approvals.len() > before).then_some(Effect::Bell)
+        (self.approvals.len() > before).then_some(alert)
     }
 
     fn on_tool_result(&mut self, session: &str, result: ToolResultEvent) {
@@ -412,11 +428,25 @@ impl App {
         self.timeline_event(session, kind, ours);
     }
 
-    fn on_turn_ended(&mut self, session: &str, origin: &Origin, ended: TurnEnded) {
+    /// A long turn of the user's own (not a bot's, cron's or the
+    /// heartbeat's) may notify that it ended.
+    fn on_turn_ended(
+        &mut self,
+        session: &str,
+        origin: &Origin,
+        ended: TurnEnded,
+    ) -> Option<Effect> {
+        let mut started = None;
         if let Some(info) = self.session_info(session) {
             info.running = false;
-            info.started = None;
+            started = info.started.take();
         }
+        let alert = match origin {
+            Origin::Tui | Origin::Web | Origin::Cli if !ended.interrupted => {
+                self.turn_end_alert(started, std::time::Instant::now())
+            }
+            _ => None,
+        };
         // Calls of this session the turn left without a result stop counting.
         let elsewhere: std::collections::HashSet<&str> = self
             .tools
@@ -435,5 +465,6 @@ impl App {
                 "interrupted".into(),
             );
         }
+        alert
     }
 }

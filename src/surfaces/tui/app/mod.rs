@@ -34,6 +34,9 @@ pub enum Effect {
     Quit,
     /// Ring the terminal bell (an approval is waiting).
     Bell,
+    /// Write these bytes: a desktop notification escape and the bell
+    /// (`notify`), while the window is not focused.
+    Notify(Vec<u8>),
     SetMouseCapture(bool),
     /// Copy text to the clipboard (OSC 52).
     Copy(String),
@@ -166,6 +169,15 @@ pub struct App {
     pub skills: Option<std::sync::Arc<crate::skills::Registry>>,
     /// The open `/rewind` picker.
     pub rewind: Option<super::rewind::RewindPicker>,
+    /// The open `/approvals` list.
+    pub approval_rules: Option<super::approval_rules::RulesOverlay>,
+    /// The `/approvals` listing asked for and not answered yet.
+    pub(super) rules_listing: Option<SubmissionId>,
+    /// The terminal window has focus, as its focus reports say (true until
+    /// one says otherwise).
+    pub focused: bool,
+    /// `[ui] notify` and `notify_after`.
+    pub notify: super::notify::NotifySettings,
     /// The active search (`/find`, Ctrl+F).
     pub search: Option<super::search::Search>,
     /// Submissions of this TUI whose answers it acts on (`/fork` moves to
@@ -237,6 +249,10 @@ impl App {
             conversation_width: Cell::new(0),
             skills: None,
             rewind: None,
+            approval_rules: None,
+            rules_listing: None,
+            focused: true,
+            notify: Default::default(),
             search: None,
             asked: HashSet::new(),
             link: Default::default(),

@@ -166,6 +166,13 @@ pub const COMMANDS: &[SlashCommand] = &[
         },
     },
     SlashCommand {
+        name: "/approvals",
+        aliases: &["/permissions"],
+        arg: "",
+        help: "approval rules in force; d revokes one",
+        run: |app, _| app.list_approvals(),
+    },
+    SlashCommand {
         name: "/quit",
         aliases: &["/exit", "/q"],
         arg: "",

@@ -2,6 +2,7 @@
 //! state and never change it (beyond the scroll metrics they record).
 
 pub mod approval;
+pub mod approval_rules;
 pub mod conversation;
 pub mod help;
 pub mod input;
