@@ -7,8 +7,10 @@
 //! 1. leaves: `context` (prompts), `window`, `trim`, `redact`,
 //!    `unattended`, `slots`, `summary`;
 //! 2. `shared` (the state every worker shares), then `local` (the local
-//!    roles), `route` (where a turn runs), `memory`, `rewind`;
-//! 3. `session` (transcript, history, `Turn`), then `usage`, `tool_calls`;
+//!    roles), `route` (where a turn runs), `pin` (a session pinned to a
+//!    model), `memory`, `rewind`;
+//! 3. `session` (transcript, history, `Turn`), then `usage`, `tool_calls`,
+//!    `models` (`/model`'s commands);
 //! 4. `steps` (one request), then `compact`, then `turn` (the loop);
 //! 5. `start` (building `shared`), `worker` (a session's task), and this
 //!    file (the core's task and the handle surfaces hold).
@@ -17,6 +19,8 @@ mod compact;
 mod context;
 mod local;
 mod memory;
+mod models;
+mod pin;
 mod prompt;
 pub mod rewind;
 mod route;

@@ -47,6 +47,9 @@ pub(crate) struct Session {
     /// compaction waits until the prompt reaches this many tokens
     /// (`compact::pause`).
     pub(super) compact_again_at: Option<u64>,
+    /// The model the user pinned the session to (`/model`); `None`: the
+    /// router decides each turn.
+    pub(super) pinned: Option<super::pin::Pin>,
 }
 
 impl Session {
@@ -72,6 +75,8 @@ impl Session {
             untrimmed: HashMap::new(),
             endpoint: None,
             compact_again_at,
+            // Read by the worker that opens it (`pin::resumed`).
+            pinned: None,
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).
@@ -115,8 +120,15 @@ impl Session {
             Command::MemorySearch { .. }
             | Command::Fork
             | Command::Rewind { .. }
-            | Command::Compact { .. } => {}
+            | Command::Compact { .. }
+            | Command::PinModel { .. }
+            | Command::ListModels => {}
         }
+    }
+
+    /// A mark in the transcript (not a message: the history is unchanged).
+    pub(super) fn mark(&mut self, mark: crate::sessions::Mark) -> Result<()> {
+        self.transcript.append_mark(mark)
     }
 
     /// Appends to the transcript first, then to the in-memory history.

@@ -21,7 +21,7 @@ use super::shared::Shared;
 use super::steps::{local_step, remote_step};
 use super::tool_calls::run_tools;
 use super::usage::emit_usage;
-use super::{context, local, route, unattended};
+use super::{context, local, pin, route, unattended};
 use crate::chat::{ChatMessage, ToolCall, ToolSpec};
 use crate::protocol::{ContextUse, EventKind, Origin, Target};
 use crate::protocol::{ErrorEvent, FinalAnswer, Notice, Route, Routing, TurnEnded, TurnStarted};
@@ -221,8 +221,18 @@ async fn plan<'a>(
         .iter()
         .map(|m| m.content.len())
         .sum();
-    let mut decision =
-        route::decide(shared, typed, history_bytes, forced, &skills.router, cancel).await;
+    // A pinned session asks the local model nothing: the pin decides.
+    let ask = session.pinned.is_none() || forced.is_some();
+    let mut decision = route::decide(
+        shared,
+        typed,
+        history_bytes,
+        forced,
+        &skills.router,
+        ask,
+        cancel,
+    )
+    .await;
     let remote = shared.remote.preferred();
     // "use claude" in the message itself sends it remote from the start.
     let asked_for_remote = remote.zip(escalation::on_user_text(typed, remote.is_some(), forced));
@@ -231,8 +241,15 @@ async fn plan<'a>(
         decision.reason = asked.reason.clone();
         decision.confidence = 1.0;
     }
-    let route = TurnRoute::new(decision.target, remote);
-    let role = local::turn_role(shared, &turn.origin, &decision);
+    let user_asked = forced.is_some() || asked_for_remote.is_some();
+    let pin = session.pinned.as_ref();
+    let (route, role) = match pin::pinned_route(shared, pin, user_asked, &mut decision) {
+        Some(pinned) => pinned,
+        None => (
+            TurnRoute::new(decision.target, remote),
+            local::turn_role(shared, &turn.origin, &decision),
+        ),
+    };
     let (routed, model) = match route.remote_now() {
         Some(r) => (Route::Remote(r.name().into()), r.model().to_string()),
         None => (Route::Local(role), shared.role_model(role).to_string()),

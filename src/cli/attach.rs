@@ -233,5 +233,6 @@ fn options(env: &Environment, hello: &ServerHello, session: String) -> tui::TuiO
         skills: Some(Arc::new(skills)),
         live_sessions: hello.sessions.clone(),
         workspace,
+        pin: None,
     }
 }

@@ -70,6 +70,9 @@ impl App {
         if self.rewind.is_some() {
             return self.rewind_key(key);
         }
+        if self.models.is_some() {
+            return self.model_key(key);
+        }
         if self.overlay == Some(Overlay::Sessions) {
             self.picker_key(key);
             return Vec::new();

@@ -25,6 +25,7 @@ pub mod link;
 pub mod markdown;
 pub mod mcp;
 pub mod meter;
+pub mod models;
 mod mouse;
 pub mod panes;
 mod replay;

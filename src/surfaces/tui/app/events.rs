@@ -38,7 +38,10 @@ impl App {
         // These change only the side panes and the status line.
         let side_only = matches!(
             kind,
-            EventKind::Routing(_) | EventKind::MemoryHits(_) | EventKind::Usage(_)
+            EventKind::Routing(_)
+                | EventKind::MemoryHits(_)
+                | EventKind::Usage(_)
+                | EventKind::Models(_)
         );
         let mut effects = Vec::new();
         match kind {
@@ -86,6 +89,11 @@ impl App {
             EventKind::Error(ErrorEvent { message }) => {
                 self.on_error(&session, &origin, target, message)
             }
+            EventKind::Models(models) => {
+                let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
+                self.on_models(&session, models, ours);
+            }
+            EventKind::ModelPinned(pinned) => self.on_model_pinned(&session, pinned),
             kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
                 self.on_timeline(submission.as_ref(), &session, kind)
             }

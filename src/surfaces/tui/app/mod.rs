@@ -157,6 +157,8 @@ pub struct App {
     pub skills: Option<std::sync::Arc<crate::skills::Registry>>,
     /// The open `/rewind` picker.
     pub rewind: Option<super::rewind::RewindPicker>,
+    /// The open `/model` picker.
+    pub models: Option<super::models::ModelPicker>,
     /// The active search (`/find`, Ctrl+F).
     pub search: Option<super::search::Search>,
     /// Submissions of this TUI whose answers it acts on (`/fork` moves to
@@ -227,6 +229,7 @@ impl App {
             conversation_width: Cell::new(0),
             skills: None,
             rewind: None,
+            models: None,
             search: None,
             asked: HashSet::new(),
             link: Default::default(),
