@@ -50,6 +50,10 @@ pub(crate) struct Session {
     /// The model the user pinned the session to (`/model`); `None`: the
     /// router decides each turn.
     pub(super) pinned: Option<super::pin::Pin>,
+    /// The local role whose cache holds this session: the main model once
+    /// a turn ran there, else the role of its local turns. A follow-up
+    /// stays on the main model unless it is clearly quick.
+    pub(super) cache_role: Option<crate::protocol::LocalRole>,
 }
 
 impl Session {
@@ -61,6 +65,8 @@ impl Session {
             summary::paused_compaction(&records, shared.config.agent.compact_at, limits.n_ctx);
         // From the last compaction's summary on, when there was one.
         let (summary, history) = summary::resume(records);
+        // A resumed session's cache is restored to the main model's slot.
+        let cache_role = (!history.is_empty()).then_some(crate::protocol::LocalRole::Main);
         let session = Self {
             turns,
             id: id.to_string(),
@@ -77,6 +83,7 @@ impl Session {
             compact_again_at,
             // Read by the worker that opens it (`pin::resumed`).
             pinned: None,
+            cache_role,
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).

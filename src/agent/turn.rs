@@ -245,11 +245,20 @@ async fn plan<'a>(
     let pin = session.pinned.as_ref();
     let (route, role) = match pin::pinned_route(shared, pin, user_asked, &mut decision) {
         Some(pinned) => pinned,
-        None => (
-            TurnRoute::new(decision.target, remote),
-            local::turn_role(shared, &turn.origin, &decision),
-        ),
+        None => {
+            let cache = session.cache_role;
+            let (role, why) = local::turn_role(shared, &turn.origin, &decision, typed, cache);
+            if let Some(why) = why {
+                decision.reason = format!("{}; {why}", decision.reason);
+            }
+            (TurnRoute::new(decision.target, remote), role)
+        }
     };
+    // Once the main model holds the session, a quick turn on the fast one
+    // does not move it: the depth and the long prefix are the main's.
+    if route.remote_now().is_none() && session.cache_role != Some(LocalRole::Main) {
+        session.cache_role = Some(role);
+    }
     let (routed, model) = match route.remote_now() {
         Some(r) => (Route::Remote(r.name().into()), r.model().to_string()),
         None => (Route::Local(role), shared.role_model(role).to_string()),
