@@ -122,22 +122,51 @@ impl Shared {
 
 /// Which local model a turn goes to: heartbeat turns and (with `[routing]
 /// fast_for_quick`) quick ones to `[local.fast]`, the rest to `[local]`.
-pub(super) fn turn_role(shared: &Shared, origin: &Origin, decision: &Decision) -> LocalRole {
+/// A session whose cache is on the main model keeps its follow-ups there
+/// unless they are clearly quick (a greeting, a short thanks): moving
+/// would drop the warm cache and the depth the session had. The second
+/// value says why, for the routing event, when the session decided it.
+pub(super) fn turn_role(
+    shared: &Shared,
+    origin: &Origin,
+    decision: &Decision,
+    message: &str,
+    cache: Option<LocalRole>,
+) -> (LocalRole, Option<&'static str>) {
     if shared.fast.is_none() {
-        return LocalRole::Main;
+        return (LocalRole::Main, None);
     }
     if *origin == Origin::Heartbeat {
-        return LocalRole::Fast;
+        return (LocalRole::Fast, None);
     }
     let quick = matches!(
         decision.category,
         Category::Greeting | Category::Chat | Category::QuickFact
     );
     // `/local` asks for the main model.
-    if shared.config.routing.fast_for_quick && quick && decision.decided_by != DecidedBy::Forced {
-        LocalRole::Fast
-    } else {
-        LocalRole::Main
+    if !shared.config.routing.fast_for_quick || !quick || decision.decided_by == DecidedBy::Forced {
+        return (LocalRole::Main, None);
+    }
+    if cache == Some(LocalRole::Main) && !clearly_quick(decision, message) {
+        return (LocalRole::Main, Some(STAYS_WITH_CACHE));
+    }
+    (LocalRole::Fast, None)
+}
+
+/// What the routing event adds when a quick-looking follow-up stays on
+/// the main model.
+pub(super) const STAYS_WITH_CACHE: &str = "stays on local: the session's cache is there";
+
+/// Most words an acknowledgment ("thanks, that works!") has.
+const ACK_WORDS: usize = 6;
+
+/// A greeting, or chat short enough to be an acknowledgment: such a turn
+/// needs neither the session's depth nor its cache.
+fn clearly_quick(decision: &Decision, message: &str) -> bool {
+    match decision.category {
+        Category::Greeting => true,
+        Category::Chat => message.split_whitespace().count() <= ACK_WORDS,
+        _ => false,
     }
 }
 
@@ -150,4 +179,20 @@ pub(super) fn failover_notice(role: LocalRole, moved: &Failover) -> String {
         moved.why,
         moved.to
     )
+}
+
+/// The local role of a turn no pin decides, the session's cache
+/// considered; the routing reason says when the cache kept it.
+pub(super) fn routed_role(
+    shared: &Shared,
+    origin: &Origin,
+    decision: &mut Decision,
+    typed: &str,
+    cache: Option<LocalRole>,
+) -> LocalRole {
+    let (role, why) = turn_role(shared, origin, decision, typed, cache);
+    if let Some(why) = why {
+        decision.reason = format!("{}; {why}", decision.reason);
+    }
+    role
 }

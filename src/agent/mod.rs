@@ -7,9 +7,10 @@
 //! 1. leaves: `context` (prompts), `window`, `trim`, `redact`,
 //!    `unattended`, `slots`, `summary`;
 //! 2. `shared` (the state every worker shares), then `local` (the local
-//!    roles), `route` (where a turn runs), `memory`, `approvals` (`/approvals`),
-//!    `rewind`;
-//! 3. `session` (transcript, history, `Turn`), then `usage`, `tool_calls`;
+//!    roles), `route` (where a turn runs), `pin` (a session pinned to a
+//!    model), `memory`, `approvals` (`/approvals`), `rewind`;
+//! 3. `session` (transcript, history, `Turn`), then `usage`, `tool_calls`,
+//!    `models` (`/model`'s commands);
 //! 4. `steps` (one request), then `compact`, then `turn` (the loop);
 //! 5. `start` (building `shared`), `worker` (a session's task), and this
 //!    file (the core's task and the handle surfaces hold).
@@ -21,6 +22,8 @@ mod context;
 mod hooks;
 mod local;
 mod memory;
+mod models;
+mod pin;
 mod prompt;
 pub mod rewind;
 mod route;

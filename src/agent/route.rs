@@ -132,13 +132,15 @@ impl<'a> TurnRoute<'a> {
 const CLASSIFY_MAX_TOKENS: u64 = 8;
 
 /// The router's decision for a turn, with the local model asked when the
-/// heuristics cannot tell (time-boxed; its silence keeps their guess).
+/// heuristics cannot tell and `ask` allows it (time-boxed; its silence
+/// keeps their guess).
 pub(super) async fn decide(
     shared: &Shared,
     message: &str,
     history_bytes: usize,
     forced: Option<Target>,
     skills: &SkillIndex,
+    ask: bool,
     cancel: &CancellationToken,
 ) -> Decision {
     let limits = shared.limits().await;
@@ -153,7 +155,7 @@ pub(super) async fn decide(
         remote_available: shared.remote.preferred().is_some(),
     };
     let decision = shared.router.decide(&input);
-    if !shared.router.wants_classification(&decision) || !input.remote_available {
+    if !ask || !shared.router.wants_classification(&decision) || !input.remote_available {
         return decision;
     }
     let answer = tokio::time::timeout(

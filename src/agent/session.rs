@@ -49,6 +49,13 @@ pub(crate) struct Session {
     pub(super) compact_again_at: Option<u64>,
     /// The `session_start` hooks ran (at this process's first turn of it).
     pub(super) hooks_started: bool,
+    /// The model the user pinned the session to (`/model`); `None`: the
+    /// router decides each turn.
+    pub(super) pinned: Option<super::pin::Pin>,
+    /// The local role whose cache holds this session: the main model once
+    /// a turn ran there, else the role of its local turns. A follow-up
+    /// stays on the main model unless it is clearly quick.
+    pub(super) cache_role: Option<crate::protocol::LocalRole>,
 }
 
 impl Session {
@@ -60,6 +67,8 @@ impl Session {
             summary::paused_compaction(&records, shared.config.agent.compact_at, limits.n_ctx);
         // From the last compaction's summary on, when there was one.
         let (summary, history) = summary::resume(records);
+        // A resumed session's cache is restored to the main model's slot.
+        let cache_role = (!history.is_empty()).then_some(crate::protocol::LocalRole::Main);
         let session = Self {
             turns,
             id: id.to_string(),
@@ -75,6 +84,9 @@ impl Session {
             endpoint: None,
             compact_again_at,
             hooks_started: false,
+            // Read by the worker that opens it (`pin::resumed`).
+            pinned: None,
+            cache_role,
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).
@@ -120,8 +132,15 @@ impl Session {
             | Command::RevokeApproval { .. }
             | Command::Fork
             | Command::Rewind { .. }
-            | Command::Compact { .. } => {}
+            | Command::Compact { .. }
+            | Command::PinModel { .. }
+            | Command::ListModels => {}
         }
+    }
+
+    /// A mark in the transcript (not a message: the history is unchanged).
+    pub(super) fn mark(&mut self, mark: crate::sessions::Mark) -> Result<()> {
+        self.transcript.append_mark(mark)
     }
 
     /// Appends to the transcript first, then to the in-memory history.

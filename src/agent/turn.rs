@@ -22,7 +22,7 @@ use super::shared::Shared;
 use super::steps::{local_step, remote_step};
 use super::tool_calls::run_tools;
 use super::usage::emit_usage;
-use super::{budget, context, local, route, unattended};
+use super::{budget, context, local, pin, route, unattended};
 use crate::chat::{ChatMessage, ToolCall, ToolSpec};
 use crate::protocol::{ContextUse, EventKind, Origin, Target};
 use crate::protocol::{ErrorEvent, FinalAnswer, Notice, Route, Routing, TurnEnded, TurnStarted};
@@ -234,8 +234,18 @@ async fn plan<'a>(
         .iter()
         .map(|m| m.content.len())
         .sum();
-    let mut decision =
-        route::decide(shared, typed, history_bytes, forced, &skills.router, cancel).await;
+    // A pinned session asks the local model nothing: the pin decides.
+    let ask = session.pinned.is_none() || forced.is_some();
+    let mut decision = route::decide(
+        shared,
+        typed,
+        history_bytes,
+        forced,
+        &skills.router,
+        ask,
+        cancel,
+    )
+    .await;
     let remote = shared.remote.preferred();
     // "use claude" in the message itself sends it remote from the start.
     let asked_for_remote = remote.zip(escalation::on_user_text(typed, remote.is_some(), forced));
@@ -244,12 +254,36 @@ async fn plan<'a>(
         decision.reason = asked.reason.clone();
         decision.confidence = 1.0;
     }
-    let asked = asked_for_remote.is_some() || forced == Some(Target::Remote);
+    let user_asked = forced.is_some() || asked_for_remote.is_some();
+    let pinned = pin::pinned_route(shared, session.pinned.as_ref(), user_asked, &mut decision);
+    let (remote, pinned_role) = match pinned {
+        Some((remote, role)) => (remote, Some(role)),
+        None => (remote, None),
+    };
+    // A remote pin asks for the remote model each turn, as `/remote` does:
+    // a spent cap says so every time, not once a day.
+    let asked = asked_for_remote.is_some()
+        || forced == Some(Target::Remote)
+        || (pinned_role.is_some() && remote.is_some());
     let prompt_tokens = (history_bytes + typed.len()).div_ceil(4) as u64;
     let (remote, budget) = budget::gate(turn, &mut decision, remote, asked, prompt_tokens);
     let asked_for_remote = asked_for_remote.filter(|_| remote.is_some());
     let route = TurnRoute::new(decision.target, remote, budget, prompt_tokens);
-    let role = local::turn_role(shared, &turn.origin, &decision);
+    let role = match pinned_role {
+        Some(role) => role,
+        None => local::routed_role(
+            shared,
+            &turn.origin,
+            &mut decision,
+            typed,
+            session.cache_role,
+        ),
+    };
+    // Once the main model holds the session, a quick turn on the fast one
+    // does not move it: the depth and the long prefix are the main's.
+    if route.remote_now().is_none() && session.cache_role != Some(LocalRole::Main) {
+        session.cache_role = Some(role);
+    }
     let (routed, model) = match route.remote_now() {
         Some(r) => (Route::Remote(r.name().into()), r.model().to_string()),
         None => (Route::Local(role), shared.role_model(role).to_string()),

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::Session;
 use super::shared::Shared;
-use super::{compact, rewind, turn};
+use super::{compact, models, rewind, turn};
 use crate::protocol::{Command, ErrorEvent, EventKind, Origin, SessionId, SubmissionId, TurnEnded};
 
 /// One submission's work for a session's worker, with its id: the events
@@ -69,6 +69,13 @@ pub(super) fn start_session(
     }
 }
 
+/// Opens the session with the model it was pinned to (`pin`).
+async fn open_session(shared: &Shared, id: &str) -> Result<Session> {
+    let mut session = Session::open(shared, id).await?;
+    session.pinned = super::pin::resumed(shared, id);
+    Ok(session)
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -99,6 +106,18 @@ impl Worker {
                 Job::Command(Command::Compact { focus, origin }) => {
                     self.compact(origin, focus).await
                 }
+                Job::Command(Command::PinModel { model }) => {
+                    let shared = self.shared.clone();
+                    if let Some(s) = self.opened(Origin::Tui).await {
+                        models::pin_model(&shared, s, &model);
+                    }
+                }
+                Job::Command(Command::ListModels) => {
+                    let shared = self.shared.clone();
+                    if let Some(s) = self.opened(Origin::Tui).await {
+                        models::list_models(&shared, s).await;
+                    }
+                }
                 Job::Command(command) => self.apply(command).await,
             }
         }
@@ -119,7 +138,7 @@ impl Worker {
         }
         let token = self.new_token();
         if self.session.is_none() {
-            match Session::open(shared, id).await {
+            match open_session(shared, id).await {
                 Ok(s) => self.session = Some(s),
                 Err(e) => {
                     shared.bus.emit(
@@ -156,6 +175,16 @@ impl Worker {
     }
 
     async fn compact(&mut self, origin: Origin, focus: Option<String>) {
+        let token = self.new_token();
+        let shared = self.shared.clone();
+        if let Some(s) = self.opened(origin.clone()).await {
+            compact::now(&shared, s, origin, focus, token).await;
+        }
+    }
+
+    /// The session, opened when need be; `None` (said as an `error`) when
+    /// it cannot open.
+    async fn opened(&mut self, origin: Origin) -> Option<&mut Session> {
         if let Err(e) = self.open().await {
             let (shared, id) = (&self.shared, &self.id);
             shared.bus.emit(
@@ -165,12 +194,9 @@ impl Worker {
                     message: format!("{e:#}"),
                 }),
             );
-            return;
+            return None;
         }
-        let token = self.new_token();
-        if let Some(s) = self.session.as_mut() {
-            compact::now(&self.shared, s, origin, focus, token).await;
-        }
+        self.session.as_mut()
     }
 
     /// `/local`, `/remote`, `/clear`: applied to the session, opened for it
@@ -178,7 +204,7 @@ impl Worker {
     async fn apply(&mut self, command: Command) {
         if let Some(s) = self.session.as_mut() {
             s.apply(command);
-        } else if let Ok(mut s) = Session::open(&self.shared, &self.id).await {
+        } else if let Ok(mut s) = open_session(&self.shared, &self.id).await {
             s.apply(command);
             self.session = Some(s);
         }
@@ -186,7 +212,7 @@ impl Worker {
 
     async fn open(&mut self) -> Result<()> {
         if self.session.is_none() {
-            self.session = Some(Session::open(&self.shared, &self.id).await?);
+            self.session = Some(open_session(&self.shared, &self.id).await?);
         }
         Ok(())
     }

@@ -37,6 +37,11 @@ pub struct Cli {
     /// Session to use or resume (default: a new one).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Run the session on one model rather than the router's pick: auto,
+    /// local, local.fast or PROVIDER:MODEL (the -m turn's session, or the
+    /// TUI's first one; kept in its transcript, as `/model` does).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
     /// With -m: approve, once each, what would ask: commands (inside the
     /// sandbox), web_fetch's new hosts and delegations to Claude Code;
     /// never MCP tools, Claude Code's own permission requests, nor a

@@ -237,5 +237,6 @@ fn options(env: &Environment, hello: &ServerHello, session: String) -> tui::TuiO
             mode: env.config.ui.notify,
             after: env.config.ui.notify_after.0,
         },
+        pin: None,
     }
 }

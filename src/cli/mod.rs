@@ -179,6 +179,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
                 session,
                 json: cli.json,
                 approve_exec: cli.approve_exec,
+                model: cli.model.clone(),
             };
             if !cli.json {
                 for notice in &notices {
@@ -188,7 +189,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
             exit_code(headless::run_once(&link, text, &opts).await)
         }
         None if serving => run_serve(&env, &agent, notices).await,
-        None => run_tui(&env, &agent, session, notices).await,
+        None => run_tui(&env, &agent, session, cli.model.clone(), notices).await,
     };
     shutdown(agent, core).await;
     for server in servers {
@@ -311,6 +312,7 @@ async fn run_tui(
     env: &Environment,
     agent: &AgentHandle,
     session: String,
+    pin: Option<String>,
     mut notices: Vec<String>,
 ) -> u8 {
     let services = match services::start(env, agent, true, &mut notices).await {
@@ -353,6 +355,7 @@ async fn run_tui(
             mode: env.config.ui.notify,
             after: env.config.ui.notify_after.0,
         },
+        pin,
     };
     let code = match tui::run(&core, options).await {
         tui::TuiOutcome::Quit => EXIT_OK,

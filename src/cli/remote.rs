@@ -53,6 +53,7 @@ pub async fn headless(cli: &super::Cli, env: &Environment, session: &str) -> Opt
                 session: session.to_string(),
                 json: cli.json,
                 approve_exec: cli.approve_exec,
+                model: cli.model.clone(),
             };
             headless::run_once(&link, text.clone(), &opts).await
         }

@@ -51,6 +51,10 @@ pub enum EventKind {
     /// A rule was revoked (`revoke_approval`): the next request it covered
     /// is asked again.
     ApprovalRevoked(ApprovalRevoked),
+    /// The session runs on this model from its next turn (`pin_model`).
+    ModelPinned(ModelPinned),
+    /// The models a session may be pinned to (`list_models`).
+    Models(Models),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -386,4 +390,34 @@ pub struct Compacted {
     pub model: String,
     /// The summary the model now sees in place of those messages.
     pub summary: String,
+}
+
+/// The session runs on `model` from its next turn (`auto`: the router
+/// decides again).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelPinned {
+    /// `auto`, `local`, `local.fast` or `PROVIDER:MODEL`.
+    pub model: String,
+    /// What the status line shows ("local.fast · qwen3-0.6b").
+    pub label: String,
+}
+
+/// One model a session may be pinned to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelChoice {
+    /// What `pin_model` takes.
+    pub id: String,
+    /// The role or provider and its model, as a picker shows it.
+    pub label: String,
+    /// What the endpoints serve (`/v1/models` or `/props`), or why they
+    /// did not say; empty for a remote model.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// The models a session may be pinned to, and its pin (`auto` when none).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Models {
+    pub choices: Vec<ModelChoice>,
+    pub pinned: String,
 }

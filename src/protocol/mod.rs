@@ -201,6 +201,12 @@ pub enum Command {
     /// core's memory, a permanent one from the approvals file): answered
     /// with `approval_revoked`, or `error` (unknown id, a config rule).
     RevokeApproval { id: String },
+    /// Pin the session to one model (`/model NAME`, `--model`): `auto`
+    /// (the router again), `local`, `local.fast` or `PROVIDER:MODEL`.
+    /// Answered by `model_pinned`, or `error` naming the choices.
+    PinModel { model: String },
+    /// What `/model` offers: answered by `models`.
+    ListModels,
 }
 
 /// Names one submission; the events it causes carry it. Chosen by whoever

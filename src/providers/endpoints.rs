@@ -140,6 +140,17 @@ impl Pool {
             .collect()
     }
 
+    /// What each endpoint serves (`probe::served_models`), or why it did
+    /// not say: `/model` shows it beside the role.
+    pub async fn served_models(&self) -> Vec<(String, Result<Vec<String>, ProviderError>)> {
+        let mut out = Vec::new();
+        for member in &self.members {
+            let found = probe::served_models(&member.server).await;
+            out.push((member.server.endpoint().to_string(), found));
+        }
+        out
+    }
+
     /// The endpoint a session's requests go to now (its cache), if assigned.
     pub fn endpoint_of(&self, session: &str) -> Option<String> {
         let (index, _) = *lock(&self.affinity).get(session)?;

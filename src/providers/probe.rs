@@ -19,6 +19,31 @@ use super::ProviderError;
 use super::llamacpp::LlamaCpp;
 use super::server_kind::{ServerInfo, ServerKind};
 
+/// What the endpoint serves: the ids `GET /v1/models` lists, else the
+/// file name of `/props`' `model_path` (llama-server without the list).
+pub async fn served_models(server: &LlamaCpp) -> Result<Vec<String>, ProviderError> {
+    let listed = match server.get_json("/v1/models").await {
+        Ok(reply) => reply["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["id"].as_str().map(String::from))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    if !listed.is_empty() {
+        return Ok(listed);
+    }
+    let props = server.props().await?;
+    Ok(props
+        .model_path
+        .map(|path| {
+            let name = path.rsplit(['/', '\\']).next().unwrap_or(&path);
+            vec![name.to_string()]
+        })
+        .unwrap_or_default())
+}
+
 /// Probes the endpoint: `/props`, then `/api/version`, then `/version`. An
 /// error only when nothing answered at all (the caller asks again later).
 pub async fn discover(server: &LlamaCpp) -> Result<ServerInfo, ProviderError> {

@@ -100,6 +100,9 @@ pub enum DecidedBy {
     Heuristics,
     /// The local model's answer to the classification prompt.
     Classifier,
+    /// The session is pinned to a model (`/model`, `--model`); the core
+    /// sets it, the router never does.
+    Pinned,
 }
 
 #[derive(Clone, Debug, PartialEq)]

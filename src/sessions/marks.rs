@@ -26,6 +26,9 @@ pub enum Mark {
     /// ones after stay in the file, and a resume leaves them out. `turn`
     /// is the user message (1-based) the session went back to before.
     Rewound { keep: usize, turn: usize },
+    /// The session was pinned to `model` (`/model`, `--model`; `auto`:
+    /// the router again). The last one is in force when it resumes.
+    ModelPinned { model: String },
 }
 
 /// A transcript line: a message, or a mark.
@@ -64,6 +67,22 @@ pub fn live(entries: Vec<Entry>) -> Vec<Record> {
         }
     }
     records
+}
+
+/// The pin in force at the end of `entries` (`None`: never pinned, or
+/// set back to `auto`).
+pub fn pinned_model(entries: &[Entry]) -> Option<String> {
+    entries
+        .iter()
+        .rev()
+        .find_map(|entry| match entry {
+            Entry::Mark(MarkRecord {
+                mark: Mark::ModelPinned { model },
+                ..
+            }) => Some(model.clone()),
+            _ => None,
+        })
+        .filter(|model| model != "auto")
 }
 
 /// Where user message `turn` (1-based, counting the live session's user
@@ -195,5 +214,35 @@ mod tests {
         ));
         // Never over an existing session.
         assert!(fork(dir.path(), "a", "b").is_err());
+    }
+
+    #[test]
+    fn the_last_pin_is_in_force_and_auto_clears_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut t, _) = Transcript::open(dir.path(), "p").unwrap();
+        let path = Transcript::path(dir.path(), "p");
+        t.append(&record(ChatMessage::user("one"))).unwrap();
+        assert_eq!(
+            pinned_model(&super::super::load_entries(&path).unwrap()),
+            None
+        );
+        for model in ["local.fast", "anthropic:claude"] {
+            t.append_mark(Mark::ModelPinned {
+                model: model.into(),
+            })
+            .unwrap();
+        }
+        let entries = super::super::load_entries(&path).unwrap();
+        assert_eq!(pinned_model(&entries).as_deref(), Some("anthropic:claude"));
+        // A pin is no message: the live session holds the one message.
+        assert_eq!(live(entries).len(), 1);
+        t.append_mark(Mark::ModelPinned {
+            model: "auto".into(),
+        })
+        .unwrap();
+        assert_eq!(
+            pinned_model(&super::super::load_entries(&path).unwrap()),
+            None
+        );
     }
 }

@@ -15,7 +15,9 @@ use crate::redact::{self, Redactor};
 mod details;
 mod marks;
 pub use details::{ContextUse, Details, INTERRUPTED_MARKER, ToolOutcome};
-pub use marks::{Entry, Mark, MarkRecord, fork, live, user_message_index, user_turns};
+pub use marks::{
+    Entry, Mark, MarkRecord, fork, live, pinned_model, user_message_index, user_turns,
+};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {

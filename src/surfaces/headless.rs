@@ -21,6 +21,8 @@ pub struct HeadlessOptions {
     pub session: String,
     pub json: bool,
     pub approve_exec: bool,
+    /// `--model`: the session runs on it from this turn (`pin_model`).
+    pub model: Option<String>,
 }
 
 /// What the turn ended with, for the exit code.
@@ -41,6 +43,12 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
     let _ = status
         .wait_for(|status| status.mcp.iter().all(|s| s.state != "starting"))
         .await;
+    if let Some(model) = &opts.model
+        && let Err(why) = pin(agent, &opts.session, model, &mut events).await
+    {
+        print::err(format_args!("egirl: --model {model}: {why}"));
+        return Outcome::Failed;
+    }
     let turn = Turn::submit(
         agent,
         &opts.session,
@@ -105,6 +113,39 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
                 }
                 return outcome;
             }
+            _ => {}
+        }
+    }
+}
+
+/// Pins the session (`--model`) and waits for the core's answer.
+async fn pin(
+    agent: &CoreLink,
+    session: &str,
+    model: &str,
+    events: &mut EventReceiver,
+) -> Result<(), String> {
+    let op = Op::Command {
+        session: session.to_string(),
+        command: Command::PinModel {
+            model: model.to_string(),
+        },
+    };
+    let asked = Turn::submit(agent, session, op);
+    let mut stop = StopSignals::watch();
+    let mut connection = Connection::of(agent);
+    loop {
+        let event = match next(events, &mut stop, &mut connection).await {
+            Next::Event(event) => *event,
+            Next::Stop => return Err("stopped".into()),
+            Next::Lost(why) => return Err(why),
+        };
+        if !asked.answers(&event) {
+            continue;
+        }
+        match event.kind {
+            EventKind::ModelPinned(_) => return Ok(()),
+            EventKind::Error(ErrorEvent { message }) => return Err(message),
             _ => {}
         }
     }

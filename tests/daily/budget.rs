@@ -207,3 +207,45 @@ async fn a_spent_cap_stops_remote_routing_with_one_notice_a_day() {
     assert_eq!(reason, "budget: day 2.00/2.00 USD");
     assert_eq!(remote.hits(), 0);
 }
+
+/// A session pinned to the remote model (`--model anthropic`) is held to
+/// the cap like `/remote`: the turn runs locally, the reason and a notice
+/// say why, and the API gets nothing.
+#[tokio::test]
+async fn a_remote_pin_does_not_pass_a_spent_cap() {
+    let fake = FakeLlama::start().await;
+    let remote = FakeAnthropic::start().await;
+    let cli = capped(&fake, &remote, "2.0", "");
+    spent_before(&cli, "2026-03-10T09:00:00Z", 2.0);
+    fake.push_replies([Reply::text("local answer"), Reply::text("local answer")]);
+
+    let out = cli
+        .run_with_env(
+            &[
+                "--model",
+                "anthropic",
+                "-m",
+                "how does a B-tree split",
+                "--json",
+            ],
+            &[
+                KEY,
+                ("EGIRL_TEST_NOW", "2026-03-10T15:00:00Z"),
+                ("TZ", "UTC"),
+            ],
+        )
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ev = events(&out);
+    assert_eq!(remote.hits(), 0, "a spent cap let a pinned turn through");
+    assert_eq!(final_text(&ev), "local answer");
+    let routing = of_type(&ev, "routing");
+    let reason = routing[0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("budget: day 2.00/2.00 USD"), "{reason}");
+    assert!(
+        notices(&ev)
+            .iter()
+            .any(|n| n.contains("remote budget is spent")),
+        "{ev:?}"
+    );
+}

@@ -288,17 +288,31 @@ fn slash_commands_become_ops_or_notices() {
             ..
         }]
     ));
+    // `/model` alone asks the core for the choices; `/model NAME` pins.
+    let list = ops(run(&mut app, "/model"));
+    assert!(matches!(
+        &list[..],
+        [Op::Command {
+            command: Command::ListModels,
+            ..
+        }]
+    ));
+    let pin = ops(run(&mut app, "/model local.fast"));
+    assert!(matches!(
+        &pin[..],
+        [Op::Command { command: Command::PinModel { model }, .. }] if model == "local.fast"
+    ));
     // A command that is not implemented is not listed either.
-    assert!(run(&mut app, "/model").is_empty());
+    assert!(run(&mut app, "/frobnicate").is_empty());
     let last = app.conversation.entries.last().map(|e| e.text.clone());
     assert_eq!(
         last.as_deref(),
         Some(
-            "unknown command /model: //model sends it as a message (or start with a space); /help lists the commands"
+            "unknown command /frobnicate: //frobnicate sends it as a message (or start with a space); /help lists the commands"
         )
     );
     // Nothing typed is lost: the unknown command stays in the box.
-    assert_eq!(app.input.text(), "/model");
+    assert_eq!(app.input.text(), "/frobnicate");
     app.input.clear();
     run(&mut app, "/help");
     assert_eq!(app.overlay, Some(Overlay::Help));

@@ -164,6 +164,41 @@ async fn an_op_in_another_origin_s_name_is_rejected_in_its_session() {
     assert!(seen.lock().unwrap().is_empty());
 }
 
+/// `/model`'s commands pass the gateway's checks: an attached TUI pins
+/// and lists models as one in process does.
+#[tokio::test]
+async fn model_commands_reach_the_core() {
+    use crate::protocol::Command;
+    let dir = tempfile::tempdir().unwrap();
+    let (core, _bus, seen) = fake_core();
+    let gateway = Gateway::start(core, facts(), Bounds::default());
+    let (_server, link) = attached(&gateway, dir.path()).await;
+    let sent = [
+        Command::PinModel {
+            model: "local.fast".into(),
+        },
+        Command::ListModels,
+    ];
+    for command in sent.clone() {
+        let session = "s".to_string();
+        assert!(link.submit(Op::Command { session, command }));
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while seen.lock().unwrap().len() < 2 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let got: Vec<Command> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|s| match &s.op {
+            Op::Command { command, .. } => Some(command.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, sent);
+}
+
 #[tokio::test]
 async fn a_cut_connection_resumes_with_every_event_once() {
     let dir = tempfile::tempdir().unwrap();

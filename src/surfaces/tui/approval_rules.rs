@@ -10,7 +10,7 @@ use super::app::{App, Effect};
 use super::conversation::Level;
 use super::rewind::EventState;
 use crate::protocol::{
-    ApprovalRevoked, ApprovalRule, ApprovalScope, Command, ErrorEvent, Op, SubmissionId,
+    ApprovalRevoked, ApprovalRule, ApprovalScope, Command, ErrorEvent, EventKind, Op, SubmissionId,
 };
 
 /// Said when there is no rule to show.
@@ -125,6 +125,16 @@ impl App {
     }
 
     /// The core's list: opens the overlay when this TUI asked for it.
+    /// `approval_rules` or `approval_revoked`; `ours` when this TUI asked.
+    pub(super) fn on_rules_event(&mut self, submission: Option<&SubmissionId>, kind: EventKind) {
+        let ours = submission.is_some_and(|id| self.asked.remove(id));
+        match kind {
+            EventKind::ApprovalRules(listed) => self.on_approval_rules(listed.rules, ours),
+            EventKind::ApprovalRevoked(revoked) => self.on_approval_revoked(revoked, ours),
+            _ => {}
+        }
+    }
+
     pub(super) fn on_approval_rules(&mut self, rules: Vec<ApprovalRule>, ours: bool) {
         if ours {
             self.rules_listing = None;

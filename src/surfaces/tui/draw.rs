@@ -46,6 +46,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         panes::rewind::render(app, picker, area, buf);
     } else if let Some(overlay) = &app.approval_rules {
         panes::approval_rules::render(app, overlay, area, buf);
+    } else if let Some(picker) = &app.models {
+        panes::models::render(app, picker, area, buf);
     } else if app.overlay == Some(Overlay::Help) {
         panes::help::render(app, area, buf);
     } else if app.overlay == Some(Overlay::Sessions) {

@@ -81,6 +81,9 @@ impl App {
         if self.approval_rules.is_some() {
             return self.approval_rules_key(key);
         }
+        if self.models.is_some() {
+            return self.model_key(key);
+        }
         if self.overlay == Some(Overlay::Sessions) {
             self.picker_key(key);
             return Vec::new();

@@ -26,6 +26,7 @@ pub mod link;
 pub mod markdown;
 pub mod mcp;
 pub mod meter;
+pub mod models;
 mod mouse;
 pub mod notify;
 pub mod panes;

@@ -27,7 +27,7 @@ use super::driver::{AppEvent, Host, draw_synchronized, drive};
 use super::theme::Theme;
 use crate::link::CoreLink;
 use crate::protocol::wire::CoreStatus;
-use crate::protocol::{SessionId, Submission};
+use crate::protocol::{Command, Op, SessionId, Submission};
 
 /// What start-up knows that the TUI shows.
 pub struct TuiOptions {
@@ -47,6 +47,8 @@ pub struct TuiOptions {
     pub live_sessions: Vec<crate::protocol::wire::LiveSession>,
     /// `[ui] notify`, `notify_after`.
     pub notify: super::notify::NotifySettings,
+    /// `--model`: the first session runs on it (`pin_model`).
+    pub pin: Option<String>,
 }
 
 /// How the TUI ended; `cli` turns it into the process's exit code (a
@@ -58,6 +60,16 @@ pub enum TuiOutcome {
     /// The terminal could not be set up or the loop failed; the reason has
     /// been printed.
     Failed,
+}
+
+/// A resumed session's pin, for the status line before its first turn
+/// (the core keeps the pin itself: `pin_model`).
+fn resumed_pin(app: &mut App, transcript: &std::path::Path) {
+    let entries = crate::sessions::load_entries(transcript).unwrap_or_default();
+    let pinned = crate::sessions::pinned_model(&entries);
+    if let Some(info) = app.sessions.get_mut(&app.session) {
+        info.pinned = pinned;
+    }
 }
 
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
@@ -106,8 +118,15 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
             }
             Err(e) => app.notice(Level::Error, format!("{e:#}")),
         }
+        resumed_pin(&mut app, &transcript);
     }
     app.sessions_dir = Some(sessions_dir);
+    if let Some(model) = options.pin {
+        core.submit(Op::Command {
+            session: app.session.clone(),
+            command: Command::PinModel { model },
+        });
+    }
     let mut terminal = match enter() {
         Ok(t) => t,
         Err(e) => {

@@ -26,6 +26,8 @@ pub struct SessionInfo {
     pub started: Option<Instant>,
     /// The first thing said in it, as the picker names it.
     pub title: Option<String>,
+    /// The model it is pinned to (`/model`), as the status line shows it.
+    pub pinned: Option<String>,
 }
 
 impl SessionInfo {
@@ -38,6 +40,7 @@ impl SessionInfo {
             unread: 0,
             started: None,
             title: None,
+            pinned: None,
         }
     }
 }

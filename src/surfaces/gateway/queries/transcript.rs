@@ -59,10 +59,12 @@ pub fn failed(message: String) -> Reply {
 fn item(entry: Entry) -> Option<TranscriptItem> {
     match entry {
         Entry::Message(record) => message(record),
-        Entry::Mark(MarkRecord { ts, mark }) => Some(match mark {
-            Mark::Rewound { turn, .. } => TranscriptItem::Rewound { ts, turn },
-            Mark::ForkedFrom { session } => TranscriptItem::ForkedFrom { ts, session },
-        }),
+        Entry::Mark(MarkRecord { ts, mark }) => match mark {
+            Mark::Rewound { turn, .. } => Some(TranscriptItem::Rewound { ts, turn }),
+            Mark::ForkedFrom { session } => Some(TranscriptItem::ForkedFrom { ts, session }),
+            // The status line and routing events say what a session runs on.
+            Mark::ModelPinned { .. } => None,
+        },
     }
 }
 

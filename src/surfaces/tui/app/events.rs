@@ -3,10 +3,10 @@
 
 use super::{App, Effect, LocalState};
 use crate::protocol::{
-    AnswerDelta, ApprovalDecision, ApprovalRequest, ApprovalRules, Compacted, ContextTrimmed,
-    ErrorEvent, Escalation, Event, EventKind, FinalAnswer, HookOutcome, HookRun, MemoryHits,
-    NO_SESSION, Notice, Origin, Queued, ReasoningDelta, Routing, SessionId, SubmissionId, Target,
-    TokenUsage, ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
+    AnswerDelta, ApprovalDecision, ApprovalRequest, Compacted, ContextTrimmed, ErrorEvent,
+    Escalation, Event, EventKind, FinalAnswer, HookOutcome, HookRun, MemoryHits, NO_SESSION,
+    Notice, Origin, Queued, ReasoningDelta, Routing, SessionId, SubmissionId, Target, TokenUsage,
+    ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
 };
 use crate::surfaces::tui::approval::PendingApproval;
 use crate::surfaces::tui::conversation::{Kind, Level, compaction_label};
@@ -47,6 +47,7 @@ impl App {
                 | EventKind::MemoryHits(_)
                 | EventKind::Usage(_)
                 | EventKind::Hook(_)
+                | EventKind::Models(_)
         );
         let mut effects = Vec::new();
         match kind {
@@ -94,19 +95,19 @@ impl App {
             EventKind::Error(ErrorEvent { message }) => {
                 self.on_error(&session, &origin, target, message)
             }
+            EventKind::Models(models) => {
+                let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
+                self.on_models(&session, models, ours);
+            }
+            EventKind::ModelPinned(pinned) => self.on_model_pinned(&session, pinned),
             kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
                 self.on_timeline(submission.as_ref(), &session, kind)
             }
             EventKind::TurnEnded(ended) => {
                 effects.extend(self.on_turn_ended(&session, &origin, ended))
             }
-            EventKind::ApprovalRules(ApprovalRules { rules }) => {
-                let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
-                self.on_approval_rules(rules, ours)
-            }
-            EventKind::ApprovalRevoked(revoked) => {
-                let ours = submission.as_ref().is_some_and(|id| self.asked.remove(id));
-                self.on_approval_revoked(revoked, ours)
+            kind @ (EventKind::ApprovalRules(_) | EventKind::ApprovalRevoked(_)) => {
+                self.on_rules_event(submission.as_ref(), kind)
             }
             EventKind::Hook(run) => self.on_hook(session, origin, run),
         }

@@ -178,6 +178,8 @@ pub struct App {
     pub focused: bool,
     /// `[ui] notify` and `notify_after`.
     pub notify: super::notify::NotifySettings,
+    /// The open `/model` picker.
+    pub models: Option<super::models::ModelPicker>,
     /// The active search (`/find`, Ctrl+F).
     pub search: Option<super::search::Search>,
     /// Submissions of this TUI whose answers it acts on (`/fork` moves to
@@ -253,6 +255,7 @@ impl App {
             rules_listing: None,
             focused: true,
             notify: Default::default(),
+            models: None,
             search: None,
             asked: HashSet::new(),
             link: Default::default(),

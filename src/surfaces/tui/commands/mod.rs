@@ -53,6 +53,13 @@ pub const COMMANDS: &[SlashCommand] = &[
         run: |app, _| actions::force_target(app, Target::Remote),
     },
     SlashCommand {
+        name: "/model",
+        aliases: &["/models"],
+        arg: "[NAME]",
+        help: "pick the model this session runs on",
+        run: |app, arg| app.model_command(arg),
+    },
+    SlashCommand {
         name: "/clear",
         aliases: &[],
         arg: "",

@@ -7,6 +7,7 @@ pub mod conversation;
 pub mod help;
 pub mod input;
 pub mod memory;
+pub mod models;
 pub mod rewind;
 pub mod routing;
 pub mod sessions;

@@ -35,7 +35,6 @@ fn separator(app: &App) -> Span<'static> {
 /// is too narrow (last first).
 fn segments(app: &App) -> Vec<Vec<Span<'static>>> {
     let t = &app.theme;
-    let s = &app.status;
     let (session_cost, _) = app.costs();
     vec![
         vec![Span::styled(
@@ -46,10 +45,7 @@ fn segments(app: &App) -> Vec<Vec<Span<'static>>> {
         )],
         link(app),
         local_endpoint(app),
-        vec![Span::styled(
-            format!("{}/{}", s.provider, s.model),
-            Style::default().fg(t.text),
-        )],
+        model(app),
         vec![Span::styled(context_used(app), Style::default().fg(t.text))],
         vec![Span::styled(
             format!("${session_cost:.4}"),
@@ -60,6 +56,27 @@ fn segments(app: &App) -> Vec<Vec<Span<'static>>> {
         mcp(app),
         target_session(app),
     ]
+}
+
+/// The provider and model of the session's last turn; the pin instead
+/// when the session has one (`/model`).
+fn model(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let s = &app.status;
+    match app
+        .sessions
+        .get(&app.session)
+        .and_then(|i| i.pinned.as_ref())
+    {
+        Some(pin) => vec![Span::styled(
+            format!("pinned {pin}"),
+            Style::default().fg(t.focus),
+        )],
+        None => vec![Span::styled(
+            format!("{}/{}", s.provider, s.model),
+            Style::default().fg(t.text),
+        )],
+    }
 }
 
 /// The segments that fit in `room`, separated, in order.
