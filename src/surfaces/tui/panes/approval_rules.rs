@@ -3,10 +3,9 @@
 //! with its id, scope, source and when it was added; `d` revokes.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Margin, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use crate::protocol::{ApprovalRule, ApprovalRuleKind, ApprovalScope};
 use crate::surfaces::tui::app::App;
@@ -53,22 +52,13 @@ pub fn render(app: &App, overlay: &RulesOverlay, area: Rect, buf: &mut Buffer) {
         ]));
     }
     let height = (lines.len() as u16 + 4).min(area.height);
-    let rect = Rect::new(
-        area.x + area.width.saturating_sub(width) / 2,
-        area.y + area.height.saturating_sub(height) / 2,
-        width,
-        height,
+    let inner = super::centered_overlay(
+        app,
+        area,
+        (width, height),
+        " Approvals · d revokes · Esc closes ",
+        buf,
     );
-    Clear.render(rect, buf);
-    let block = Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(t.focus))
-        .title(Span::styled(
-            " Approvals · d revokes · Esc closes ",
-            Style::default().fg(t.focus),
-        ));
-    let inner = block.inner(rect).inner(Margin::new(1, 0));
-    block.render(rect, buf);
     if inner.height == 0 {
         return;
     }

@@ -199,3 +199,31 @@ pub fn field(app: &App, label: &str, value: String) -> Vec<Span<'static>> {
         Span::styled(value, Style::default().fg(app.theme.text)),
     ]
 }
+
+/// A box of `size` (width, height) centred in `area`, cleared, with a
+/// rounded border in the focus color and `title`: the frame every picker
+/// and list overlay draws in. Returns the area inside it (one column of
+/// padding each side).
+pub fn centered_overlay(
+    app: &App,
+    area: Rect,
+    (width, height): (u16, u16),
+    title: &str,
+    buf: &mut Buffer,
+) -> Rect {
+    let focus = Style::default().fg(app.theme.focus);
+    let rect = Rect::new(
+        area.x + area.width.saturating_sub(width) / 2,
+        area.y + area.height.saturating_sub(height) / 2,
+        width,
+        height,
+    );
+    ratatui::widgets::Clear.render(rect, buf);
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(focus)
+        .title(Span::styled(title.to_string(), focus));
+    let inner = block.inner(rect).inner(Margin::new(1, 0));
+    block.render(rect, buf);
+    inner
+}

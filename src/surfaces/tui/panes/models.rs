@@ -2,10 +2,9 @@
 //! marked; Enter pins the selected one, Esc closes.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Margin, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use crate::surfaces::tui::app::App;
 use crate::surfaces::tui::models::ModelPicker;
@@ -51,22 +50,13 @@ pub fn render(app: &App, picker: &ModelPicker, area: Rect, buf: &mut Buffer) {
         ]));
     }
     let height = (lines.len() as u16 + 2).min(area.height);
-    let rect = Rect::new(
-        area.x + area.width.saturating_sub(width) / 2,
-        area.y + area.height.saturating_sub(height) / 2,
-        width,
-        height,
+    let inner = super::centered_overlay(
+        app,
+        area,
+        (width, height),
+        " Model · Enter: run this session on it · Esc closes ",
+        buf,
     );
-    Clear.render(rect, buf);
-    let block = Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(t.focus))
-        .title(Span::styled(
-            " Model · Enter: run this session on it · Esc closes ",
-            Style::default().fg(t.focus),
-        ));
-    let inner = block.inner(rect).inner(Margin::new(1, 0));
-    block.render(rect, buf);
     let visible = usize::from(inner.height).max(1);
     let first = picker.selected.saturating_sub(visible - 1);
     for (row, line) in lines.iter().skip(first).take(visible).enumerate() {

@@ -4,10 +4,9 @@
 use std::time::SystemTime;
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Margin, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use crate::surfaces::tui::app::App;
 use crate::surfaces::tui::rewind::{RewindPicker, UNTRACKED_NOTE};
@@ -51,22 +50,13 @@ pub fn render_at(app: &App, picker: &RewindPicker, area: Rect, buf: &mut Buffer,
     }
     // The list, a blank row and the note, within the borders.
     let height = (lines.len() as u16 + 4).min(area.height);
-    let rect = Rect::new(
-        area.x + area.width.saturating_sub(width) / 2,
-        area.y + area.height.saturating_sub(height) / 2,
-        width,
-        height,
+    let inner = super::centered_overlay(
+        app,
+        area,
+        (width, height),
+        " Rewind · Enter: back to before this message · Esc closes ",
+        buf,
     );
-    Clear.render(rect, buf);
-    let block = Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(t.focus))
-        .title(Span::styled(
-            " Rewind · Enter: back to before this message · Esc closes ",
-            Style::default().fg(t.focus),
-        ));
-    let inner = block.inner(rect).inner(Margin::new(1, 0));
-    block.render(rect, buf);
     if inner.height == 0 {
         return;
     }
