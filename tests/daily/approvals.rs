@@ -169,6 +169,33 @@ async fn the_shell_lists_and_revokes_permanent_rules() {
     assert!(String::from_utf8_lossy(&config.stderr).contains("egirl.toml"));
 }
 
+/// A broken approvals file is named in one line, with where it breaks
+/// (toml's own text quoted the source and a caret over several lines).
+#[tokio::test]
+async fn a_broken_approvals_file_is_one_line_with_its_position() {
+    let fake = FakeLlama::start().await;
+    let cli = Cli::new(&fake, "");
+    let egirl_dir = cli.workspace().join(".egirl");
+    std::fs::create_dir_all(&egirl_dir).expect("mkdir");
+    std::fs::write(
+        egirl_dir.join("approvals.toml"),
+        "allow = [\"ls\"]\n[added\n",
+    )
+    .expect("plant");
+    let out = cli.run(&["approvals", "list"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.contains("created workspace"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("approvals.toml is not valid (line 2, column"),
+        "{err}"
+    );
+}
+
 /// No command in the help answers "not yet": the help overlay, as drawn,
 /// lists `/approvals` and says "not yet" nowhere; nor do the docs.
 #[test]

@@ -80,7 +80,31 @@ fn key(kind: GrantKind) -> &'static str {
 /// The whole approvals file (every kind of grant); missing: empty.
 pub(super) fn read(path: &Path) -> Result<RulesFile, String> {
     let text = read_text(path)?;
-    toml::from_str(&text).map_err(|e| format!("{} is not valid: {e}", path.display()))
+    toml::from_str(&text).map_err(|e| invalid(path, &text, &e))
+}
+
+/// One line for an unreadable file: where and why, without the quoted
+/// source and caret that `toml`'s own text spreads over several lines.
+fn invalid(path: &Path, text: &str, e: &toml::de::Error) -> String {
+    let message: Vec<&str> = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let message = message.join("; ");
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!(
+                "{} is not valid (line {line}, column {column}): {message}",
+                path.display()
+            )
+        }
+        None => format!("{} is not valid: {message}", path.display()),
+    }
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
