@@ -1,4 +1,4 @@
-//! The payloads of the daily driver's controls (issue 31's events): a
+//! The payloads of the daily driver's controls (hooks, `/approvals`): a
 //! hook's run, and the approval rules `/approvals` lists and revokes. Kept
 //! apart from `events.rs` so each file stays one screenful of kinds.
 

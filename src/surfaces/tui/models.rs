@@ -38,12 +38,10 @@ impl ModelPicker {
 
     /// Arrows move, Enter picks, Esc closes; other keys are not its own.
     pub fn event(&mut self, key: KeyEvent) -> EventState {
-        let last = self.choices.len().saturating_sub(1);
+        if super::rewind::move_selection(&mut self.selected, self.choices.len(), key.code) {
+            return EventState::Consumed;
+        }
         match key.code {
-            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => self.selected = (self.selected + 1).min(last),
-            KeyCode::Home | KeyCode::Char('g') => self.selected = 0,
-            KeyCode::End | KeyCode::Char('G') => self.selected = last,
             KeyCode::Enter => {
                 self.done = Some(self.choices.get(self.selected).map(|c| c.id.clone()));
             }

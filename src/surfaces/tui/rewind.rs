@@ -24,6 +24,20 @@ pub enum EventState {
     NotConsumed,
 }
 
+/// Up/Down (k/j), Home/End (g/G) move `selected` within a list of `len`
+/// rows; true when `code` was one of them. The pickers share this.
+pub fn move_selection(selected: &mut usize, len: usize, code: KeyCode) -> bool {
+    let last = len.saturating_sub(1);
+    match code {
+        KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => *selected = (*selected + 1).min(last),
+        KeyCode::Home | KeyCode::Char('g') => *selected = 0,
+        KeyCode::End | KeyCode::Char('G') => *selected = last,
+        _ => return false,
+    }
+    true
+}
+
 /// One earlier user message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RewindRow {
@@ -60,12 +74,10 @@ impl RewindPicker {
 
     /// Move, choose with Enter, close with Esc; other keys are not its own.
     pub fn event(&mut self, key: KeyEvent) -> EventState {
-        let last = self.rows.len().saturating_sub(1);
+        if move_selection(&mut self.selected, self.rows.len(), key.code) {
+            return EventState::Consumed;
+        }
         match key.code {
-            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => self.selected = (self.selected + 1).min(last),
-            KeyCode::Home | KeyCode::Char('g') => self.selected = 0,
-            KeyCode::End | KeyCode::Char('G') => self.selected = last,
             KeyCode::Enter => {
                 self.done = Some(match self.rows.get(self.selected) {
                     Some(row) => Picked::Turn(row.turn),

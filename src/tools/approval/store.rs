@@ -237,7 +237,7 @@ mod tests {
         ] {
             store.save(&grant).unwrap();
         }
-        // The lists as before issue 31, then when each grant was added.
+        // The lists as files without dates had them, then when each grant was added.
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.starts_with(

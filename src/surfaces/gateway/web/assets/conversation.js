@@ -122,7 +122,7 @@ export class Conversation {
       case 'tool_result': {
         const tool = this.tools.get(clean(item.id));
         if (tool) {
-          // `outcome` and `diff` are kept since issue 33; older transcripts have neither.
+          // Older transcripts keep neither `outcome` nor `diff`.
           const outcome = ['ok', 'failed', 'denied'].includes(item.outcome) ? item.outcome : (item.denied ? 'denied' : '');
           if (outcome) this.setState(tool, outcome);
           else this.setState(tool, 'done', 'from the transcript: success is not recorded');
