@@ -138,6 +138,7 @@ impl Env {
             session: session.to_string(),
             origin: Origin::Cli,
             text: text.to_string(),
+            images: Vec::new(),
         }));
         self.wait_turn_end(session, submitted).await
     }

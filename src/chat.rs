@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::protocol::ImagePart;
 use crate::protocol::Role;
 
 /// One message of a conversation, in the shape the agent keeps and persists.
@@ -21,6 +22,10 @@ pub struct ChatMessage {
     /// For `Role::Tool`: the tool's name (some templates want it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Images that are part of this message (a user's, or a tool result's
+    /// such as a screenshot), by file; see [`ImagePart`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImagePart>,
 }
 
 impl ChatMessage {
@@ -40,6 +45,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: Some(call.id.clone()),
             name: Some(call.name.clone()),
+            images: Vec::new(),
         }
     }
     fn plain(role: Role, content: impl Into<String>) -> Self {
@@ -49,6 +55,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
+            images: Vec::new(),
         }
     }
 }

@@ -18,6 +18,7 @@
 //! | 2 | `bus` | fans every event out to each surface's own queue |
 //! | 2 | `chat` | messages, tool calls, tool specs and token usage |
 //! | 3 | `link` | a surface's connection to the core: in this process or over its socket |
+//! | 3 | `images` | the image store: pictures in messages, by content hash |
 //! | 3 | `config` | `egirl.toml`, the MCP servers' entries included |
 //! | 4 | `workspace` | the personality and memory files |
 //! | 5 | `cron` | cron jobs as data: the store, a job, its schedule |
@@ -42,6 +43,7 @@ pub mod cli;
 pub mod config;
 pub mod cron;
 pub mod fsutil;
+pub mod images;
 pub mod link;
 pub mod logging;
 pub mod mcp;

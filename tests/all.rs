@@ -1,4 +1,5 @@
 //! The one integration-test binary: each module is a suite.
+mod acp;
 mod agent;
 mod cli_stats_export;
 mod compaction;
@@ -6,6 +7,7 @@ mod daily;
 mod delegate;
 mod discord;
 mod docs;
+mod eyes;
 mod fleet;
 mod gateway;
 mod hardening;
@@ -14,6 +16,7 @@ mod json_events;
 mod layering;
 mod mcp;
 mod memory;
+mod prompt;
 mod provider_anthropic;
 mod provider_llamacpp;
 mod provider_openai;

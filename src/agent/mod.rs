@@ -245,6 +245,7 @@ async fn run_core(
                 session,
                 origin,
                 text,
+                ..
             } => {
                 let handle = sessions
                     .entry(session.clone())

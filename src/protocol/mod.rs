@@ -29,10 +29,12 @@ pub const PROTOCOL_VERSION: u32 = 1;
 
 mod controls;
 mod events;
+mod images;
 mod route;
 pub mod wire;
 pub use controls::*;
 pub use events::*;
+pub use images::ImagePart;
 pub use route::{LOCAL_PROVIDER, LocalRole, Route, RoutedModel};
 
 pub type SessionId = String;
@@ -265,6 +267,9 @@ pub enum Op {
         session: SessionId,
         origin: Origin,
         text: String,
+        /// Images sent with the text (stored first; see [`ImagePart`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImagePart>,
     },
     ApprovalDecision {
         id: String,

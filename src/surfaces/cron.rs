@@ -217,6 +217,7 @@ async fn run_job(agent: &AgentHandle, job: &Job) -> RunOutcome {
         session: session.clone(),
         origin: origin.clone(),
         text: job.message.clone(),
+        images: Vec::new(),
     });
     if !sent {
         return RunOutcome::Failed("the agent has stopped".into());

@@ -56,6 +56,7 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
             session: opts.session.clone(),
             origin: Origin::Cli,
             text,
+            images: Vec::new(),
         },
     );
     let mut outcome = Outcome::Failed;

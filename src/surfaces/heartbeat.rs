@@ -180,6 +180,7 @@ impl Heartbeat {
             session,
             origin: Origin::Heartbeat,
             text: prompt(&text),
+            images: Vec::new(),
         }) {
             return Tick::Stopped;
         }

@@ -37,6 +37,9 @@ pub struct ToolOutput {
     /// Not run: the user, a rule or a timeout refused it (the transcript
     /// keeps it as denied, and a rewind does not count it as run).
     pub refused: bool,
+    /// Images the result carries (a picture `read_file` read, a browser
+    /// screenshot): sent to a vision-capable model with `output`.
+    pub images: Vec<crate::protocol::ImagePart>,
 }
 
 impl ToolOutput {
@@ -47,6 +50,7 @@ impl ToolOutput {
             suggest_escalation: false,
             diff: None,
             refused: false,
+            images: Vec::new(),
         }
     }
     pub fn fail(output: impl Into<String>) -> Self {
@@ -56,6 +60,7 @@ impl ToolOutput {
             suggest_escalation: false,
             diff: None,
             refused: false,
+            images: Vec::new(),
         }
     }
     /// The approval was refused (`why`: by whom or what): a failure the
@@ -73,7 +78,14 @@ impl ToolOutput {
             suggest_escalation: true,
             diff: None,
             refused: false,
+            images: Vec::new(),
         }
+    }
+
+    /// This output, with images for the model to see.
+    pub fn with_images(mut self, images: Vec<crate::protocol::ImagePart>) -> Self {
+        self.images = images;
+        self
     }
 
     /// This output, with the change it made for surfaces to show.

@@ -367,6 +367,7 @@ async fn a_quiet_heartbeat_is_never_escalated() {
         "- check the calendar for anything in the next two hours\n- check the mail",
     );
     assert!(h.agent.submit(egirl::protocol::Op::UserMessage {
+        images: Vec::new(),
         session: "heartbeat".into(),
         origin: egirl::protocol::Origin::Heartbeat,
         text: prompt,

@@ -61,6 +61,7 @@ pub fn start_with_remote(
 impl Harness {
     pub fn send(&self, session: &str, text: &str) {
         assert!(self.agent.submit(Op::UserMessage {
+            images: Vec::new(),
             session: session.into(),
             origin: Origin::Tui,
             text: text.into(),

@@ -34,6 +34,7 @@ impl Process {
     /// One message, its events up to `turn_ended`.
     async fn turn(&mut self, session: &str, text: &str) -> Vec<EventKind> {
         assert!(self.agent.submit(Op::UserMessage {
+            images: Vec::new(),
             session: session.into(),
             origin: Origin::Cli,
             text: text.into(),

@@ -330,6 +330,7 @@ async fn resumed_session_sends_its_history() {
         let (agent, _task) = egirl::agent::spawn(super::config_for(&fake), dir.clone(), Vec::new());
         let mut events = agent.bus.subscribe();
         agent.submit(Op::UserMessage {
+            images: Vec::new(),
             session: "keep".into(),
             origin: egirl::protocol::Origin::Cli,
             text: "do you?".into(),

@@ -187,6 +187,7 @@ async fn an_answer_to_a_message_typed_in_the_tui_goes_to_the_channel() {
     rig.llama.push_reply(Reply::text("sent from the desk"));
     let session = discord::session_for(DM);
     rig.agent.submit(egirl::protocol::Op::UserMessage {
+        images: Vec::new(),
         session: session.clone(),
         origin: Origin::Tui,
         text: "tell them hi".into(),
@@ -232,6 +233,7 @@ async fn heartbeat_news_reaches_the_dm_and_heartbeat_ok_does_not() {
     let session = discord::session_for(DM);
     let beat = |rig: &Rig| {
         assert!(rig.agent.submit(egirl::protocol::Op::UserMessage {
+            images: Vec::new(),
             session: session.clone(),
             origin: Origin::Heartbeat,
             text: "Heartbeat check.".into(),

@@ -68,6 +68,7 @@ pub fn alternate(
                     session: session.clone(),
                     origin: Origin::Cli,
                     text: QUESTIONS[(round + s) % QUESTIONS.len()].into(),
+                    images: Vec::new(),
                 }));
                 let mut first = None;
                 loop {

@@ -272,6 +272,7 @@ fn server_killed_mid_stream_then_back() {
             session: "killed".into(),
             origin: Origin::Cli,
             text: "Write a long story about a fox, at least three paragraphs.".into(),
+            images: Vec::new(),
         });
         let mut error = None;
         let mut killed = false;
@@ -302,6 +303,7 @@ fn server_killed_mid_stream_then_back() {
             session: "killed".into(),
             origin: Origin::Cli,
             text: "Say hi.".into(),
+            images: Vec::new(),
         });
         let mut answered = false;
         while let Ok(Some(event)) =

@@ -76,6 +76,7 @@ async fn heartbeat_turns_go_to_the_fast_model() {
     let section = fast_section(&fast);
     let mut h = start(&main, |c| c.local.fast = Some(section));
     assert!(h.agent.submit(Op::UserMessage {
+        images: Vec::new(),
         session: "heartbeat".into(),
         origin: Origin::Heartbeat,
         text: "Read HEARTBEAT.md and check on things.".into(),

@@ -220,6 +220,7 @@ async fn ctrl_c_interrupts_only_the_runs_own_turn() {
         Reply::hang(),
     ]);
     tui.submit(Op::UserMessage {
+        images: Vec::new(),
         session: "other".into(),
         origin: Origin::Tui,
         text: "take your time".into(),
@@ -293,6 +294,7 @@ async fn a_headless_run_never_answers_another_sessions_approval() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tui.submit(Op::UserMessage {
+        images: Vec::new(),
         session: "other".into(),
         origin: Origin::Tui,
         text: "run echo".into(),

@@ -86,6 +86,7 @@ async fn wire_session_ids_are_file_names_and_floods_are_bounded() {
     {
         let id = format!("bad-{n}");
         let message = Op::UserMessage {
+            images: Vec::new(),
             session: session.into(),
             origin: Origin::Cli,
             text: "hi".into(),

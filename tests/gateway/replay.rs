@@ -132,6 +132,7 @@ async fn the_client_library_reconnects_and_shows_every_event_once() {
     let mut state = link.connection.clone().unwrap();
     let mut events = link.subscribe();
     let submission = Submission::new(Op::UserMessage {
+        images: Vec::new(),
         session: "cli-lib".into(),
         origin: Origin::Cli,
         text: "stream a lot".into(),

@@ -188,6 +188,7 @@ pub fn message(id: &str, text: &str) -> ClientFrame {
     ClientFrame::Op(Submission {
         id: SubmissionId(id.into()),
         op: Op::UserMessage {
+            images: Vec::new(),
             session: "gw-test".into(),
             origin: Origin::Cli,
             text: text.into(),
@@ -375,6 +376,7 @@ async fn the_websocket_link_attaches_with_the_token_only() {
     let mut events = link.subscribe();
     llama.push_reply(Reply::text("over the link"));
     assert!(link.submit(Op::UserMessage {
+        images: Vec::new(),
         session: "gw-link".into(),
         origin: Origin::Cli,
         text: "hi".into(),

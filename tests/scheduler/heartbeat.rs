@@ -29,6 +29,7 @@ fn write_checklist(h: &Harness, text: &str) {
 
 fn send_heartbeat(h: &Harness) {
     assert!(h.agent.submit(Op::UserMessage {
+        images: Vec::new(),
         session: "heartbeat".into(),
         origin: Origin::Heartbeat,
         text: "Heartbeat check.".into(),

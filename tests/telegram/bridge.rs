@@ -166,6 +166,7 @@ async fn a_message_typed_at_the_desk_into_the_chat_is_answered_in_telegram() {
     rig.llama.push_reply(Reply::text("for a stranger"));
     let stranger = telegram::session_for(555);
     rig.agent.submit(Op::UserMessage {
+        images: Vec::new(),
         session: stranger.clone(),
         origin: Origin::Tui,
         text: "tell 555 hello".into(),
@@ -175,6 +176,7 @@ async fn a_message_typed_at_the_desk_into_the_chat_is_answered_in_telegram() {
     rig.llama.push_reply(Reply::text("sent from the desk"));
     let session = telegram::session_for(DM);
     rig.agent.submit(Op::UserMessage {
+        images: Vec::new(),
         session: session.clone(),
         origin: Origin::Tui,
         text: "tell my phone hello".into(),

@@ -43,6 +43,7 @@ fn enter_sends_the_message_to_the_tui_session() {
                 session,
                 origin,
                 text,
+                ..
             },
         ] => {
             assert_eq!(session, SESSION);

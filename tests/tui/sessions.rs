@@ -108,7 +108,7 @@ fn the_picker_points_the_input_at_a_discord_conversation() {
     type_text(&mut app, "on it, deploying now");
     let sent = ops(press(&mut app, key(KeyCode::Enter)));
     assert!(
-        matches!(sent.as_slice(), [Op::UserMessage { session, origin: Origin::Tui, text }]
+        matches!(sent.as_slice(), [Op::UserMessage { session, origin: Origin::Tui, text, .. }]
             if session == "discord-general" && text == "on it, deploying now"),
         "{sent:?}"
     );

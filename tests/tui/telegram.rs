@@ -93,7 +93,7 @@ fn a_telegram_chat_is_mirrored_and_answered_from_the_desk() {
     type_text(&mut app, "done, both");
     let sent = ops(press(&mut app, key(KeyCode::Enter)));
     assert!(
-        matches!(sent.as_slice(), [Op::UserMessage { session, origin: Origin::Tui, text }]
+        matches!(sent.as_slice(), [Op::UserMessage { session, origin: Origin::Tui, text, .. }]
             if session == CHAT && text == "done, both"),
         "{sent:?}"
     );

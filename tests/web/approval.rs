@@ -107,6 +107,7 @@ async fn unattended_turns_are_denied_what_would_ask() {
     fake.push_replies([fetch(&site.named("/page")), Reply::text("ok")]);
     let mut h = start(&fake, |c| c.tools.web.allow_private = true);
     h.agent.submit(Op::UserMessage {
+        images: Vec::new(),
         session: "cron".into(),
         origin: Origin::Cron("news".into()),
         text: "read it".into(),
@@ -152,6 +153,7 @@ async fn webhook_turns_get_no_web_tool_unless_webhook_tools_lists_it() {
     let offered = |fake: &FakeLlama, i: usize| fake.requests()[i]["tools"].to_string();
     let mut h = start(&fake, search);
     h.agent.submit(Op::UserMessage {
+        images: Vec::new(),
         session: "hook".into(),
         origin: Origin::Webhook,
         text: "hi".into(),
@@ -170,6 +172,7 @@ async fn webhook_turns_get_no_web_tool_unless_webhook_tools_lists_it() {
         c.webhook.tools = vec!["web_fetch".into()];
     });
     h.agent.submit(Op::UserMessage {
+        images: Vec::new(),
         session: "hook".into(),
         origin: Origin::Webhook,
         text: "hi".into(),

@@ -112,6 +112,7 @@ impl EventHandler for Handler {
             session,
             origin: Origin::Discord(channel.to_string()),
             text,
+            images: Vec::new(),
         });
     }
 

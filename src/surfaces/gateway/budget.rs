@@ -68,6 +68,7 @@ mod tests {
             session: "s".into(),
             origin: crate::protocol::Origin::Cli,
             text: "hi".into(),
+            images: Vec::new(),
         }
     }
 

@@ -31,6 +31,7 @@ fn fake_core() -> (CoreLink, EventBus, Arc<Mutex<Vec<Submission>>>) {
             session,
             origin,
             text,
+            ..
         } = submission.op
         {
             let emit = |kind| {
@@ -76,6 +77,7 @@ fn message(text: &str, origin: Origin) -> Submission {
         session: "s".into(),
         origin,
         text: text.into(),
+        images: Vec::new(),
     })
 }
 

@@ -60,6 +60,7 @@ fn on_message(bridge: &Bridge, msg: &Message) {
         session,
         origin: Origin::Telegram(chat.to_string()),
         text,
+        images: Vec::new(),
     });
 }
 

@@ -372,6 +372,7 @@ impl App {
                 session: self.session.clone(),
                 origin: crate::protocol::Origin::Tui,
                 text,
+                images: Vec::new(),
             })],
             Typed::Unknown(_) | Typed::NoArgument(_) => Vec::new(),
         }

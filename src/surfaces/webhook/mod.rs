@@ -131,6 +131,7 @@ async fn ingest(
         session: SESSION.into(),
         origin: Origin::Webhook,
         text: message_for(&event),
+        images: Vec::new(),
     });
     if !sent {
         return reply(StatusCode::SERVICE_UNAVAILABLE, "the agent has stopped");

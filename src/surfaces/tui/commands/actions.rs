@@ -71,6 +71,7 @@ pub(super) fn escalate(app: &mut App) -> Vec<Effect> {
         session: app.session.clone(),
         origin: crate::protocol::Origin::Tui,
         text: ESCALATE_TEXT.into(),
+        images: Vec::new(),
     })]
 }
 

@@ -338,6 +338,7 @@ pub fn run(app: &mut App, line: &str) -> Vec<Effect> {
             session: app.session.clone(),
             origin: crate::protocol::Origin::Tui,
             text,
+            images: Vec::new(),
         })],
         None => {
             app.notice(Level::Warning, unknown_notice(name));

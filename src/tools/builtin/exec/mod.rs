@@ -406,6 +406,7 @@ fn report(
         suggest_escalation: false,
         diff: None,
         refused: false,
+        images: Vec::new(),
     }
 }
 

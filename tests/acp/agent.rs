@@ -1,0 +1,1 @@
+//! `egirl acp` driven by a real ACP client (the npm SDK's client side).

@@ -1,0 +1,1 @@
+//! The `delegate` tool driving a real ACP agent.

@@ -1,0 +1,4 @@
+//! The Agent Client Protocol, both ways.
+
+mod agent;
+mod delegate;

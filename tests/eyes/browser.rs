@@ -1,0 +1,1 @@
+//! The browser tool against the real Chromium and a local test site.

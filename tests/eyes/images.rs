@@ -1,0 +1,1 @@
+//! Images as message content, end to end, through the real binary.

@@ -1,0 +1,4 @@
+//! Eyes: images in conversations and the browser tool.
+
+mod browser;
+mod images;

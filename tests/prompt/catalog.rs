@@ -1,0 +1,1 @@
+//! The tool catalog: rarely used tools by name, their schema on demand.

@@ -1,0 +1,3 @@
+//! The fixed prompt and the tool catalog.
+
+mod catalog;
