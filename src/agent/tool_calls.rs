@@ -1,7 +1,8 @@
 //! One batch of the model's tool calls: announced in order, run
 //! concurrently (a repeated call, invalid arguments or a tool an unattended
 //! origin may not use fails without running), each result redacted before
-//! it is shown, stored or sent.
+//! it is shown, stored or sent. A call through the tool catalog is handled
+//! as the call of the tool it names.
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
@@ -52,6 +53,10 @@ pub(super) async fn run_tools(
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {
+        // A catalog call is the named tool's call from here on: its
+        // events, checks, hooks and run are that tool's (the history keeps
+        // what the model sent).
+        let call = call.resolved();
         turn.emit(EventKind::ToolCall(ToolCallEvent {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -65,6 +70,7 @@ pub(super) async fn run_tools(
         call_ctx.call_id = call.id.clone();
         call_ctx.approval_wait_ms = Default::default();
         jobs.push(async move {
+            let call = &*call;
             let ctx = &call_ctx;
             let started = Instant::now();
             let output = if let Some(err) = &call.arguments_error {
