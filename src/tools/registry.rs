@@ -156,7 +156,7 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
         return (tool.run)(args, ctx).await;
     }
     if name == catalog::NAME {
-        return catalog::run(args, ctx).await;
+        return run_catalog(args, ctx).await;
     }
     if mcp::is_mcp_tool(name) {
         return mcp::run(name, args, ctx).await;
@@ -172,9 +172,41 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
     ))
 }
 
-/// The entry named `name`, for the catalog's schema requests.
-pub fn entry(name: &str) -> Option<&'static ToolEntry> {
-    BUILTIN_TOOLS.iter().find(|tool| tool.name == name)
+/// The catalog tool: `{name}` gives the schema, `{name, arguments}` runs
+/// the tool (in a turn the agent has already made that the tool's own call).
+async fn run_catalog(args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let name = match super::arg_str(args, "name") {
+        Ok(name) => name.trim(),
+        Err(e) => return e,
+    };
+    let call = crate::chat::ToolCall {
+        id: ctx.call_id.clone(),
+        name: catalog::NAME.to_string(),
+        arguments: args.clone(),
+        arguments_error: None,
+    };
+    let resolved = call.resolved();
+    let target = BUILTIN_TOOLS
+        .iter()
+        .find(|tool| tool.name == resolved.name.as_str() || tool.name == name);
+    match (target, resolved.name != catalog::NAME) {
+        (_, true) if resolved.arguments_error.is_some() => ToolOutput::fail(format!(
+            "{}; send `arguments` as a JSON object",
+            resolved.arguments_error.as_deref().unwrap_or_default()
+        )),
+        (Some(tool), true) => (tool.run)(&resolved.arguments, ctx).await,
+        (Some(tool), false) => catalog::schema(&(tool.spec)()),
+        (None, _) => {
+            let named = |whole: bool| -> Vec<&str> {
+                BUILTIN_TOOLS
+                    .iter()
+                    .filter(|tool| (tool.listing == Listing::Whole) == whole)
+                    .map(|tool| tool.name)
+                    .collect()
+            };
+            catalog::unknown(name, &named(false), &named(true))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -254,6 +286,51 @@ mod tests {
         );
         let none = offered_where(&config, &|name| name == "read_file");
         assert_eq!(names(&none), ["read_file"]);
+    }
+
+    #[tokio::test]
+    async fn the_catalog_gives_a_schema_runs_a_tool_and_lists_what_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = crate::tools::approval::test_context(dir.path(), Default::default());
+        let catalog = async |args: Value| run(catalog::NAME, &args, &ctx).await;
+        let out = catalog(serde_json::json!({"name": "cron_remove"})).await;
+        assert!(out.success, "{}", out.output);
+        assert!(
+            out.output
+                .starts_with("cron_remove: Delete a scheduled job"),
+            "{}",
+            out.output
+        );
+        assert!(
+            out.output.contains(r#""required":["name"]"#),
+            "{}",
+            out.output
+        );
+
+        let via = catalog(serde_json::json!({"name": "cron_list", "arguments": "{}"})).await;
+        let direct = run("cron_list", &serde_json::json!({}), &ctx).await;
+        assert!(via.success, "{}", via.output);
+        assert_eq!(via, direct);
+
+        let out = catalog(serde_json::json!({"name": "crontab"})).await;
+        assert!(!out.success);
+        assert!(
+            out.output
+                .starts_with("unknown tool `crontab`; more_tools has: memory_get, "),
+            "{}",
+            out.output
+        );
+        assert!(
+            out.output.contains("listed whole: read_file, "),
+            "{}",
+            out.output
+        );
+        let bad = catalog(serde_json::json!({"name": "cron_list", "arguments": "{nope"})).await;
+        assert!(
+            !bad.success && bad.output.contains("not JSON"),
+            "{}",
+            bad.output
+        );
     }
 
     #[tokio::test]
