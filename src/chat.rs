@@ -158,3 +158,61 @@ impl Usage {
             .then(|| self.output_tokens as f64 * 1000.0 / self.predicted_ms)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
+        ToolCall {
+            id: "c1".into(),
+            name: name.into(),
+            arguments,
+            arguments_error: None,
+        }
+    }
+
+    #[test]
+    fn a_catalog_call_with_arguments_stands_for_the_named_tools_call() {
+        let sent = call(
+            "more_tools",
+            json!({"name": " cron_list ", "arguments": {"a": 1}}),
+        );
+        assert_eq!(*sent.resolved(), call("cron_list", json!({"a": 1})));
+        // As a JSON string, or an empty one, as small models send them.
+        let text = call(
+            "more_tools",
+            json!({"name": "cron_list", "arguments": "{\"a\": 1}"}),
+        );
+        assert_eq!(*text.resolved(), call("cron_list", json!({"a": 1})));
+        let empty = call("more_tools", json!({"name": "cron_list", "arguments": ""}));
+        assert_eq!(*empty.resolved(), call("cron_list", json!({})));
+        let broken = call(
+            "more_tools",
+            json!({"name": "cron_list", "arguments": "{a"}),
+        );
+        let resolved = broken.resolved();
+        assert_eq!(resolved.name, "cron_list");
+        assert!(
+            resolved
+                .arguments_error
+                .as_deref()
+                .unwrap()
+                .contains("not JSON")
+        );
+    }
+
+    #[test]
+    fn anything_else_is_itself() {
+        for sent in [
+            call("more_tools", json!({"name": "cron_add"})),
+            call("more_tools", json!({"name": "more_tools", "arguments": {}})),
+            call("more_tools", json!({"arguments": {}})),
+            call("exec", json!({"name": "x", "arguments": {}})),
+        ] {
+            assert_eq!(*sent.resolved(), sent);
+        }
+    }
+}

@@ -441,9 +441,9 @@ async fn run_tool_calls(
     )
     .await;
     for (call, output) in calls.iter().zip(results) {
-        tools
-            .outcomes
-            .push((call.name.clone(), output.success, output.suggest_escalation));
+        // By the tool a catalog call ran (two tools failing are not one failing twice).
+        let (name, ok) = (call.resolved().name.clone(), output.success);
+        tools.outcomes.push((name, ok, output.suggest_escalation));
         let outcome = match output.refused || ToolOutcome::guessed(&output.output).is_some() {
             true => ToolOutcome::Denied,
             false if output.success => ToolOutcome::Ok,
