@@ -1,6 +1,7 @@
 //! Fixed prompt size: with the built-in tools, the fixed prompt
 //! (static system text + tool list) must stay under 1,500 tokens so egirl
-//! works on a 4,096-token local context.
+//! works on a 4,096-token local context; so must the fixed prompt with
+//! everything on (every built-in offered and two MCP servers).
 //!
 //! Counted by a real llama-server's own tokenizer (`/tokenize`,
 //! `/apply-template`): the one `make install` puts in ~/.cache/egirl
@@ -314,6 +315,64 @@ async fn measure_mcp(
     println!();
     println!(
         "fixed prompt with {connected} MCP tools: {fixed_tokens} tokens: {verdict} the budget of {TARGET_TOKENS}"
+    );
+    measure_everything_on(count, &mcp_specs, connected).await
+}
+
+/// Every built-in offered (`web_search` configured, `delegate_claude_code`'s
+/// binary present) and the two MCP servers: the largest tool list a turn
+/// gets, as `tools::offered` lists it, then the `mcp` tool.
+async fn measure_everything_on(
+    count: &impl AsyncFn(&str) -> Result<u64, String>,
+    mcp_specs: &[egirl::chat::ToolSpec],
+    connected: usize,
+) -> Result<(), String> {
+    let mut config = egirl::config::Config::default();
+    config.tools.web.search = Some(egirl::config::WebSearchConfig {
+        provider: egirl::config::SearchProvider::Searxng,
+        endpoint: Some("http://127.0.0.1:8888".into()),
+    });
+    // Any executable stands for `claude`: only its presence is checked.
+    config.delegate.claude_code.binary = "/bin/sh".into();
+    let mut specs = egirl::tools::offered(&config);
+    let builtins = specs.len();
+    specs.extend(mcp_specs.iter().cloned());
+    let tools_block = tools_system_block(&specs);
+    let fixed = format!("{STATIC_SYSTEM}\n\n{tools_block}");
+    println!();
+    println!("Everything on: every built-in offered ({builtins} specs), {connected} MCP tools:");
+    println!();
+    println!("| part | chars | chars/4 | tokens |");
+    println!("| --- | ---: | ---: | ---: |");
+    let row = async |name: &str, text: &str| -> Result<u64, String> {
+        let tokens = count(text).await?;
+        let chars = text.chars().count();
+        println!("| {name} | {chars} | {} | {tokens} |", chars.div_ceil(4));
+        Ok(tokens)
+    };
+    for spec in &specs {
+        let line = spaced_json(&spec.to_openai_json());
+        row(&format!("  tool `{}`", spec.name), &line).await?;
+    }
+    row(
+        &format!("tools block ({} tools)", specs.len()),
+        &tools_block,
+    )
+    .await?;
+    let fixed_tokens = row(
+        "**fixed prompt, everything on: STATIC_SYSTEM + tools block**",
+        &fixed,
+    )
+    .await?;
+    let verdict = if fixed_tokens <= TARGET_TOKENS {
+        "meets"
+    } else {
+        "MISSES"
+    };
+    println!();
+    println!(
+        "fixed prompt with everything on: {fixed_tokens} tokens: {verdict} the budget of {TARGET_TOKENS} ({} left)",
+        TARGET_TOKENS as i64 - fixed_tokens as i64
     );
     Ok(())
 }

@@ -72,6 +72,45 @@ pub struct ToolCall {
     pub arguments_error: Option<String>,
 }
 
+/// The tool that lists the rarely used built-ins by name (`tools::catalog`):
+/// `{name}` gives a tool's schema, `{name, arguments}` runs it.
+pub const CATALOG_TOOL: &str = "more_tools";
+
+impl ToolCall {
+    /// The call this one stands for: a catalog call with a tool's `name`
+    /// and its `arguments` (an object, or the object as a JSON string as
+    /// small models send it) is that tool's call under the same id, so
+    /// approvals, hooks, events and the webhook check see the real tool.
+    /// Anything else (a schema request, the catalog naming itself, any
+    /// other tool) is itself.
+    pub fn resolved(&self) -> std::borrow::Cow<'_, ToolCall> {
+        use serde_json::Value;
+        use std::borrow::Cow;
+        if self.name != CATALOG_TOOL || self.arguments_error.is_some() {
+            return Cow::Borrowed(self);
+        }
+        let name = match self.arguments.get("name").and_then(Value::as_str) {
+            Some(name) if !name.trim().is_empty() && name.trim() != CATALOG_TOOL => name.trim(),
+            _ => return Cow::Borrowed(self),
+        };
+        let (arguments, arguments_error) = match self.arguments.get("arguments") {
+            None | Some(Value::Null) => return Cow::Borrowed(self),
+            Some(Value::String(text)) if text.trim().is_empty() => (serde_json::json!({}), None),
+            Some(Value::String(text)) => match serde_json::from_str(text) {
+                Ok(arguments) => (arguments, None),
+                Err(e) => (Value::Null, Some(format!("`arguments` is not JSON: {e}"))),
+            },
+            Some(arguments) => (arguments.clone(), None),
+        };
+        Cow::Owned(ToolCall {
+            id: self.id.clone(),
+            name: name.to_string(),
+            arguments,
+            arguments_error,
+        })
+    }
+}
+
 /// A tool offered to the model.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolSpec {
@@ -117,5 +156,63 @@ impl Usage {
     pub fn tokens_per_sec(&self) -> Option<f64> {
         (self.predicted_ms > 0.0 && self.output_tokens > 0)
             .then(|| self.output_tokens as f64 * 1000.0 / self.predicted_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
+        ToolCall {
+            id: "c1".into(),
+            name: name.into(),
+            arguments,
+            arguments_error: None,
+        }
+    }
+
+    #[test]
+    fn a_catalog_call_with_arguments_stands_for_the_named_tools_call() {
+        let sent = call(
+            "more_tools",
+            json!({"name": " cron_list ", "arguments": {"a": 1}}),
+        );
+        assert_eq!(*sent.resolved(), call("cron_list", json!({"a": 1})));
+        // As a JSON string, or an empty one, as small models send them.
+        let text = call(
+            "more_tools",
+            json!({"name": "cron_list", "arguments": "{\"a\": 1}"}),
+        );
+        assert_eq!(*text.resolved(), call("cron_list", json!({"a": 1})));
+        let empty = call("more_tools", json!({"name": "cron_list", "arguments": ""}));
+        assert_eq!(*empty.resolved(), call("cron_list", json!({})));
+        let broken = call(
+            "more_tools",
+            json!({"name": "cron_list", "arguments": "{a"}),
+        );
+        let resolved = broken.resolved();
+        assert_eq!(resolved.name, "cron_list");
+        assert!(
+            resolved
+                .arguments_error
+                .as_deref()
+                .unwrap()
+                .contains("not JSON")
+        );
+    }
+
+    #[test]
+    fn anything_else_is_itself() {
+        for sent in [
+            call("more_tools", json!({"name": "cron_add"})),
+            call("more_tools", json!({"name": "more_tools", "arguments": {}})),
+            call("more_tools", json!({"arguments": {}})),
+            call("exec", json!({"name": "x", "arguments": {}})),
+        ] {
+            assert_eq!(*sent.resolved(), sent);
+        }
     }
 }

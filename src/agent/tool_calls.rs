@@ -1,7 +1,8 @@
 //! One batch of the model's tool calls: announced in order, run
 //! concurrently (a repeated call, invalid arguments or a tool an unattended
 //! origin may not use fails without running), each result redacted before
-//! it is shown, stored or sent.
+//! it is shown, stored or sent. A call through the tool catalog is handled
+//! as the call of the tool it names.
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
@@ -51,7 +52,8 @@ pub(super) async fn run_tools(
         approval_wait_ms: Default::default(),
     };
     let mut jobs = Vec::with_capacity(calls.len());
-    for call in calls {
+    // A catalog call is the named tool's call from here on (the history keeps what was sent).
+    for call in calls.iter().map(ToolCall::resolved) {
         turn.emit(EventKind::ToolCall(ToolCallEvent {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -83,7 +85,7 @@ pub(super) async fn run_tools(
                     "you already called `{}` with exactly these arguments in this turn; its result is above. Use it, or try something different",
                     call.name
                 ))
-            } else if let Some(why) = pre_tool(turn, session_id, call).await {
+            } else if let Some(why) = pre_tool(turn, session_id, &call).await {
                 tools::ToolOutput::refused(why)
             } else {
                 // A bug in one tool fails that call, not the session's worker.
@@ -106,7 +108,7 @@ pub(super) async fn run_tools(
             // The run, not the time the user took to approve it.
             let waited = ctx.approval_wait_ms.load(Ordering::Relaxed);
             let ran_ms = (started.elapsed().as_millis() as u64).saturating_sub(waited);
-            post_tool(turn, session_id, call, &output).await;
+            post_tool(turn, session_id, &call, &output).await;
             turn.emit(EventKind::ToolResult(ToolResultEvent {
                 id: call.id.clone(),
                 name: call.name.clone(),

@@ -322,9 +322,8 @@ async fn prepare(
     let system = shared.redactor.redact(&system).into_owned();
     // The last compaction's summary, fenced after the prompt (`summary`).
     let mut system = super::summary::with_summary(&system, session.summary.as_deref());
-    let mut all_tools = tools::offered(&shared.config);
-    all_tools.extend(tools::mcp::specs(&shared.mcp));
-    let specs = unattended::offered_tools(&turn.origin, all_tools, &shared.config.webhook.tools);
+    let mcp = tools::mcp::specs(&shared.mcp);
+    let specs = unattended::offered_tools(&turn.origin, &shared.config, mcp);
     let current =
         super::compact::before_request(turn, session, &mut system, &specs, planned.current, cancel)
             .await;
@@ -442,9 +441,9 @@ async fn run_tool_calls(
     )
     .await;
     for (call, output) in calls.iter().zip(results) {
-        tools
-            .outcomes
-            .push((call.name.clone(), output.success, output.suggest_escalation));
+        // By the tool a catalog call ran (two tools failing are not one failing twice).
+        let (name, ok) = (call.resolved().name.clone(), output.success);
+        tools.outcomes.push((name, ok, output.suggest_escalation));
         let outcome = match output.refused || ToolOutcome::guessed(&output.output).is_some() {
             true => ToolOutcome::Denied,
             false if output.success => ToolOutcome::Ok,

@@ -3,6 +3,7 @@
 //! (its text came from the network) gets the read-only tools only.
 
 use crate::chat::ToolSpec;
+use crate::config::Config;
 use crate::protocol::Origin;
 
 /// The token a heartbeat reply carries when there is nothing to report.
@@ -50,8 +51,11 @@ pub fn heartbeat_reply(reply: &str) -> Option<String> {
 pub fn tool_allowed(origin: &Origin, tool: &str, webhook_tools: &[String]) -> bool {
     match origin {
         // MCP tools: `tools::mcp` lets a webhook turn run read-only ones only.
+        // The catalog only shows schemas: its calls are checked as the
+        // tool they run (`ToolCall::resolved`).
         Origin::Webhook => {
             READ_ONLY_TOOLS.contains(&tool)
+                || tool == crate::tools::catalog::NAME
                 || crate::tools::mcp::is_mcp_tool(tool)
                 || webhook_tools.iter().any(|t| t == tool)
         }
@@ -67,20 +71,20 @@ pub fn tool_refusal(tool: &str) -> String {
     )
 }
 
-/// The tool list offered to a turn from `origin`. Other origins get the
-/// full list unchanged, byte for byte (the prefix cache of their sessions).
-pub fn offered_tools(
-    origin: &Origin,
-    all: Vec<ToolSpec>,
-    webhook_tools: &[String],
-) -> Vec<ToolSpec> {
-    match origin {
-        Origin::Webhook => all
-            .into_iter()
-            .filter(|spec| tool_allowed(origin, spec.name, webhook_tools))
-            .collect(),
-        _ => all,
-    }
+/// The tool list offered to a turn from `origin` under `config`: the
+/// built-ins it may call (the catalog then names only those), then the
+/// `mcp` specs given. Other origins get the full list unchanged, byte for
+/// byte (the prefix cache of their sessions).
+pub fn offered_tools(origin: &Origin, config: &Config, mcp: Vec<ToolSpec>) -> Vec<ToolSpec> {
+    let keep = |tool: &str| tool_allowed(origin, tool, &config.webhook.tools);
+    let mut specs = crate::tools::offered_where(config, &keep);
+    specs.extend(mcp.into_iter().filter(|spec| keep(spec.name)));
+    specs
+}
+
+/// The fixed set of built-ins (`tools::specs`) a turn from `origin` may call.
+pub fn fixed_tools(origin: &Origin, webhook_tools: &[String]) -> Vec<ToolSpec> {
+    crate::tools::specs_where(&|tool| tool_allowed(origin, tool, webhook_tools))
 }
 
 #[cfg(test)]

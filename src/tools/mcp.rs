@@ -197,7 +197,7 @@ fn cap(text: String) -> String {
 /// `ToolSpec` descriptions are `&'static str`; the listing changes only
 /// when a server's tools do, so each distinct listing is leaked once and
 /// reused (a handful of strings over a process's life).
-fn intern(text: String) -> &'static str {
+pub(super) fn intern(text: String) -> &'static str {
     static SEEN: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
     let mut seen = SEEN
         .get_or_init(Default::default)

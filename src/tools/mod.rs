@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod builtin;
+pub mod catalog;
 pub mod checkpoints;
 pub mod diff;
 pub mod hooks;
@@ -22,7 +23,7 @@ use crate::config::ExecConfig;
 use crate::memory::Memory;
 use crate::protocol::{FileDiff, Origin, SessionId};
 use approval::Approver;
-pub use registry::{offered, run, specs};
+pub use registry::{offered, offered_where, run, specs, specs_where};
 
 /// What a tool returns; `output` goes back to the model verbatim.
 #[derive(Clone, Debug, PartialEq)]

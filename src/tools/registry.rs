@@ -10,14 +10,26 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-use super::{ToolContext, ToolOutput, builtin, mcp};
+use super::{ToolContext, ToolOutput, builtin, catalog, mcp};
 use crate::chat::ToolSpec;
 use crate::config::{Config, WebFetchPolicy};
 
 /// What running a tool returns: its output, once the call is done.
 pub type RunFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;
 
-/// A built-in tool: its name, its spec, when it is offered, and its runner.
+/// How a built-in is put before the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listing {
+    /// Its whole spec in the tool list: the tools most turns use.
+    Whole,
+    /// Its name and this one-line purpose in the catalog tool's description
+    /// ([`catalog`]); the schema comes on demand. The model may still call
+    /// it by its own name.
+    Catalog(&'static str),
+}
+
+/// A built-in tool: its name, its spec, how and when it is offered, and
+/// its runner.
 pub struct ToolEntry {
     /// The name the model calls it by (the spec's name).
     pub name: &'static str,
@@ -28,26 +40,40 @@ pub struct ToolEntry {
     pub fixed: bool,
     /// Whether the tool is offered under a config.
     pub offered_when: fn(&Config) -> bool,
+    /// Whole in the tool list, or named in the catalog.
+    pub listing: Listing,
     pub run: for<'a> fn(&'a Value, &'a ToolContext) -> RunFuture<'a>,
 }
 
 /// An entry for `builtin::$tool`, whose `spec` and `run` it names.
+/// `catalog: "purpose"` lists it in the catalog instead of whole.
 macro_rules! tool {
-    ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr) => {
+    ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr, listing: $listing:expr) => {
         ToolEntry {
             name: stringify!($tool),
             spec: builtin::$tool::spec,
             fixed: $fixed,
             offered_when: $when,
+            listing: $listing,
             run: |args, ctx| Box::pin(builtin::$tool::run(args, ctx)),
         }
+    };
+    ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr) => {
+        tool!($tool, fixed: $fixed, offered_when: $when, listing: Listing::Whole)
+    };
+    ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr, catalog: $purpose:expr) => {
+        tool!($tool, fixed: $fixed, offered_when: $when, listing: Listing::Catalog($purpose))
+    };
+    ($tool:ident, catalog: $purpose:expr) => {
+        tool!($tool, fixed: true, offered_when: |_| true, catalog: $purpose)
     };
     ($tool:ident) => {
         tool!($tool, fixed: true, offered_when: |_| true)
     };
 }
 
-/// Every built-in tool, in prompt order.
+/// Every built-in tool, in prompt order (whole ones first in the list,
+/// then the catalog naming the others in this order).
 pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(read_file),
     tool!(write_file),
@@ -55,13 +81,13 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(glob),
     tool!(exec),
     tool!(memory_search),
-    tool!(memory_get),
+    tool!(memory_get, catalog: "read lines of a memory file (after memory_search)"),
     tool!(memory_save),
-    tool!(create_skill),
-    tool!(list_skills),
-    tool!(cron_add),
-    tool!(cron_list),
-    tool!(cron_remove),
+    tool!(create_skill, catalog: "save a reusable skill (instructions for a task)"),
+    tool!(list_skills, catalog: "list installed skills"),
+    tool!(cron_add, catalog: "schedule a message to yourself (at, every, cron)"),
+    tool!(cron_list, catalog: "list scheduled jobs"),
+    tool!(cron_remove, catalog: "delete a scheduled job"),
     tool!(web_fetch, fixed: true, offered_when: |config| {
         config.tools.web.fetch != WebFetchPolicy::Off
     }),
@@ -69,20 +95,26 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(web_search, fixed: false, offered_when: |config| {
         let search = config.tools.web.search.as_ref();
         search.is_some_and(|s| s.endpoint().is_ok())
-    }),
+    }, catalog: "search the web"),
     // Offered when its `claude` exists.
     tool!(delegate_claude_code, fixed: false, offered_when: |config| {
         config.delegate.claude_code.executable().is_ok()
-    }),
+    }, catalog: "hand a coding task to Claude Code"),
 ];
 
-/// The fixed set of tools, in prompt order (see [`ToolEntry::fixed`]).
+/// The fixed set of tools, in prompt order (see [`ToolEntry::fixed`]):
+/// the whole ones, then the catalog.
 pub fn specs() -> Vec<ToolSpec> {
-    BUILTIN_TOOLS
-        .iter()
-        .filter(|tool| tool.fixed)
-        .map(|tool| (tool.spec)())
-        .collect()
+    specs_where(&|_| true)
+}
+
+/// The fixed set, less the tools `keep` refuses (a webhook turn's).
+pub fn specs_where(keep: &dyn Fn(&str) -> bool) -> Vec<ToolSpec> {
+    listed(
+        BUILTIN_TOOLS
+            .iter()
+            .filter(|tool| tool.fixed && keep(tool.name)),
+    )
 }
 
 /// The tools offered under `config`: the fixed set less what is switched
@@ -90,17 +122,41 @@ pub fn specs() -> Vec<ToolSpec> {
 /// (`web_search` with `[tools.web.search]`, `delegate_claude_code` when its
 /// `claude` exists), in prompt order.
 pub fn offered(config: &Config) -> Vec<ToolSpec> {
-    BUILTIN_TOOLS
-        .iter()
-        .filter(|tool| (tool.offered_when)(config))
-        .map(|tool| (tool.spec)())
-        .collect()
+    offered_where(config, &|_| true)
+}
+
+/// [`offered`], less the tools `keep` refuses (a webhook turn's): the
+/// catalog then names only what the turn may run.
+pub fn offered_where(config: &Config, keep: &dyn Fn(&str) -> bool) -> Vec<ToolSpec> {
+    listed(
+        BUILTIN_TOOLS
+            .iter()
+            .filter(|tool| (tool.offered_when)(config) && keep(tool.name)),
+    )
+}
+
+/// The whole specs in table order, then the catalog tool naming the rest
+/// (none to name: no catalog tool).
+fn listed<'a>(entries: impl Iterator<Item = &'a ToolEntry>) -> Vec<ToolSpec> {
+    let mut specs = Vec::new();
+    let mut listed = Vec::new();
+    for tool in entries {
+        match tool.listing {
+            Listing::Whole => specs.push((tool.spec)()),
+            Listing::Catalog(purpose) => listed.push((tool.name, purpose)),
+        }
+    }
+    specs.extend(catalog::spec(&listed));
+    specs
 }
 
 /// Runs the named tool. Unknown names are a tool error for the model, not a crash.
 pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
     if let Some(tool) = BUILTIN_TOOLS.iter().find(|tool| tool.name == name) {
         return (tool.run)(args, ctx).await;
+    }
+    if name == catalog::NAME {
+        return run_catalog(args, ctx).await;
     }
     if mcp::is_mcp_tool(name) {
         return mcp::run(name, args, ctx).await;
@@ -114,6 +170,43 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
         "unknown tool `{name}`; available tools: {}",
         known.join(", ")
     ))
+}
+
+/// The catalog tool: `{name}` gives the schema, `{name, arguments}` runs
+/// the tool (in a turn the agent has already made that the tool's own call).
+async fn run_catalog(args: &Value, ctx: &ToolContext) -> ToolOutput {
+    let name = match super::arg_str(args, "name") {
+        Ok(name) => name.trim(),
+        Err(e) => return e,
+    };
+    let call = crate::chat::ToolCall {
+        id: ctx.call_id.clone(),
+        name: catalog::NAME.to_string(),
+        arguments: args.clone(),
+        arguments_error: None,
+    };
+    let resolved = call.resolved();
+    let target = BUILTIN_TOOLS
+        .iter()
+        .find(|tool| tool.name == resolved.name.as_str() || tool.name == name);
+    match (target, resolved.name != catalog::NAME) {
+        (_, true) if resolved.arguments_error.is_some() => ToolOutput::fail(format!(
+            "{}; send `arguments` as a JSON object",
+            resolved.arguments_error.as_deref().unwrap_or_default()
+        )),
+        (Some(tool), true) => (tool.run)(&resolved.arguments, ctx).await,
+        (Some(tool), false) => catalog::schema(&(tool.spec)()),
+        (None, _) => {
+            let named = |whole: bool| -> Vec<&str> {
+                BUILTIN_TOOLS
+                    .iter()
+                    .filter(|tool| (tool.listing == Listing::Whole) == whole)
+                    .map(|tool| tool.name)
+                    .collect()
+            };
+            catalog::unknown(name, &named(false), &named(true))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -133,12 +226,111 @@ mod tests {
 
     #[test]
     fn every_offered_spec_has_a_runner() {
-        let runners: HashSet<&str> = BUILTIN_TOOLS.iter().map(|tool| tool.name).collect();
+        let mut runners: HashSet<&str> = BUILTIN_TOOLS.iter().map(|tool| tool.name).collect();
+        // The catalog is run by `run` itself.
+        runners.insert(catalog::NAME);
         let mut config = Config::default();
         config.tools.web.fetch = WebFetchPolicy::Allow;
         for spec in specs().iter().chain(&offered(&config)) {
             assert!(runners.contains(spec.name), "{} has no runner", spec.name);
         }
+    }
+
+    #[test]
+    fn core_tools_are_whole_and_the_catalog_names_the_rest_last() {
+        let names = |specs: &[ToolSpec]| specs.iter().map(|s| s.name).collect::<Vec<_>>();
+        let fixed = specs();
+        assert_eq!(
+            names(&fixed),
+            [
+                "read_file",
+                "write_file",
+                "edit_file",
+                "glob",
+                "exec",
+                "memory_search",
+                "memory_save",
+                "web_fetch",
+                "more_tools"
+            ]
+        );
+        let catalog = fixed.last().unwrap().description;
+        assert!(
+            catalog.contains("\nmemory_get: ")
+                && catalog.ends_with("\ncron_remove: delete a scheduled job"),
+            "{catalog}"
+        );
+        // Byte-identical from request to request (prefix cache).
+        assert_eq!(fixed, specs());
+
+        let mut config = Config::default();
+        config.tools.web.search = Some(crate::config::WebSearchConfig {
+            provider: crate::config::SearchProvider::Searxng,
+            endpoint: Some("http://127.0.0.1:9".into()),
+        });
+        let everything = offered(&config);
+        assert!(
+            everything
+                .last()
+                .unwrap()
+                .description
+                .contains("\nweb_search: search the web")
+        );
+        // A narrower turn (a webhook's) gets a catalog of what it may run.
+        let read_only = offered_where(&config, &|name| name == "read_file" || name == "cron_list");
+        assert_eq!(names(&read_only), ["read_file", "more_tools"]);
+        assert!(
+            read_only[1]
+                .description
+                .ends_with("it.\ncron_list: list scheduled jobs")
+        );
+        let none = offered_where(&config, &|name| name == "read_file");
+        assert_eq!(names(&none), ["read_file"]);
+    }
+
+    #[tokio::test]
+    async fn the_catalog_gives_a_schema_runs_a_tool_and_lists_what_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = crate::tools::approval::test_context(dir.path(), Default::default());
+        let catalog = async |args: Value| run(catalog::NAME, &args, &ctx).await;
+        let out = catalog(serde_json::json!({"name": "cron_remove"})).await;
+        assert!(out.success, "{}", out.output);
+        assert!(
+            out.output
+                .starts_with("cron_remove: Delete a scheduled job"),
+            "{}",
+            out.output
+        );
+        assert!(
+            out.output.contains(r#""required":["name"]"#),
+            "{}",
+            out.output
+        );
+
+        let via = catalog(serde_json::json!({"name": "cron_list", "arguments": "{}"})).await;
+        let direct = run("cron_list", &serde_json::json!({}), &ctx).await;
+        assert!(via.success, "{}", via.output);
+        assert_eq!(via, direct);
+
+        let out = catalog(serde_json::json!({"name": "crontab"})).await;
+        assert!(!out.success);
+        assert!(
+            out.output
+                .starts_with("unknown tool `crontab`; more_tools has: memory_get, "),
+            "{}",
+            out.output
+        );
+        assert!(
+            out.output.contains("listed whole: read_file, "),
+            "{}",
+            out.output
+        );
+        let bad = catalog(serde_json::json!({"name": "cron_list", "arguments": "{nope"})).await;
+        assert!(
+            !bad.success && bad.output.contains("not JSON"),
+            "{}",
+            bad.output
+        );
     }
 
     #[tokio::test]

@@ -1,3 +1,4 @@
 //! The fixed prompt and the tool catalog.
 
 mod catalog;
+mod catalog_tui;

@@ -69,21 +69,25 @@ async fn the_system_prompt_lists_skills_and_create_skill_hot_reloads_them() {
         next.contains("- tea-timer: Times a pot of tea. [skills/tea-timer/SKILL.md]"),
         "{next}"
     );
-    // The tool list carries the two skill tools, after the file tools.
-    let names: Vec<&str> = requests[0]["tools"]
-        .as_array()
-        .map(|t| {
-            t.iter()
-                .filter_map(|t| t["function"]["name"].as_str())
-                .collect()
-        })
-        .unwrap_or_default();
+    // The tool catalog names the two skill tools, after the file tools
+    // (listed whole).
+    let tools = requests[0]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
     let at = names
         .iter()
-        .position(|n| *n == "create_skill")
-        .expect("create_skill offered");
-    assert_eq!(names[at..at + 2], ["create_skill", "list_skills"]);
+        .position(|n| *n == "more_tools")
+        .expect("the tool catalog offered");
     assert!(at > names.iter().position(|n| *n == "exec").unwrap());
+    let listing = tools[at]["function"]["description"].as_str().unwrap();
+    let skills: Vec<&str> = listing
+        .lines()
+        .filter(|l| l.contains("skill"))
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name))
+        .collect();
+    assert_eq!(skills, ["create_skill", "list_skills"], "{listing}");
 }
 
 #[tokio::test]

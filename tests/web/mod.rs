@@ -210,16 +210,27 @@ pub async fn call(
 /// Config for fetching from the tests' own loopback server without asking.
 pub const LOOPBACK_ALLOWED: &str = "[tools.web]\nfetch = \"allow\"\nallow_private = true\n";
 
-/// The tool names egirl offered in its first request to the model.
+/// The tool names egirl offered in its first request to the model: those
+/// listed whole and those the tool catalog (`more_tools`) names, one
+/// `name: purpose` line each after its first line.
 pub fn offered_tools(fake: &FakeLlama) -> Vec<String> {
     let requests = fake.requests();
-    requests[0]["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut names = Vec::new();
+    for tool in requests[0]["tools"].as_array().into_iter().flatten() {
+        let Some(name) = tool["function"]["name"].as_str() else {
+            continue;
+        };
+        names.push(name.to_string());
+        if name == "more_tools" {
+            let listing = tool["function"]["description"].as_str().unwrap_or_default();
+            names.extend(
+                listing
+                    .lines()
+                    .skip(1)
+                    .filter_map(|line| line.split_once(": "))
+                    .map(|(name, _)| name.to_string()),
+            );
+        }
+    }
+    names
 }

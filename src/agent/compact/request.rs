@@ -62,9 +62,11 @@ pub(super) async fn flush(
             return;
         }
     };
+    // `memory_save` called through the tool catalog counts too.
     let (saves, others): (Vec<_>, Vec<_>) = response
         .tool_calls
-        .into_iter()
+        .iter()
+        .map(|c| c.resolved().into_owned())
         .partition(|c| c.name == FLUSH_TOOL);
     if !others.is_empty() {
         tracing::debug!(

@@ -33,6 +33,8 @@ impl App {
                 .push(session, &record.origin, Kind::Notice(Level::Info), marker);
         }
         for call in &record.message.tool_calls {
+            // As it was shown live: a catalog call as the tool it ran.
+            let call = call.resolved();
             let seq = self.tools.push(ToolEntry {
                 call: ToolCallEvent {
                     id: call.id.clone(),
