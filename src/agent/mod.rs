@@ -10,7 +10,7 @@
 //!    roles), `route` (where a turn runs), `pin` (a session pinned to a
 //!    model), `memory`, `approvals` (`/approvals`), `rewind`;
 //! 3. `session` (transcript, history, `Turn`), then `usage`, `tool_calls`,
-//!    `models` (`/model`'s commands);
+//!    `models` (`/model`'s commands), `vision` (who sees a turn's images);
 //! 4. `steps` (one request), then `compact`, then `turn` (the loop);
 //! 5. `start` (building `shared`), `worker` (a session's task), and this
 //!    file (the core's task and the handle surfaces hold).
@@ -38,6 +38,7 @@ mod trim;
 mod turn;
 mod unattended;
 mod usage;
+mod vision;
 mod window;
 mod worker;
 
@@ -245,7 +246,7 @@ async fn run_core(
                 session,
                 origin,
                 text,
-                ..
+                images,
             } => {
                 let handle = sessions
                     .entry(session.clone())
@@ -264,7 +265,11 @@ async fn run_core(
                 }
                 let _ = handle.work.send(Work {
                     submission,
-                    job: Job::Message { origin, text },
+                    job: Job::Message {
+                        origin,
+                        text,
+                        images,
+                    },
                 });
             }
             Op::ApprovalDecision { id, decision, by } => {

@@ -33,8 +33,8 @@ pub(super) fn prompt_messages(
 }
 
 /// An upper bound on the prompt's tokens: its bytes plus the template's
-/// special tokens per message.
-pub(super) fn byte_bound(request: &ChatRequest) -> u64 {
+/// special tokens per message, and `image_tokens` per image.
+pub(super) fn byte_bound(request: &ChatRequest, image_tokens: u64) -> u64 {
     let messages: usize = request
         .messages
         .iter()
@@ -52,15 +52,20 @@ pub(super) fn byte_bound(request: &ChatRequest) -> u64 {
         .iter()
         .map(|t| t.to_openai_json().to_string().len())
         .sum();
+    let images: u64 = request.messages.iter().map(|m| m.images.len() as u64).sum();
     // The Qwen3 tools block adds its instructions around the tool list.
-    (messages + tools + 1024) as u64
+    (messages + tools + 1024) as u64 + images * image_tokens
 }
 
 /// An estimate of the prompt's tokens without the server: about four
 /// bytes a token, as the window is fitted when the server cannot count
 /// (the byte bound, a token a byte, is only for "surely fits").
-pub(super) fn estimated_prompt(request: &ChatRequest) -> u64 {
-    let messages: u64 = request.messages.iter().map(estimate_tokens).sum();
+pub(super) fn estimated_prompt(request: &ChatRequest, image_tokens: u64) -> u64 {
+    let messages: u64 = request
+        .messages
+        .iter()
+        .map(|m| estimate_tokens(m) + m.images.len() as u64 * image_tokens)
+        .sum();
     messages + (tools_text(&request.tools).len() as u64).div_ceil(4)
 }
 
@@ -75,7 +80,9 @@ pub(super) async fn count_prompt(
         return None;
     }
     match local.count_prompt(request).await {
-        Ok(n) => Some(n),
+        // The template counted each image as its note; the projector's
+        // tokens are the configured estimate.
+        Ok(n) => Some(n + super::vision::request_local_tokens(shared, request)),
         Err(e) => {
             if matches!(
                 e,
@@ -103,7 +110,9 @@ pub(super) fn tools_text(specs: &[crate::chat::ToolSpec]) -> String {
 }
 
 pub(super) async fn message_tokens(shared: &Shared, message: &ChatMessage) -> u64 {
-    let mut n = text_tokens(shared, &message.content).await + MESSAGE_OVERHEAD_TOKENS;
+    let mut n = text_tokens(shared, &message.content).await
+        + MESSAGE_OVERHEAD_TOKENS
+        + super::vision::local_tokens(shared, message);
     for call in &message.tool_calls {
         let text = format!(
             "{{\"name\": \"{}\", \"arguments\": {}}}",

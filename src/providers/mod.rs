@@ -32,6 +32,18 @@ pub struct ChatRequest {
     /// llama-server slot (`id_slot`), so sessions keep separate KV caches;
     /// remote providers ignore it.
     pub slot: Option<u32>,
+    /// The bytes of the images `messages` name, by hash, read from the
+    /// store as the request was built (and gone with it). An image not
+    /// here is sent as a one-line note instead (see `images::note`).
+    pub images: Inlined,
+}
+
+/// Images ready for the wire, by the SHA-256 their `ImagePart` names.
+pub type Inlined = std::collections::HashMap<String, std::sync::Arc<crate::images::Inline>>;
+
+/// What a request says in place of an image it has no bytes for.
+pub(crate) fn missing_image_note(part: &crate::chat::ImagePart) -> String {
+    crate::images::note(part, "its file is not available")
 }
 
 /// What a provider streams while a reply is generated.
