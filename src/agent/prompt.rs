@@ -144,3 +144,34 @@ pub(super) async fn text_tokens(shared: &Shared, text: &str) -> u64 {
         Err(_) => (text.len() as u64).div_ceil(4),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::ImagePart;
+
+    #[test]
+    fn the_window_counts_each_image_at_the_configured_estimate() {
+        let plain = ChatRequest {
+            messages: vec![ChatMessage::user("look")],
+            ..ChatRequest::default()
+        };
+        let part = ImagePart {
+            sha256: "0".repeat(64),
+            media_type: "image/png".into(),
+            width: 1280,
+            height: 720,
+            bytes: 1000,
+            source: None,
+        };
+        let pictured = ChatRequest {
+            messages: vec![ChatMessage::user("look").with_images(vec![part])],
+            ..ChatRequest::default()
+        };
+        assert_eq!(byte_bound(&pictured, 768), byte_bound(&plain, 768) + 768);
+        assert_eq!(
+            estimated_prompt(&pictured, 500),
+            estimated_prompt(&plain, 500) + 500
+        );
+    }
+}

@@ -155,3 +155,26 @@ pub(super) fn remote_tokens(history: &[ChatMessage]) -> u64 {
         })
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_picture(width: u32, height: u32) -> ChatMessage {
+        ChatMessage::user("look").with_images(vec![ImagePart {
+            sha256: "0".repeat(64),
+            media_type: "image/png".into(),
+            width,
+            height,
+            bytes: 1000,
+            source: None,
+        }])
+    }
+
+    #[test]
+    fn a_remote_request_is_priced_by_the_larger_rule() {
+        // 1092x1092: Anthropic about 1590, OpenAI 765 (4 tiles).
+        assert_eq!(remote_tokens(&[with_picture(1092, 1092)]), 1590);
+        assert_eq!(remote_tokens(&[ChatMessage::user("no picture")]), 0);
+    }
+}

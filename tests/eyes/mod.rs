@@ -2,3 +2,4 @@
 
 mod browser;
 mod images;
+mod images_remote;
