@@ -99,6 +99,9 @@ pub struct AgentHandle {
     pub no_remote: Option<String>,
     /// The remote spend caps as they stand, for the status; `None` without caps.
     pub spend: Option<crate::usage::budget::SpendWatch>,
+    /// The workspace's image store and `[images]` limits: where a surface
+    /// puts a picture a user sends before naming it in `Op::UserMessage`.
+    pub images: crate::images::Store,
 }
 
 impl AgentHandle {
@@ -205,6 +208,13 @@ pub fn spawn_guarded(
         &shared.workspace,
         shared.usage_written.clone(),
     );
+    let images = crate::images::Store {
+        workspace: shared.workspace.clone(),
+        limits: crate::images::limits(
+            shared.config.images.max_side,
+            shared.config.images.max_file_mb,
+        ),
+    };
     let mcp_status = shared.mcp.watch();
     let mcp_manager = shared.mcp.clone();
     let (tx, rx) = mpsc::unbounded_channel();
@@ -225,6 +235,7 @@ pub fn spawn_guarded(
             mcp_manager,
             no_remote,
             spend,
+            images,
         },
         task,
     )

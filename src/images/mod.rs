@@ -39,6 +39,26 @@ impl Default for Limits {
     }
 }
 
+/// A workspace's store with its limits: what a surface that receives
+/// pictures (a bot, the TUI) holds to store them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Store {
+    pub workspace: PathBuf,
+    pub limits: Limits,
+}
+
+impl Store {
+    /// Stores `bytes` within the limits (see [`store_within`]).
+    pub fn put(&self, bytes: &[u8], source: Option<String>) -> Result<ImagePart, String> {
+        store_within(&self.workspace, bytes, source, &self.limits)
+    }
+
+    /// Stores the picture at `path` (see [`store_file`]).
+    pub fn put_file(&self, path: &Path, shown: &str) -> Result<ImagePart, String> {
+        store_file(&self.workspace, path, shown, &self.limits)
+    }
+}
+
 /// The limits `[images] max_side` and `max_file_mb` set.
 pub fn limits(max_side: u32, max_file_mb: u64) -> Limits {
     Limits {

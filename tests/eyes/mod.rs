@@ -2,4 +2,5 @@
 
 mod browser;
 mod images;
+mod images_channels;
 mod images_remote;
