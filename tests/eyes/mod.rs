@@ -4,3 +4,4 @@ mod browser;
 mod images;
 mod images_channels;
 mod images_remote;
+mod images_sessions;
