@@ -298,6 +298,33 @@ mod tests {
     }
 
     #[test]
+    fn a_part_from_the_wire_must_name_a_stored_file_and_its_meta_is_read_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let part = store(dir.path(), &png(30, 10), None).expect("stored");
+        let lying = ImagePart {
+            width: 9000,
+            bytes: 1,
+            ..part.clone()
+        };
+        assert_eq!(verify(dir.path(), &lying).expect("stored file"), part);
+        let escape = ImagePart {
+            sha256: "../../../../etc/passwd".into(),
+            ..part.clone()
+        };
+        assert!(verify(dir.path(), &escape).is_err());
+        let missing = ImagePart {
+            sha256: "f".repeat(64),
+            ..part.clone()
+        };
+        assert!(verify(dir.path(), &missing).is_err());
+        let odd_type = ImagePart {
+            media_type: "text/html".into(),
+            ..part
+        };
+        assert!(verify(dir.path(), &odd_type).is_err());
+    }
+
+    #[test]
     fn chip_and_note_say_size_and_type() {
         let part = ImagePart {
             sha256: "ab".into(),

@@ -138,3 +138,35 @@ async fn a_telegram_photo_over_the_cap_is_a_note_and_the_caption_goes_through() 
         "{text}"
     );
 }
+
+/// A surface (or a client over the gateway) may only name pictures in
+/// the store: a made-up hash, or one shaped like a path, is left out with
+/// a notice, and the text goes through.
+#[tokio::test]
+async fn a_user_message_naming_no_stored_image_is_sent_without_it() {
+    use egirl::protocol::{EventKind, ImagePart, Op, Origin};
+    let mut rig = crate::discord::start(true, |c| c.local.vision = true, |_| {}).await;
+    rig.llama.push_reply(Reply::text("ok"));
+    let forged = |sha256: &str| ImagePart {
+        sha256: sha256.into(),
+        media_type: "image/png".into(),
+        width: 10,
+        height: 10,
+        bytes: 10,
+        source: Some("/etc/passwd".into()),
+    };
+    rig.agent.submit(Op::UserMessage {
+        session: "wire".into(),
+        origin: Origin::Tui,
+        text: "look".into(),
+        images: vec![forged("../../../etc/passwd"), forged(&"a".repeat(64))],
+    });
+    let events = rig.turn("wire").await;
+    let refused = events
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::Notice(n) if n.message.contains("names no stored file")))
+        .count();
+    assert_eq!(refused, 2, "{events:?}");
+    let requests = rig.llama.requests_to("/v1/chat/completions");
+    assert!(image_parts(requests.last().expect("a request")).is_empty());
+}
