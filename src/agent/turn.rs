@@ -111,6 +111,7 @@ pub(crate) async fn run_turn(
     let turn = Turn::new(shared, &session.id, origin.clone());
     turn.emit(EventKind::TurnStarted(TurnStarted {
         text: typed.clone(),
+        images: session.incoming_images.clone(),
     }));
     hooks::at_turn_start(&turn, session, &typed).await;
     let end = run_steps(&turn, session, &typed, &cancel)

@@ -5,3 +5,4 @@ mod images;
 mod images_channels;
 mod images_remote;
 mod images_sessions;
+mod images_tui;
