@@ -122,6 +122,17 @@ pub(super) async fn attach(
     .await
     .unwrap_or_default();
     request.images.extend(loaded);
+    // A picture whose file is gone (deleted by hand) is a note, not a break.
+    for message in &mut request.messages {
+        let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut message.images)
+            .into_iter()
+            .partition(|p| request.images.contains_key(&p.sha256));
+        message.images = kept;
+        for part in gone {
+            let note = crate::images::note(&part, "its file is gone");
+            message.content = format!("{}\n{note}", message.content);
+        }
+    }
 }
 
 /// What the user is told, once a session, when an image reaches a model

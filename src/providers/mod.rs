@@ -41,9 +41,10 @@ pub struct ChatRequest {
 /// Images ready for the wire, by the SHA-256 their `ImagePart` names.
 pub type Inlined = std::collections::HashMap<String, std::sync::Arc<crate::images::Inline>>;
 
-/// What a request says in place of an image it has no bytes for.
+/// What a request says in place of an image it carries no bytes for (a
+/// summary or classification request, which sends no pictures).
 pub(crate) fn missing_image_note(part: &crate::chat::ImagePart) -> String {
-    crate::images::note(part, "its file is not available")
+    format!("[image {}: not shown]", crate::images::describe(part))
 }
 
 /// What a provider streams while a reply is generated.

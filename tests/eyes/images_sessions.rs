@@ -46,3 +46,26 @@ async fn fork_and_rewind_keep_the_picture() {
     assert_eq!(image_parts(&last), vec![("image/png".into(), bytes)]);
     assert!(!last["messages"].to_string().contains("thanks"), "{last}");
 }
+
+#[tokio::test]
+async fn a_picture_whose_file_was_deleted_is_a_note_not_a_failure() {
+    let fake = FakeLlama::start().await;
+    fake.set_vision(true);
+    let cli = Cli::new(&fake, "");
+    std::fs::create_dir_all(cli.workspace()).expect("workspace");
+    std::fs::write(cli.workspace().join("red.png"), png(30, 30)).expect("picture");
+    fake.push_replies([
+        Reply::tool_calls(&[("read_file", "{\"path\": \"red.png\"}")]),
+        Reply::text("Red."),
+    ]);
+    turn(&cli, "gone", "read red.png").await;
+    std::fs::remove_dir_all(cli.workspace().join(".egirl/images")).expect("delete the store");
+    turn(&cli, "gone", "and now?").await;
+    let last = fake.requests().pop().expect("a request");
+    assert!(image_parts(&last).is_empty());
+    let sent = last["messages"].to_string();
+    assert!(
+        sent.contains("[image 30x30 png: not shown, its file is gone]"),
+        "{sent}"
+    );
+}
