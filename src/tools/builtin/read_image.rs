@@ -1,4 +1,4 @@
-//! `read_file` on a picture (PNG, JPEG, WebP, GIF): the image is stored
+//! `read_file` on a picture (PNG, JPEG, WebP, GIF, by its bytes): the image is stored
 //! (scaled to `[images] max_side`, refused over `max_file_mb`) and goes
 //! to the model as an image part beside one line of text, instead of
 //! binary bytes it cannot read. A model that cannot see gets a note
@@ -8,15 +8,10 @@ use std::path::{Path, PathBuf};
 
 use crate::tools::{ToolContext, ToolOutput};
 
-/// Whether `read_file` treats `path` as a picture: by its name, or by its
-/// first bytes when the name says nothing (a screenshot saved without one).
+/// Whether `read_file` treats `path` as a picture: by its first bytes
+/// (a `.png` that is not one is read as any other file, and refused as
+/// binary; a screenshot saved without an extension is still a picture).
 pub fn is_image(path: &Path) -> bool {
-    if crate::images::has_image_extension(path) {
-        return true;
-    }
-    if path.extension().is_some() {
-        return false;
-    }
     let mut head = [0u8; 16];
     let Ok(mut file) = crate::fsutil::regular_file::open(path) else {
         return false;
