@@ -139,3 +139,36 @@ async fn openai_gets_the_picture_as_image_url_after_the_tool_messages() {
     assert_eq!(unbase64(data), bytes);
     transcript_holds_no_base64(&cli);
 }
+
+/// Local first: with a fast model that sees and a main one that does not,
+/// a session's picture goes to the fast model, not to a remote one.
+#[tokio::test]
+async fn a_local_role_that_sees_is_preferred_to_the_remote_model() {
+    let fake = FakeLlama::start().await;
+    let fast = FakeLlama::start().await;
+    fast.set_vision(true);
+    let remote = fake_anthropic::FakeAnthropic::start().await;
+    let config = format!(
+        "[local.fast]\nendpoint = \"{}\"\nmodel = \"fast\"\n[remote.anthropic]\nmodel = \"{}\"\nbase_url = \"{}\"\n",
+        fast.url(),
+        fake_anthropic::MODEL,
+        remote.url()
+    );
+    let cli = Cli::new(&fake, &config);
+    let env = [("ANTHROPIC_API_KEY", "sk-ant-images-test-0123456789")];
+    let bytes = first_turn(&fake, &cli, &env).await;
+    let main_requests = fake.requests().len();
+    second_turn(&cli, &env).await;
+    assert_eq!(remote.hits(), 0);
+    assert_eq!(
+        fake.requests().len(),
+        main_requests,
+        "the main model was asked"
+    );
+    // The fast model also classifies; its last request is the turn's.
+    let sent = fast.requests().pop().expect("a request to the fast model");
+    assert_eq!(
+        super::images::image_parts(&sent),
+        vec![("image/png".to_string(), bytes)]
+    );
+}
