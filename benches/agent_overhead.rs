@@ -201,6 +201,7 @@ impl Env {
             tools: egirl::tools::specs(),
             max_tokens: 512,
             slot: None,
+            images: Default::default(),
         }
     }
 

@@ -172,6 +172,7 @@ async fn replay(client: &Client, layout: Layout, workspace: &Path) -> Vec<Row> {
                 tools: specs.clone(),
                 max_tokens: MAX_TOKENS,
                 slot: None,
+                images: Default::default(),
             };
             let tokens = client.tokens(&request).await;
             let usage = client.chat(&request).await;
@@ -307,6 +308,7 @@ fn resume_request(workspace: &Path) -> ChatRequest {
         tools: egirl::tools::specs(),
         max_tokens: MAX_TOKENS,
         slot: None,
+        images: Default::default(),
     }
 }
 

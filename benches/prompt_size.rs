@@ -219,6 +219,7 @@ async fn measure(server: LlamaCpp) -> Result<(), String> {
             tools: specs.clone(),
             max_tokens: 0,
             slot: None,
+            images: Default::default(),
         };
         server
             .count_prompt(&request)

@@ -182,6 +182,7 @@ fn stream(events: &[Event]) -> StreamResult {
         std::thread::spawn(move || {
             core_tx.send(ev(EventKind::TurnStarted(TurnStarted {
                 text: "write it all up".into(),
+                ..Default::default()
             })));
             let tagged = |t: &str| {
                 let mut s = String::with_capacity(TAG_BYTES);

@@ -113,6 +113,7 @@ impl Streaming {
     fn start(&mut self) {
         self.app.apply(Self::ev(EventKind::TurnStarted(TurnStarted {
             text: "write it all up".into(),
+            ..Default::default()
         })));
         self.next_token = 0;
         self.frames = 0;

@@ -48,6 +48,11 @@ impl ChatMessage {
             images: Vec::new(),
         }
     }
+    /// This message, carrying `images`.
+    pub fn with_images(mut self, images: Vec<ImagePart>) -> Self {
+        self.images = images;
+        self
+    }
     fn plain(role: Role, content: impl Into<String>) -> Self {
         Self {
             role,

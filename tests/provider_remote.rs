@@ -46,6 +46,7 @@ pub fn request(messages: Vec<ChatMessage>) -> ChatRequest {
         // Local figures: remote providers use their own max_tokens.
         max_tokens: 256,
         slot: Some(1),
+        images: Default::default(),
     }
 }
 

@@ -103,5 +103,5 @@ pub(super) fn gate<'a>(
 /// estimates): enough to price the worst case, no round trip to count.
 pub(super) fn prompt_estimate(system: &str, history: &[crate::chat::ChatMessage]) -> u64 {
     let bytes: usize = system.len() + history.iter().map(|m| m.content.len()).sum::<usize>();
-    (bytes as u64).div_ceil(4)
+    (bytes as u64).div_ceil(4) + super::vision::remote_tokens(history)
 }

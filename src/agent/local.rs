@@ -43,16 +43,11 @@ impl Shared {
 
     /// The role's server limits, probed once (see `server_kind`).
     pub async fn limits_for(&self, role: LocalRole) -> ServerLimits {
-        let (cell, configured, format) = match (role, &self.fast_config) {
-            (LocalRole::Fast, Some(fast)) => {
-                (&self.fast_limits, fast.context_length, fast.tool_format)
-            }
-            _ => (
-                &self.limits,
-                self.config.local.context_length,
-                self.config.local.tool_format,
-            ),
+        let (cell, config) = match (role, &self.fast_config) {
+            (LocalRole::Fast, Some(fast)) => (&self.fast_limits, fast),
+            _ => (&self.limits, &self.config.local),
         };
+        let (configured, format) = (config.context_length, config.tool_format);
         *cell
             .get_or_init(|| async {
                 let Some(info) = self.pool(role).discover().await else {
@@ -61,6 +56,7 @@ impl Shared {
                         n_ctx: configured,
                         total_slots: 1,
                         tools_in_prompt: false,
+                        vision: config.vision,
                     };
                 };
                 tracing::info!(
@@ -83,6 +79,7 @@ impl Shared {
                     n_ctx: info.n_ctx.map_or(configured, |n| n.min(configured)),
                     total_slots: info.total_slots.unwrap_or(1).max(1),
                     tools_in_prompt,
+                    vision: config.vision || info.vision == Some(true),
                 }
             })
             .await

@@ -10,7 +10,7 @@
 //!    roles), `route` (where a turn runs), `pin` (a session pinned to a
 //!    model), `memory`, `approvals` (`/approvals`), `rewind`;
 //! 3. `session` (transcript, history, `Turn`), then `usage`, `tool_calls`,
-//!    `models` (`/model`'s commands);
+//!    `models` (`/model`'s commands), `vision` (who sees a turn's images);
 //! 4. `steps` (one request), then `compact`, then `turn` (the loop);
 //! 5. `start` (building `shared`), `worker` (a session's task), and this
 //!    file (the core's task and the handle surfaces hold).
@@ -38,6 +38,7 @@ mod trim;
 mod turn;
 mod unattended;
 mod usage;
+mod vision;
 mod window;
 mod worker;
 
@@ -98,6 +99,9 @@ pub struct AgentHandle {
     pub no_remote: Option<String>,
     /// The remote spend caps as they stand, for the status; `None` without caps.
     pub spend: Option<crate::usage::budget::SpendWatch>,
+    /// The workspace's image store and `[images]` limits: where a surface
+    /// puts a picture a user sends before naming it in `Op::UserMessage`.
+    pub images: crate::images::Store,
 }
 
 impl AgentHandle {
@@ -204,6 +208,13 @@ pub fn spawn_guarded(
         &shared.workspace,
         shared.usage_written.clone(),
     );
+    let images = crate::images::Store {
+        workspace: shared.workspace.clone(),
+        limits: crate::images::limits(
+            shared.config.images.max_side,
+            shared.config.images.max_file_mb,
+        ),
+    };
     let mcp_status = shared.mcp.watch();
     let mcp_manager = shared.mcp.clone();
     let (tx, rx) = mpsc::unbounded_channel();
@@ -224,6 +235,7 @@ pub fn spawn_guarded(
             mcp_manager,
             no_remote,
             spend,
+            images,
         },
         task,
     )
@@ -245,7 +257,7 @@ async fn run_core(
                 session,
                 origin,
                 text,
-                ..
+                images,
             } => {
                 let handle = sessions
                     .entry(session.clone())
@@ -264,7 +276,11 @@ async fn run_core(
                 }
                 let _ = handle.work.send(Work {
                     submission,
-                    job: Job::Message { origin, text },
+                    job: Job::Message {
+                        origin,
+                        text,
+                        images,
+                    },
                 });
             }
             Op::ApprovalDecision { id, decision, by } => {

@@ -33,8 +33,8 @@ pub(super) fn prompt_messages(
 }
 
 /// An upper bound on the prompt's tokens: its bytes plus the template's
-/// special tokens per message.
-pub(super) fn byte_bound(request: &ChatRequest) -> u64 {
+/// special tokens per message, and `image_tokens` per image.
+pub(super) fn byte_bound(request: &ChatRequest, image_tokens: u64) -> u64 {
     let messages: usize = request
         .messages
         .iter()
@@ -52,15 +52,20 @@ pub(super) fn byte_bound(request: &ChatRequest) -> u64 {
         .iter()
         .map(|t| t.to_openai_json().to_string().len())
         .sum();
+    let images: u64 = request.messages.iter().map(|m| m.images.len() as u64).sum();
     // The Qwen3 tools block adds its instructions around the tool list.
-    (messages + tools + 1024) as u64
+    (messages + tools + 1024) as u64 + images * image_tokens
 }
 
 /// An estimate of the prompt's tokens without the server: about four
 /// bytes a token, as the window is fitted when the server cannot count
 /// (the byte bound, a token a byte, is only for "surely fits").
-pub(super) fn estimated_prompt(request: &ChatRequest) -> u64 {
-    let messages: u64 = request.messages.iter().map(estimate_tokens).sum();
+pub(super) fn estimated_prompt(request: &ChatRequest, image_tokens: u64) -> u64 {
+    let messages: u64 = request
+        .messages
+        .iter()
+        .map(|m| estimate_tokens(m) + m.images.len() as u64 * image_tokens)
+        .sum();
     messages + (tools_text(&request.tools).len() as u64).div_ceil(4)
 }
 
@@ -75,7 +80,9 @@ pub(super) async fn count_prompt(
         return None;
     }
     match local.count_prompt(request).await {
-        Ok(n) => Some(n),
+        // The template counted each image as its note; the projector's
+        // tokens are the configured estimate.
+        Ok(n) => Some(n + super::vision::request_local_tokens(shared, request)),
         Err(e) => {
             if matches!(
                 e,
@@ -103,7 +110,9 @@ pub(super) fn tools_text(specs: &[crate::chat::ToolSpec]) -> String {
 }
 
 pub(super) async fn message_tokens(shared: &Shared, message: &ChatMessage) -> u64 {
-    let mut n = text_tokens(shared, &message.content).await + MESSAGE_OVERHEAD_TOKENS;
+    let mut n = text_tokens(shared, &message.content).await
+        + MESSAGE_OVERHEAD_TOKENS
+        + super::vision::local_tokens(shared, message);
     for call in &message.tool_calls {
         let text = format!(
             "{{\"name\": \"{}\", \"arguments\": {}}}",
@@ -133,5 +142,36 @@ pub(super) async fn text_tokens(shared: &Shared, text: &str) -> u64 {
     match shared.main.server_for(None).count_tokens(text).await {
         Ok(n) => n,
         Err(_) => (text.len() as u64).div_ceil(4),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::ImagePart;
+
+    #[test]
+    fn the_window_counts_each_image_at_the_configured_estimate() {
+        let plain = ChatRequest {
+            messages: vec![ChatMessage::user("look")],
+            ..ChatRequest::default()
+        };
+        let part = ImagePart {
+            sha256: "0".repeat(64),
+            media_type: "image/png".into(),
+            width: 1280,
+            height: 720,
+            bytes: 1000,
+            source: None,
+        };
+        let pictured = ChatRequest {
+            messages: vec![ChatMessage::user("look").with_images(vec![part])],
+            ..ChatRequest::default()
+        };
+        assert_eq!(byte_bound(&pictured, 768), byte_bound(&plain, 768) + 768);
+        assert_eq!(
+            estimated_prompt(&pictured, 500),
+            estimated_prompt(&plain, 500) + 500
+        );
     }
 }

@@ -180,6 +180,7 @@ async fn classify_locally(
         max_tokens: CLASSIFY_MAX_TOKENS,
         // Any free slot: the sessions' own caches stay as they are.
         slot: None,
+        images: Default::default(),
     };
     let mut ignore = |_: StreamChunk| {};
     let mut moved = |_: Failover| {};

@@ -56,6 +56,11 @@ pub(crate) struct Session {
     /// a turn ran there, else the role of its local turns. A follow-up
     /// stays on the main model unless it is clearly quick.
     pub(super) cache_role: Option<crate::protocol::LocalRole>,
+    /// The images the next user message carries (checked against the
+    /// store by the worker; taken by the turn).
+    pub(super) incoming_images: Vec<crate::chat::ImagePart>,
+    /// The user was told this session's model cannot see images.
+    pub(super) told_no_vision: bool,
 }
 
 impl Session {
@@ -87,6 +92,8 @@ impl Session {
             // Read by the worker that opens it (`pin::resumed`).
             pinned: None,
             cache_role,
+            incoming_images: Vec::new(),
+            told_no_vision: false,
         };
         // Resumed after a restart: the cache the last run saved makes the
         // first turn warm (where the server supports it).

@@ -30,6 +30,10 @@ pub(crate) struct ServerLimits {
     /// `tool_format = "auto"` against a chat template that drops native
     /// tools: put them in the system prompt (Qwen3 format) instead.
     pub tools_in_prompt: bool,
+    /// The model takes images: the server says so (`/props`
+    /// `modalities.vision`, Ollama's capabilities) or the role's config
+    /// has `vision = true`.
+    pub vision: bool,
 }
 
 /// State every session worker shares.

@@ -35,8 +35,9 @@ pub(super) async fn local_step(
     let shared = turn.shared;
     let mut extra_drop = 0;
     loop {
-        let request =
+        let mut request =
             build_request(turn, session, role, system, specs, current, extra_drop).await?;
+        super::vision::attach(turn, session, &mut request, Some(role)).await;
         let mut streamed = Streamed::new(&shared.redactor);
         let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut streamed, chunk);
         let mut moved = Vec::new();
@@ -104,12 +105,14 @@ pub(super) async fn remote_step(
     if let Some((at, note)) = handoff {
         history.insert((*at).min(history.len()), note.clone());
     }
-    let request = ChatRequest {
+    let mut request = ChatRequest {
         messages: prompt_messages(&turn.shared.redactor, system, &history),
         tools: specs.to_vec(),
         max_tokens: turn.shared.config.local.max_tokens,
         slot: None,
+        images: Default::default(),
     };
+    super::vision::attach(turn, session, &mut request, None).await;
     let mut streamed = Streamed::new(&turn.shared.redactor);
     let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut streamed, chunk);
     let result = remote.chat(&request, cancel, &mut on_chunk).await;
@@ -223,10 +226,11 @@ async fn build_request(
         max_tokens: shared.config.local.max_tokens,
         // The fast role's server has its own slots: any free one.
         slot: session.slot.filter(|_| role == LocalRole::Main),
+        images: Default::default(),
     };
     // No token can be shorter than a byte, so a prompt with fewer bytes
     // than the budget fits without asking the server to count it.
-    let mut prompt_tokens = byte_bound(&request);
+    let mut prompt_tokens = byte_bound(&request, shared.config.images.local_tokens);
     let mut exact = None;
     if prompt_tokens > budget || extra_drop > 0 {
         exact = count_prompt(shared, &local, &request).await;

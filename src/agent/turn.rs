@@ -111,6 +111,7 @@ pub(crate) async fn run_turn(
     let turn = Turn::new(shared, &session.id, origin.clone());
     turn.emit(EventKind::TurnStarted(TurnStarted {
         text: typed.clone(),
+        images: session.incoming_images.clone(),
     }));
     hooks::at_turn_start(&turn, session, &typed).await;
     let end = run_steps(&turn, session, &typed, &cancel)
@@ -216,11 +217,9 @@ async fn plan<'a>(
     let shared = turn.shared;
     let now = Local::now();
     let content = context::user_message_with_skill(typed, now, skills.preselect(typed));
-    session.push(
-        &turn.origin,
-        Some(typed.to_string()),
-        ChatMessage::user(content),
-    )?;
+    let message =
+        ChatMessage::user(content).with_images(std::mem::take(&mut session.incoming_images));
+    session.push(&turn.origin, Some(typed.to_string()), message)?;
     session.turns += 1;
     let checkpoint = shared.checkpoints.turn(&session.id, session.turns);
     // The heartbeat's standing prompt is not news; only what it finds is.
@@ -256,10 +255,7 @@ async fn plan<'a>(
     }
     let user_asked = forced.is_some() || asked_for_remote.is_some();
     let pinned = pin::pinned_route(shared, session.pinned.as_ref(), user_asked, &mut decision);
-    let (remote, pinned_role) = match pinned {
-        Some((remote, role)) => (remote, Some(role)),
-        None => (remote, None),
-    };
+    let (remote, pinned_role) = pinned.map_or((remote, None), |(r, role)| (r, Some(role)));
     // A remote pin asks for the remote model each turn, as `/remote` does:
     // a spent cap says so every time, not once a day.
     let asked = asked_for_remote.is_some()
@@ -268,7 +264,6 @@ async fn plan<'a>(
     let prompt_tokens = (history_bytes + typed.len()).div_ceil(4) as u64;
     let (remote, budget) = budget::gate(turn, &mut decision, remote, asked, prompt_tokens);
     let asked_for_remote = asked_for_remote.filter(|_| remote.is_some());
-    let route = TurnRoute::new(decision.target, remote, budget, prompt_tokens);
     let role = match pinned_role {
         Some(role) => role,
         None => local::routed_role(
@@ -279,6 +274,10 @@ async fn plan<'a>(
             session.cache_role,
         ),
     };
+    let unpinned = remote.filter(|_| pinned_role.is_none());
+    let history = &session.history[session.window_start..];
+    let role = super::vision::steer(shared, history, role, &mut decision, unpinned).await;
+    let route = TurnRoute::new(decision.target, remote, budget, prompt_tokens);
     // Once the main model holds the session, a quick turn on the fast one
     // does not move it: the depth and the long prefix are the main's.
     if route.remote_now().is_none() && session.cache_role != Some(LocalRole::Main) {
@@ -456,7 +455,7 @@ async fn run_tool_calls(
         };
         session.push_detailed(
             &turn.origin,
-            ChatMessage::tool_result(call, output.output),
+            ChatMessage::tool_result(call, output.output).with_images(output.images),
             details,
         )?;
     }

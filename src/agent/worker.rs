@@ -23,7 +23,12 @@ pub(super) struct Work {
 }
 
 pub(super) enum Job {
-    Message { origin: Origin, text: String },
+    Message {
+        origin: Origin,
+        text: String,
+        /// As the surface named them; checked against the store first.
+        images: Vec<crate::chat::ImagePart>,
+    },
     Command(Command),
 }
 
@@ -97,8 +102,12 @@ impl Worker {
         while let Some(Work { submission, job }) = rx.recv().await {
             crate::bus::answer(Some(submission));
             match job {
-                Job::Message { origin, text } => {
-                    self.message(origin, text).await;
+                Job::Message {
+                    origin,
+                    text,
+                    images,
+                } => {
+                    self.message(origin, text, images).await;
                     self.turn_over();
                 }
                 Job::Command(Command::Fork) => rewind::fork(&self.shared, &self.id),
@@ -125,7 +134,7 @@ impl Worker {
 
     /// One message's turn (or its refusal, when egirl is stopping or the
     /// session cannot open); the caller counts it out afterwards.
-    async fn message(&mut self, origin: Origin, text: String) {
+    async fn message(&mut self, origin: Origin, text: String, images: Vec<crate::chat::ImagePart>) {
         let (shared, id) = (&self.shared, &self.id);
         if self.shutdown.is_cancelled() {
             // Queued when egirl stopped: never started.
@@ -157,7 +166,16 @@ impl Worker {
                 }
             }
         }
+        let (images, refused) = super::vision::verified(shared, images);
+        for message in refused {
+            shared.bus.emit(
+                id,
+                &origin,
+                EventKind::Notice(crate::protocol::Notice { message }),
+            );
+        }
         if let Some(s) = self.session.as_mut() {
+            s.incoming_images = images;
             turn::run_turn(shared, s, origin, text, token).await;
         }
     }

@@ -238,5 +238,6 @@ fn options(env: &Environment, hello: &ServerHello, session: String) -> tui::TuiO
             after: env.config.ui.notify_after.0,
         },
         pin: None,
+        images: crate::images::limits(env.config.images.max_side, env.config.images.max_file_mb),
     }
 }

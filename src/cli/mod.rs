@@ -356,6 +356,7 @@ async fn run_tui(
             after: env.config.ui.notify_after.0,
         },
         pin,
+        images: crate::images::limits(env.config.images.max_side, env.config.images.max_file_mb),
     };
     let code = match tui::run(&core, options).await {
         tui::TuiOutcome::Quit => EXIT_OK,

@@ -43,6 +43,9 @@ pub struct LocalConfig {
     pub probe_every: ConfigDuration,
     /// `[local.fast]`: a small fast model beside the main one.
     pub fast: Option<FastConfig>,
+    /// The model sees images, whatever the server's probes say (vLLM and
+    /// other servers do not tell).
+    pub vision: bool,
 }
 
 /// `[local] balance`.
@@ -69,6 +72,8 @@ pub struct FastConfig {
     pub max_concurrent: Option<usize>,
     pub max_tokens: Option<u64>,
     pub server: Option<ManagedServerConfig>,
+    /// As `[local] vision`, for the fast model (not inherited: another model).
+    pub vision: bool,
 }
 
 impl LocalConfig {
@@ -104,6 +109,7 @@ impl LocalConfig {
             embeddings: None,
             server: fast.server.clone(),
             fast: None,
+            vision: fast.vision,
             ..self.clone()
         })
     }
@@ -125,6 +131,7 @@ impl Default for LocalConfig {
             balance: Balance::Affinity,
             probe_every: ConfigDuration::from_secs(5),
             fast: None,
+            vision: false,
         }
     }
 }

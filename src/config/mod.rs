@@ -6,6 +6,7 @@ mod delegate;
 mod duration;
 pub mod gateway;
 mod hooks;
+mod images;
 mod load;
 mod local;
 mod locate;
@@ -26,6 +27,7 @@ pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateConfig};
 pub use duration::{ConfigDuration, parse_duration};
 pub use gateway::GatewayConfig;
 pub use hooks::{HookConfig, HookEvent};
+pub use images::ImagesConfig;
 pub use load::config_candidates;
 pub use load::{
     ConfigError, FoundConfig, LoadedConfig, find_config, find_config_path, load, load_text, parse,
@@ -65,6 +67,8 @@ pub struct Config {
     pub delegate: DelegateConfig,
     pub checkpoints: CheckpointsConfig,
     pub mcp: McpConfig,
+    /// `[images]`: picture size caps and their token estimate.
+    pub images: ImagesConfig,
     /// `[[hooks]]`: the user's commands at points of a turn.
     pub hooks: Vec<HookConfig>,
 }

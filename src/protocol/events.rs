@@ -57,9 +57,13 @@ pub enum EventKind {
     Models(Models),
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnStarted {
     pub text: String,
+    /// The pictures the message carries, by file (a surface shows each
+    /// as a chip, `images::chip`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<super::ImagePart>,
 }
 
 /// A message arrived while the session was busy; it runs after the current turn.

@@ -32,6 +32,19 @@ pub struct ChatRequest {
     /// llama-server slot (`id_slot`), so sessions keep separate KV caches;
     /// remote providers ignore it.
     pub slot: Option<u32>,
+    /// The bytes of the images `messages` name, by hash, read from the
+    /// store as the request was built (and gone with it). An image not
+    /// here is sent as a one-line note instead (see `images::note`).
+    pub images: Inlined,
+}
+
+/// Images ready for the wire, by the SHA-256 their `ImagePart` names.
+pub type Inlined = std::collections::HashMap<String, std::sync::Arc<crate::images::Inline>>;
+
+/// What a request says in place of an image it carries no bytes for (a
+/// summary or classification request, which sends no pictures).
+pub(crate) fn missing_image_note(part: &crate::chat::ImagePart) -> String {
+    format!("[image {}: not shown]", crate::images::describe(part))
 }
 
 /// What a provider streams while a reply is generated.

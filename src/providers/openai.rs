@@ -217,7 +217,7 @@ impl OpenAi {
     /// The request body: history as native OpenAI messages, every tool call
     /// answered (see `remote_api::history`).
     pub fn chat_body(&self, req: &ChatRequest) -> Value {
-        let messages = completions::native_messages(&history::paired(&req.messages));
+        let messages = completions::native_messages(&history::paired(&req.messages), &req.images);
         let mut body = json!({});
         if let Flavor::OpenAi { .. } = self.flavor {
             body["model"] = json!(self.model);

@@ -55,6 +55,7 @@ pub async fn discover(server: &LlamaCpp) -> Result<ServerInfo, ProviderError> {
                 n_ctx: props.n_ctx,
                 total_slots: props.total_slots,
                 supports_tools: props.supports_tools,
+                vision: props.vision,
             });
         }
         Err(e) => e,
@@ -65,17 +66,18 @@ pub async fn discover(server: &LlamaCpp) -> Result<ServerInfo, ProviderError> {
         let show = server
             .post_json("/api/show", &json!({ "model": server.model() }))
             .await;
-        let n_ctx = match show {
-            Ok(show) => ollama_context(&show),
+        let (n_ctx, vision) = match show {
+            Ok(show) => (ollama_context(&show), ollama_vision(&show)),
             Err(e) => {
                 tracing::info!("Ollama /api/show failed ({e}); using [local] context_length");
-                None
+                (None, None)
             }
         };
         return Ok(ServerInfo {
             kind: ServerKind::Ollama,
             version: Some(version.to_string()),
             n_ctx,
+            vision,
             ..ServerInfo::default()
         });
     }
@@ -133,6 +135,13 @@ fn ollama_context(show: &Value) -> Option<u64> {
     })
 }
 
+/// Whether Ollama lists `vision` among the model's `capabilities`
+/// (`None`: an older Ollama without the list).
+fn ollama_vision(show: &Value) -> Option<bool> {
+    let capabilities = show["capabilities"].as_array()?;
+    Some(capabilities.iter().any(|c| c.as_str() == Some("vision")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +158,17 @@ mod tests {
         });
         assert_eq!(ollama_context(&show), Some(131072));
         assert_eq!(ollama_context(&json!({})), None);
+    }
+
+    #[test]
+    fn ollama_says_vision_in_its_capabilities() {
+        let show = json!({ "capabilities": ["completion", "vision"] });
+        assert_eq!(ollama_vision(&show), Some(true));
+        assert_eq!(
+            ollama_vision(&json!({ "capabilities": ["completion"] })),
+            Some(false)
+        );
+        assert_eq!(ollama_vision(&json!({})), None);
     }
 
     #[test]

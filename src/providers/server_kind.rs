@@ -58,4 +58,7 @@ pub struct ServerInfo {
     pub total_slots: Option<u32>,
     /// llama-server's `chat_template_caps.supports_tools`.
     pub supports_tools: Option<bool>,
+    /// The model takes images: llama-server's `/props` `modalities.vision`,
+    /// Ollama's `/api/show` `capabilities`; vLLM does not say.
+    pub vision: Option<bool>,
 }

@@ -29,7 +29,7 @@ pub fn event(r: &Redactor, kind: &mut EventKind) {
         EventKind::Delta(AnswerDelta { text })
         | EventKind::Reasoning(ReasoningDelta { text })
         | EventKind::Final(FinalAnswer { text })
-        | EventKind::TurnStarted(TurnStarted { text })
+        | EventKind::TurnStarted(TurnStarted { text, images: _ })
         | EventKind::Queued(Queued { text, position: _ }) => r.redact_string(text),
         EventKind::Notice(Notice { message }) | EventKind::Error(ErrorEvent { message }) => {
             r.redact_string(message)

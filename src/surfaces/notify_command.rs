@@ -172,7 +172,10 @@ mod tests {
         let mut started = HashMap::new();
         let begin = event(
             Origin::Tui,
-            EventKind::TurnStarted(TurnStarted { text: "hi".into() }),
+            EventKind::TurnStarted(TurnStarted {
+                text: "hi".into(),
+                ..TurnStarted::default()
+            }),
         );
         let end = event(
             Origin::Tui,

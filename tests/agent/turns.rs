@@ -16,7 +16,7 @@ async fn streams_text_and_persists_the_turn() {
     h.send("s1", "hi");
     let events = h.turn("s1").await;
 
-    assert!(matches!(&events[0], EventKind::TurnStarted(TurnStarted { text }) if text == "hi"));
+    assert!(matches!(&events[0], EventKind::TurnStarted(TurnStarted { text, .. }) if text == "hi"));
     assert!(matches!(
         &events[1],
         EventKind::Routing(Routing {

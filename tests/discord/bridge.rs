@@ -31,7 +31,7 @@ async fn dm_from_the_owner_gets_the_answer_as_a_reply() {
             .all(|e| e.origin == Origin::Discord(DM.to_string()))
     );
     assert!(events.iter().any(|e| matches!(&e.kind,
-        EventKind::TurnStarted(TurnStarted { text }) if text == "hi there")));
+        EventKind::TurnStarted(TurnStarted { text, .. }) if text == "hi there")));
     assert!(events.iter().any(|e| matches!(&e.kind,
         EventKind::Final(FinalAnswer { text }) if text == "hello from egirl")));
     // The model saw the text without any mention markup.

@@ -181,6 +181,7 @@ fn token_count_matches_the_server() {
             tools: egirl::tools::specs(),
             max_tokens: 8,
             slot: None,
+            images: Default::default(),
         };
         let counted = provider.count_prompt(&request).await.expect("count_prompt");
         let cancel = tokio_util::sync::CancellationToken::new();

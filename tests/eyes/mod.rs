@@ -2,3 +2,7 @@
 
 mod browser;
 mod images;
+mod images_channels;
+mod images_remote;
+mod images_sessions;
+mod images_tui;

@@ -43,13 +43,13 @@ fn replicas_fast_model_and_failover_on_screen() {
     apply_all(
         &mut app,
         [
-            ev(EventKind::TurnStarted(TurnStarted { text: "hey!".into() })),
+            ev(EventKind::TurnStarted(TurnStarted { text: "hey!".into(), ..Default::default() })),
             ev(routing("local-fast", "qwen3-0.6b", "greeting: hey")),
             ev(usage("qwen3-0.6b", "http://gpu3:8080", 1500, 0)),
             ev(EventKind::Final(FinalAnswer { text: "Hi!".into() })),
             ev(EventKind::TurnEnded(TurnEnded { interrupted: false })),
             ev(EventKind::TurnStarted(TurnStarted {
-                text: "summarize the build log".into(),
+                text: "summarize the build log".into(), ..Default::default()
             })),
             ev(routing("local", "qwen3-32b", "summarize: build log")),
             ev(usage("qwen3-32b", "http://gpu1:8080", 2000, 0)),

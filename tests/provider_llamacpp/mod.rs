@@ -40,6 +40,7 @@ fn request(messages: Vec<ChatMessage>) -> ChatRequest {
         tools: vec![read_file_spec()],
         max_tokens: 256,
         slot: None,
+        images: Default::default(),
     }
 }
 

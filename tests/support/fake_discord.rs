@@ -80,6 +80,8 @@ struct Recorded {
     connection: Option<mpsc::UnboundedSender<Command>>,
     seq: u64,
     next_id: u64,
+    /// Attachment files served at `/attachments/<name>` (the CDN's part).
+    files: std::collections::HashMap<String, Vec<u8>>,
 }
 
 enum Command {
@@ -110,6 +112,7 @@ impl FakeDiscord {
             .route("/api/v10/gateway/bot", get(gateway_url))
             .route("/api/v10/channels/{channel}/typing", post(typing))
             .route("/api/v10/channels/{channel}/messages", post(create_message))
+            .route("/attachments/{name}", get(attachment))
             .with_state((state.clone(), gateway));
         tokio::spawn(async move {
             let _ = axum::serve(rest_listener, app).await;
@@ -173,6 +176,34 @@ impl FakeDiscord {
         if let Some(guild) = msg.guild {
             body["guild_id"] = json!(guild.to_string());
         }
+        self.command(Command::Dispatch("MESSAGE_CREATE", body));
+        id
+    }
+
+    /// Dispatches MESSAGE_CREATE with one attachment, `bytes` served at
+    /// its `url` (as Discord's CDN would); returns the message id.
+    /// `declared_size` is what the attachment says (Discord's is true).
+    pub fn send_with_attachment(
+        &self,
+        msg: UserMessage,
+        name: &str,
+        content_type: &str,
+        bytes: Vec<u8>,
+        declared_size: usize,
+    ) -> u64 {
+        let id = self.next_id();
+        let author = user(msg.author, "owner", msg.author_is_bot);
+        let mut body = message_json(id, msg.channel, author, &msg.content, Vec::new(), None);
+        let url = format!("http://{}/attachments/{name}", self.rest);
+        body["attachments"] = json!([{
+            "id": (id + 1).to_string(), "filename": name, "size": declared_size,
+            "url": url, "proxy_url": url, "content_type": content_type,
+        }]);
+        self.state
+            .lock()
+            .unwrap()
+            .files
+            .insert(name.to_string(), bytes);
         self.command(Command::Dispatch("MESSAGE_CREATE", body));
         id
     }
@@ -269,6 +300,14 @@ async fn gateway_url(State((_, gateway)): State<RestState>) -> Json<Value> {
         "shards": 1,
         "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
     }))
+}
+
+async fn attachment(
+    State((state, _)): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<Vec<u8>, StatusCode> {
+    let files = &state.lock().unwrap().files;
+    files.get(&name).cloned().ok_or(StatusCode::NOT_FOUND)
 }
 
 async fn typing(State((state, _)): State<RestState>, Path(channel): Path<u64>) -> StatusCode {

@@ -5,7 +5,8 @@
 //!
 //! Methods: getMe, getUpdates (long polling: waits up to `timeout` for an
 //! update, confirms by `offset`), sendMessage, editMessageText,
-//! sendChatAction, answerCallbackQuery; all recorded. Tests inject
+//! sendChatAction, answerCallbackQuery, getFile (and the file download,
+//! `GET /file/bot<token>/<path>`); all recorded. Tests inject
 //! updates (messages, button presses) and failures (a 429 with
 //! `retry_after`, a connection dropped mid-answer, a revoked token).
 
@@ -87,6 +88,8 @@ struct Recorded {
     /// Every call, by method name (lowercase), in order.
     calls: Vec<String>,
     faults: Vec<(String, VecDeque<Fault>)>,
+    /// Files by id, for getFile and the download.
+    files: std::collections::HashMap<String, Vec<u8>>,
 }
 
 pub struct FakeTelegram {
@@ -109,6 +112,7 @@ impl FakeTelegram {
         let addr = listener.local_addr().unwrap();
         let app = Router::new()
             .route("/{bot}/{method}", post(call))
+            .route("/file/{bot}/{*path}", axum::routing::get(download))
             .with_state((state.clone(), arrived.clone()));
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -151,6 +155,61 @@ impl FakeTelegram {
                 "from": bot_user(),
                 "text": "earlier answer",
             });
+        }
+        push_update(&mut s, json!({"message": message}));
+        drop(s);
+        self.arrived.notify_waiters();
+        id
+    }
+
+    /// A photo with `caption` from `from` in `chat` (`bytes` served by
+    /// getFile and the download; `declared_size` is the size the message
+    /// says); returns its message id.
+    pub fn photo(
+        &self,
+        chat: i64,
+        from: u64,
+        caption: &str,
+        bytes: Vec<u8>,
+        declared_size: usize,
+    ) -> i64 {
+        let file_id = format!("photo{}", self.state.lock().unwrap().next_message);
+        let photo = json!([
+            {"file_id": format!("{file_id}-thumb"), "file_unique_id": "t", "width": 90, "height": 90, "file_size": 100},
+            {"file_id": file_id, "file_unique_id": "u", "width": 1280, "height": 720, "file_size": declared_size},
+        ]);
+        self.with_file(
+            chat,
+            from,
+            &file_id,
+            bytes,
+            json!({"photo": photo, "caption": caption}),
+        )
+    }
+
+    /// A document with an image `mime_type` (a picture sent "as a file").
+    pub fn image_document(&self, chat: i64, from: u64, mime_type: &str, bytes: Vec<u8>) -> i64 {
+        let file_id = format!("doc{}", self.state.lock().unwrap().next_message);
+        let document = json!({
+            "file_id": file_id, "file_unique_id": "d", "file_name": "picture",
+            "mime_type": mime_type, "file_size": bytes.len(),
+        });
+        self.with_file(chat, from, &file_id, bytes, json!({"document": document}))
+    }
+
+    fn with_file(&self, chat: i64, from: u64, file_id: &str, bytes: Vec<u8>, fields: Value) -> i64 {
+        let mut s = self.state.lock().unwrap();
+        s.files.insert(file_id.to_string(), bytes);
+        let id = s.next_message;
+        s.next_message += 1;
+        let mut message = json!({
+            "message_id": id,
+            "date": 1_700_000_000,
+            "chat": chat_json(chat),
+            "from": {"id": from, "is_bot": false, "first_name": "Owner", "username": format!("user{from}")},
+        });
+        for (key, value) in fields.as_object().into_iter().flatten() {
+            message[key] = value.clone();
         }
         push_update(&mut s, json!({"message": message}));
         drop(s);
@@ -353,6 +412,20 @@ async fn call(
             state.lock().unwrap().actions.push((chat, action));
             ok(json!(true))
         }
+        "getfile" => {
+            let id = body["file_id"].as_str().unwrap_or("").to_string();
+            match state.lock().unwrap().files.get(&id) {
+                Some(bytes) => ok(json!({
+                    "file_id": id, "file_unique_id": "u", "file_size": bytes.len(),
+                    "file_path": format!("photos/{id}.bin"),
+                })),
+                None => error(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: invalid file_id",
+                    None,
+                ),
+            }
+        }
         "answercallbackquery" => {
             let id = body["callback_query_id"].as_str().unwrap_or("").to_string();
             let text = body["text"].as_str().unwrap_or("").to_string();
@@ -365,6 +438,16 @@ async fn call(
             None,
         ),
     }
+}
+
+/// `GET /file/bot<token>/photos/<id>.bin`: the bytes of file `<id>`.
+async fn download(
+    State((state, _)): State<Shared>,
+    Path((_, path)): Path<(String, String)>,
+) -> Result<Vec<u8>, StatusCode> {
+    let id = path.trim_start_matches("photos/").trim_end_matches(".bin");
+    let files = &state.lock().unwrap().files;
+    files.get(id).cloned().ok_or(StatusCode::NOT_FOUND)
 }
 
 fn record(body: &Value, message_id: i64) -> Sent {

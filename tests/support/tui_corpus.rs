@@ -117,6 +117,7 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
         };
         out.push(ev(EventKind::TurnStarted(TurnStarted {
             text: turn.user.clone(),
+            ..Default::default()
         })));
         out.push(ev(EventKind::Routing(Routing {
             route: Route::Local(LocalRole::Main),

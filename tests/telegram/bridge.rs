@@ -34,7 +34,7 @@ async fn a_dm_from_the_owner_is_answered_as_a_threaded_html_reply() {
             .all(|e| e.origin == Origin::Telegram(DM.to_string()))
     );
     assert!(events.iter().any(|e| matches!(&e.kind,
-        EventKind::TurnStarted(TurnStarted { text }) if text == "hi there")));
+        EventKind::TurnStarted(TurnStarted { text, .. }) if text == "hi there")));
 }
 
 #[tokio::test]

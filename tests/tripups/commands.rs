@@ -51,6 +51,7 @@ fn discord_spoke(app: &mut App) {
         [
             discord(EventKind::TurnStarted(TurnStarted {
                 text: "deploy?".into(),
+                ..Default::default()
             })),
             discord(EventKind::TurnEnded(TurnEnded { interrupted: false })),
         ],
@@ -74,7 +75,10 @@ fn defect_3_after_new_and_ctrl_t_the_view_shows_where_the_input_goes() {
     app.apply(ev_from(
         &session,
         Origin::Tui,
-        EventKind::TurnStarted(TurnStarted { text }),
+        EventKind::TurnStarted(TurnStarted {
+            text,
+            ..Default::default()
+        }),
     ));
     let shown = screen(&app, 120, 30);
     assert!(
@@ -305,6 +309,7 @@ fn gap_a_running_turn_shows_its_time_and_that_esc_interrupts() {
     assert_eq!(app.next_deadline(), None);
     app.apply(ev(EventKind::TurnStarted(TurnStarted {
         text: "list the files".into(),
+        ..Default::default()
     })));
     // The clock the timers count to moves only with ticks: half a second
     // past each whole one, so the labels are the same on a slow machine.
@@ -348,6 +353,7 @@ fn gap_esc_interrupts_a_running_turn_after_closing_what_is_open() {
     assert!(ops(press(&mut app, key(KeyCode::Esc))).is_empty());
     app.apply(ev(EventKind::TurnStarted(TurnStarted {
         text: "go".into(),
+        ..Default::default()
     })));
     type_text(&mut app, "/th");
     assert!(
@@ -605,6 +611,7 @@ fn review_esc_leaves_a_find_being_typed_before_it_interrupts() {
     let mut app = app();
     app.apply(ev(EventKind::TurnStarted(TurnStarted {
         text: "think hard".into(),
+        ..Default::default()
     })));
     press(&mut app, ctrl('f'));
     type_text(&mut app, "porto");

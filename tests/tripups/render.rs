@@ -159,6 +159,7 @@ fn called(calls: &[(&str, serde_json::Value, bool, &str)]) -> App {
     let mut app = app();
     let mut events = vec![ev(EventKind::TurnStarted(TurnStarted {
         text: "do the thing".into(),
+        ..Default::default()
     }))];
     for (n, (name, arguments, success, output)) in calls.iter().enumerate() {
         let id = format!("c{n}");
@@ -439,6 +440,7 @@ fn a_half_arrived_table_shows_as_a_table_while_it_streams() {
     let mut app = app();
     app.apply(ev(EventKind::TurnStarted(TurnStarted {
         text: "plan?".into(),
+        ..Default::default()
     })));
     let answer = "Here is the plan:\n\n| step | who |\n|:-----|----:|\n| build | me |\n| test | you |\n\nThen run:\n\n```sh\nmake test\n```\n\nDone.";
     let mut sent = String::new();

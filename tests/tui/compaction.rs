@@ -21,6 +21,7 @@ fn compacted() -> App {
         [
             ev(EventKind::TurnStarted(TurnStarted {
                 text: "and the hotel?".into(),
+                ..Default::default()
             })),
             ev(EventKind::Compaction(Compacted {
                 before_tokens: 6100,

@@ -24,6 +24,7 @@ fn edited() -> App {
         [
             ev(EventKind::TurnStarted(TurnStarted {
                 text: "oat milk, beans, and add apples".into(),
+                ..Default::default()
             })),
             ev(EventKind::ToolCall(ToolCallEvent {
                 id: "c1".into(),

@@ -81,6 +81,7 @@ async fn a_delta_storm_is_coalesced_and_capped_with_no_backlog() {
     let producer = tokio::spawn(async move {
         core_tx.send(ev(EventKind::TurnStarted(TurnStarted {
             text: "go".into(),
+            ..Default::default()
         })));
         for ms in 0..2000 {
             for i in 0..5 {

@@ -233,6 +233,7 @@ fn ctrl_c_interrupts_a_running_turn_and_twice_quits() {
     let mut app = app();
     app.apply(ev(EventKind::TurnStarted(TurnStarted {
         text: "hi".into(),
+        ..Default::default()
     })));
     let t0 = Instant::now();
     let first = app.handle_event(TermEvent::Key(ctrl('c')), t0);
@@ -457,12 +458,14 @@ fn streaming_mirrors_every_session_with_its_origin() {
     let discord = Origin::Discord("general".into());
     app.apply(ev(EventKind::TurnStarted(TurnStarted {
         text: "local q".into(),
+        ..Default::default()
     })));
     app.apply(ev_from(
         "discord-1",
         discord.clone(),
         EventKind::TurnStarted(TurnStarted {
             text: "discord q".into(),
+            ..Default::default()
         }),
     ));
     // Deltas of two sessions interleave; each lands in its own message.

@@ -182,7 +182,10 @@ pub fn styles(buf: &Buffer, rows: std::ops::Range<u16>) -> String {
 /// decision, the answer streamed in chunks, usage, the end.
 pub fn turn(user: &str, answer: &str) -> Vec<Event> {
     let mut events = vec![
-        ev(EventKind::TurnStarted(TurnStarted { text: user.into() })),
+        ev(EventKind::TurnStarted(TurnStarted {
+            text: user.into(),
+            ..Default::default()
+        })),
         ev(EventKind::Routing(Routing {
             route: Route::Local(LocalRole::Main),
             model: "qwen3-8b".into(),

@@ -14,7 +14,10 @@ use super::*;
 fn unattended_turn(session: &str, origin: Origin, asked: &str, answer: &str) -> Vec<Event> {
     let e = |kind| ev_from(session, origin.clone(), kind);
     vec![
-        e(EventKind::TurnStarted(TurnStarted { text: asked.into() })),
+        e(EventKind::TurnStarted(TurnStarted {
+            text: asked.into(),
+            ..Default::default()
+        })),
         e(EventKind::Final(FinalAnswer {
             text: answer.into(),
         })),

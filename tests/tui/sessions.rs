@@ -30,6 +30,7 @@ fn other_sessions(app: &mut App) {
                 discord(),
                 EventKind::TurnStarted(TurnStarted {
                     text: "is the build green?".into(),
+                    ..Default::default()
                 }),
             ),
             ev_from(
@@ -118,6 +119,7 @@ fn the_picker_points_the_input_at_a_discord_conversation() {
         discord(),
         EventKind::TurnStarted(TurnStarted {
             text: "on it, deploying now".into(),
+            ..Default::default()
         }),
     ));
     let interrupt = ops(press(&mut app, ctrl('c')));

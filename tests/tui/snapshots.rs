@@ -73,6 +73,7 @@ fn busy_app() -> App {
         [
             ev(EventKind::TurnStarted(TurnStarted {
                 text: "tidy the build dir".into(),
+                ..Default::default()
             })),
             ev(EventKind::Routing(Routing {
                 route: Route::Local(LocalRole::Main),
@@ -433,6 +434,7 @@ fn a_discord_turn_is_mirrored_with_its_badge() {
         [
             from(EventKind::TurnStarted(TurnStarted {
                 text: "what's in my todo file?".into(),
+                ..Default::default()
             })),
             from(EventKind::Routing(Routing {
                 route: Route::Local(LocalRole::Main),

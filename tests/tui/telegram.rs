@@ -22,6 +22,7 @@ fn telegram_turn(app: &mut App) {
         [
             from(EventKind::TurnStarted(TurnStarted {
                 text: "remind me what's on the list".into(),
+                ..Default::default()
             })),
             from(EventKind::Final(FinalAnswer {
                 text: "Two things: call the bank and water the plants.".into(),

@@ -271,13 +271,14 @@ async fn prompt_tokens(
         tools: specs.to_vec(),
         max_tokens: 0,
         slot: None,
+        images: Default::default(),
     };
     let server = shared.counting_server(LocalRole::Main, None).await;
     match count_prompt(shared, &server, &request).await {
         Some(n) => n,
         // The estimate the window is fitted by: a compaction decided on a
         // larger one would run while the window still has room.
-        None => estimated_prompt(&request),
+        None => estimated_prompt(&request, shared.config.images.local_tokens),
     }
 }
 

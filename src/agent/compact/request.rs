@@ -118,6 +118,7 @@ pub(super) async fn summary(
                 tools: Vec::new(),
                 max_tokens: shared.config.local.max_tokens,
                 slot: None,
+                images: Default::default(),
             };
             let response = remote
                 .chat(&request, cancel, &mut |_: StreamChunk| {})
@@ -213,8 +214,9 @@ async fn fitted(
         max_tokens: reply,
         // The fast role's server has its own slots: any free one.
         slot: session.slot.filter(|_| role == LocalRole::Main),
+        images: Default::default(),
     };
-    let bound = byte_bound(&request);
+    let bound = byte_bound(&request, shared.config.images.local_tokens);
     if bound <= budget {
         return Ok(request);
     }

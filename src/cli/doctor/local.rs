@@ -110,7 +110,7 @@ async fn local_props(role: &str, server: &LlamaCpp, report: &mut Report) {
             Some(true),
             &format!("{role} /props"),
             format!(
-                "{}: n_ctx {}, {} slot(s), model {}, {}",
+                "{}: n_ctx {}, {} slot(s), model {}, {}, {}",
                 server.endpoint(),
                 props.n_ctx.map_or("?".into(), |n| n.to_string()),
                 props.total_slots.unwrap_or(1),
@@ -119,6 +119,10 @@ async fn local_props(role: &str, server: &LlamaCpp, report: &mut Report) {
                     Some(false) => "template has no tool support (tools go in the system prompt)",
                     Some(true) => "native tool calls",
                     None => "tool support unknown",
+                },
+                match props.vision {
+                    Some(true) => "sees images",
+                    _ => "no image input per /props (vision = true overrides)",
                 }
             ),
         ),

@@ -12,11 +12,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
 
-use crate::chat::{ChatMessage, ToolCall, ToolSpec};
+use crate::chat::{ChatMessage, ImagePart, ToolCall, ToolSpec};
 use crate::protocol::Role;
-use crate::providers::ChatRequest;
 use crate::providers::completions::visible_text;
 use crate::providers::remote_api::history;
+use crate::providers::{ChatRequest, Inlined, missing_image_note};
 
 pub(crate) fn messages_body(req: &ChatRequest, model: &str, max_tokens: u64) -> Value {
     let history = history::paired(&req.messages);
@@ -33,7 +33,7 @@ pub(crate) fn messages_body(req: &ChatRequest, model: &str, max_tokens: u64) -> 
             "cache_control": { "type": "ephemeral" },
         }]);
     }
-    body["messages"] = Value::Array(messages(&history));
+    body["messages"] = Value::Array(messages(&history, &req.images));
     if !req.tools.is_empty() {
         body["tools"] = Value::Array(req.tools.iter().map(tool).collect());
     }
@@ -49,13 +49,18 @@ fn tool(spec: &ToolSpec) -> Value {
 }
 
 /// The `messages` array (system messages left out: they are in `system`).
-pub(crate) fn messages(history: &[ChatMessage]) -> Vec<Value> {
+/// Images are `image` blocks with base64 sources: after a user message's
+/// text, and inside a tool result's `content` (the API takes them there).
+pub(crate) fn messages(history: &[ChatMessage], inlined: &Inlined) -> Vec<Value> {
     let mut out = Turns::default();
     let mut ids = WireIds::default();
     for message in history {
         match message.role {
             Role::System => {}
-            Role::User => out.push("user", text_block(&message.content)),
+            Role::User => out.push(
+                "user",
+                with_images(&message.content, &message.images, inlined),
+            ),
             Role::Assistant => {
                 let text = if message.content.contains("<tool_call>") {
                     visible_text(&message.content)
@@ -75,7 +80,10 @@ pub(crate) fn messages(history: &[ChatMessage]) -> Vec<Value> {
             Role::Tool => {
                 let id = ids.for_result(message.tool_call_id.as_deref().unwrap_or_default());
                 let mut block = json!({ "type": "tool_result", "tool_use_id": id });
-                if !message.content.is_empty() {
+                if !message.images.is_empty() {
+                    block["content"] =
+                        json!(with_images(&message.content, &message.images, inlined));
+                } else if !message.content.is_empty() {
                     block["content"] = json!(message.content);
                 }
                 out.push("user", vec![block]);
@@ -83,6 +91,28 @@ pub(crate) fn messages(history: &[ChatMessage]) -> Vec<Value> {
         }
     }
     out.finish()
+}
+
+/// Text then image blocks; an image with no bytes in the request is a
+/// note in the text instead.
+fn with_images(text: &str, images: &[ImagePart], inlined: &Inlined) -> Vec<Value> {
+    let mut text = text.to_string();
+    let mut blocks = Vec::new();
+    for part in images {
+        match inlined.get(&part.sha256) {
+            Some(inline) => blocks.push(json!({
+                "type": "image",
+                "source": { "type": "base64", "media_type": inline.media_type, "data": inline.data },
+            })),
+            None => {
+                text.push_str(if text.is_empty() { "" } else { "\n" });
+                text.push_str(&missing_image_note(part));
+            }
+        }
+    }
+    let mut out: Vec<Value> = text_block(&text).into_iter().collect();
+    out.extend(blocks);
+    out
 }
 
 /// The API refuses empty text blocks: empty text is no block.
@@ -213,7 +243,7 @@ mod tests {
             },
             ChatMessage::tool_result(&second, "B"),
         ];
-        let wire = messages(&history);
+        let wire = messages(&history, &Inlined::default());
         assert_eq!(wire[1]["content"][0]["id"], "call_0");
         assert_eq!(wire[2]["content"][0]["tool_use_id"], "call_0");
         assert_eq!(wire[3]["content"][0]["id"], "call_0_1");
@@ -236,7 +266,7 @@ mod tests {
             },
             ChatMessage::tool_result(&broken, ""),
         ];
-        let wire = messages(&history);
+        let wire = messages(&history, &Inlined::default());
         assert_eq!(
             wire[1]["content"],
             json!([
@@ -258,7 +288,7 @@ mod tests {
             ChatMessage::assistant(""),
             ChatMessage::user("three"),
         ];
-        let wire = messages(&history);
+        let wire = messages(&history, &Inlined::default());
         assert_eq!(wire.len(), 1);
         assert_eq!(wire[0]["content"].as_array().map(Vec::len), Some(3));
     }

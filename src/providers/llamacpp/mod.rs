@@ -46,6 +46,9 @@ pub struct ServerProps {
     /// `chat_template_caps.supports_tools`: whether native `tools` reach the
     /// prompt at all (SmolLM2's template drops them silently).
     pub supports_tools: Option<bool>,
+    /// `modalities.vision`: the server was started with a projector
+    /// (`--mmproj`) and takes images.
+    pub vision: Option<bool>,
 }
 
 /// What llama-server reports for a slot save or restore.
@@ -177,6 +180,7 @@ impl LlamaCpp {
                 .as_str()
                 .is_some_and(|t| !t.is_empty()),
             supports_tools: props["chat_template_caps"]["supports_tools"].as_bool(),
+            vision: props["modalities"]["vision"].as_bool(),
         })
     }
 

@@ -8,14 +8,15 @@ use super::ChatRequest;
 use crate::chat::{ChatMessage, ToolCall, ToolSpec};
 use crate::config::ToolFormat;
 use crate::protocol::Role;
-use crate::providers::completions::{native_assistant, tool_message};
+use crate::providers::Inlined;
+use crate::providers::completions::{native_assistant, tool_images, tool_message, user_content};
 use crate::providers::tool_call_text;
 
 /// The body of `/v1/chat/completions`.
 pub fn chat_body(req: &ChatRequest, model: &str, format: ToolFormat) -> Value {
     let mut body = json!({
         "model": model,
-        "messages": messages(&req.messages, &req.tools, format),
+        "messages": messages(&req.messages, &req.tools, format, &req.images),
     });
     if let Some(tools) = native_tools(&req.tools, format) {
         body["tools"] = tools;
@@ -32,9 +33,12 @@ pub fn chat_body(req: &ChatRequest, model: &str, format: ToolFormat) -> Value {
 }
 
 /// The body of `/apply-template`: what the chat body renders to, without
-/// the generation settings.
+/// the generation settings. Images are their one-line notes here: the
+/// template takes no pictures, and their tokens are counted apart (see
+/// `images::tokens`).
 pub fn template_body(req: &ChatRequest, format: ToolFormat) -> Value {
-    let mut body = json!({ "messages": messages(&req.messages, &req.tools, format) });
+    let no_images = Inlined::default();
+    let mut body = json!({ "messages": messages(&req.messages, &req.tools, format, &no_images) });
     if let Some(tools) = native_tools(&req.tools, format) {
         body["tools"] = tools;
     }
@@ -58,7 +62,14 @@ fn native_tools(tools: &[ToolSpec], format: ToolFormat) -> Option<Value> {
 /// order. native/auto: OpenAI `tool_calls` and `tool` messages, except (auto)
 /// an assistant message whose content holds `<tool_call>` blocks, which was a
 /// Qwen3-style reply and is re-sent the same way with its results.
-pub fn messages(messages: &[ChatMessage], tools: &[ToolSpec], format: ToolFormat) -> Vec<Value> {
+/// Images are content parts of the user message they belong to (a tool
+/// result's: of the message after its run, see `completions::tool_images`).
+pub fn messages(
+    messages: &[ChatMessage],
+    tools: &[ToolSpec],
+    format: ToolFormat,
+    inlined: &Inlined,
+) -> Vec<Value> {
     let mut tools_block = (format == ToolFormat::Qwen3 && !tools.is_empty())
         .then(|| tool_call_text::tools_system_block(tools));
     let mut out = Vec::with_capacity(messages.len() + 1);
@@ -80,7 +91,10 @@ pub fn messages(messages: &[ChatMessage], tools: &[ToolSpec], format: ToolFormat
                 };
                 out.push(json!({ "role": "system", "content": content }));
             }
-            Role::User => out.push(json!({ "role": "user", "content": message.content })),
+            Role::User => out.push(json!({
+                "role": "user",
+                "content": user_content(&message.content, &message.images, inlined),
+            })),
             Role::Assistant => {
                 last_calls = &message.tool_calls;
                 calls_in_content =
@@ -102,9 +116,18 @@ pub fn messages(messages: &[ChatMessage], tools: &[ToolSpec], format: ToolFormat
                 let content = tool_call_text::render_tool_responses(
                     ordered.iter().map(|m| m.content.as_str()),
                 );
+                let images: Vec<_> = ordered.iter().flat_map(|m| m.images.clone()).collect();
+                let content = user_content(&content, &images, inlined);
                 out.push(json!({ "role": "user", "content": content }));
             }
-            Role::Tool => out.push(tool_message(message)),
+            Role::Tool => {
+                let start = i - 1;
+                while i < messages.len() && messages[i].role == Role::Tool {
+                    i += 1;
+                }
+                out.extend(messages[start..i].iter().map(tool_message));
+                out.extend(tool_images(&messages[start..i], inlined));
+            }
         }
     }
     out

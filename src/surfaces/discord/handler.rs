@@ -11,7 +11,9 @@ use serenity::all::{
 use serenity::async_trait;
 
 use super::{Bridge, approvals, filter, lock, session_for};
+use crate::chat::ImagePart;
 use crate::protocol::{BotStatus, Op, Origin, ReviewDecision};
+use crate::surfaces::attachments;
 
 pub struct Handler {
     bridge: Arc<Bridge>,
@@ -24,6 +26,27 @@ impl Handler {
 
     fn ready_status(&self) -> BotStatus {
         BotStatus::Ready(lock(&self.bridge.bot_name).clone())
+    }
+
+    /// The message's pictures, downloaded and stored, and a note for each
+    /// one that could not be had.
+    async fn pictures(&self, msg: &Message) -> (Vec<ImagePart>, Vec<String>) {
+        let (mut images, mut notes) = (Vec::new(), Vec::new());
+        for attachment in msg.attachments.iter().filter(|a| is_picture(a)) {
+            let got = attachments::download(
+                &self.bridge.downloads,
+                &self.bridge.agent.images,
+                &attachment.url,
+                u64::from(attachment.size),
+                format!("discord: {}", attachment.filename),
+            )
+            .await;
+            match got {
+                Ok(part) => images.push(part),
+                Err(why) => notes.push(attachments::failure_note(&why)),
+            }
+        }
+        (images, notes)
     }
 
     fn decide(&self, id: String, decision: ReviewDecision, channel: u64) {
@@ -80,8 +103,11 @@ impl EventHandler for Handler {
             mentions_bot: msg.mentions.iter().any(|u| u.id.get() == bot_id),
             content: &msg.content,
         };
+        let has_pictures = msg.attachments.iter().any(is_picture);
         let text = match filter::accept(&incoming, &self.bridge.config, bot_id) {
             Ok(text) => text,
+            // A picture alone is a message.
+            Err(filter::Ignored::Empty) if has_pictures => String::new(),
             Err(why) => {
                 tracing::debug!(
                     channel,
@@ -99,6 +125,8 @@ impl EventHandler for Handler {
             self.decide(id, decision, channel);
             return;
         }
+        let (images, notes) = self.pictures(&msg).await;
+        let text = attachments::with_notes(text, &notes);
         let session = session_for(channel);
         {
             let mut turns = lock(&self.bridge.turns);
@@ -112,7 +140,7 @@ impl EventHandler for Handler {
             session,
             origin: Origin::Discord(channel.to_string()),
             text,
-            images: Vec::new(),
+            images,
         });
     }
 
@@ -134,4 +162,10 @@ impl EventHandler for Handler {
             self.decide(id, decision, reaction.channel_id.get());
         }
     }
+}
+
+/// An attachment that is a picture, by its declared type or its name.
+fn is_picture(attachment: &serenity::all::Attachment) -> bool {
+    attachments::is_image_type(attachment.content_type.as_deref())
+        || crate::images::has_image_extension(std::path::Path::new(&attachment.filename))
 }

@@ -87,6 +87,7 @@ pub fn spawn(agent: AgentHandle, options: DiscordOptions) -> Discord {
         bot_name: Mutex::new(String::new()),
         turns: Mutex::new(HashMap::new()),
         approvals: approvals::Pending::default(),
+        downloads: crate::surfaces::attachments::client(),
     });
     let task = tokio::spawn(supervise(
         bridge,
@@ -110,6 +111,8 @@ struct Bridge {
     bot_name: Mutex<String>,
     turns: Mutex<HashMap<SessionId, Turn>>,
     approvals: approvals::Pending,
+    /// Downloads the pictures users attach (see `surfaces::attachments`).
+    downloads: reqwest::Client,
 }
 
 /// A Discord session's turns in flight.

@@ -78,7 +78,10 @@ fn the_tracker_knows_open_approvals_and_busy_sessions() {
     let events = [
         ev(
             "a",
-            EventKind::TurnStarted(TurnStarted { text: "hi".into() }),
+            EventKind::TurnStarted(TurnStarted {
+                text: "hi".into(),
+                ..TurnStarted::default()
+            }),
         ),
         request("r1"),
         request("r2"),

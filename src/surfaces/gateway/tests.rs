@@ -42,7 +42,10 @@ fn fake_core() -> (CoreLink, EventBus, Arc<Mutex<Vec<Submission>>>) {
                     kind,
                 })
             };
-            emit(EventKind::TurnStarted(TurnStarted { text: text.clone() }));
+            emit(EventKind::TurnStarted(TurnStarted {
+                text: text.clone(),
+                ..TurnStarted::default()
+            }));
             for half in [&text[..text.len() / 2], &text[text.len() / 2..]] {
                 emit(EventKind::Delta(AnswerDelta { text: half.into() }));
             }
@@ -410,7 +413,10 @@ async fn a_restarted_server_is_not_resumed_from_the_old_numbers() {
         submission: None,
         session: "cut".into(),
         origin: Origin::Cli,
-        kind: EventKind::TurnStarted(TurnStarted { text: "cut".into() }),
+        kind: EventKind::TurnStarted(TurnStarted {
+            text: "cut".into(),
+            ..TurnStarted::default()
+        }),
     });
     assert!(matches!(
         next(&mut events).await.kind,

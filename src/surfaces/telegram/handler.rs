@@ -6,22 +6,29 @@ use teloxide::payloads::AnswerCallbackQuerySetters;
 use teloxide::requests::{Request, Requester};
 use teloxide::types::{CallbackQuery, Message, Update, UpdateKind};
 
-use super::{Bridge, approvals, filter, lock, session_for};
+use super::{Bridge, approvals, filter, lock, pictures, session_for};
 use crate::protocol::{Op, Origin};
 
 pub async fn handle(bridge: &Bridge, update: Update) {
     match update.kind {
-        UpdateKind::Message(message) => on_message(bridge, &message),
+        UpdateKind::Message(message) => on_message(bridge, &message).await,
         UpdateKind::CallbackQuery(query) => on_button(bridge, &query).await,
         _ => {}
     }
 }
 
-fn on_message(bridge: &Bridge, msg: &Message) {
+/// A message from an allowed user becomes a turn; its picture (if any)
+/// is downloaded first, in order with the chat's other messages.
+async fn on_message(bridge: &Bridge, msg: &Message) {
     let Some(from) = msg.from.as_ref() else {
         return;
     };
-    let Some(text) = msg.text() else {
+    let picture = pictures::picture(msg);
+    let Some(text) = msg
+        .text()
+        .or(msg.caption())
+        .or(picture.as_ref().map(|_| ""))
+    else {
         tracing::debug!(
             chat = msg.chat.id.0,
             "telegram: ignored a message without text"
@@ -44,11 +51,24 @@ fn on_message(bridge: &Bridge, msg: &Message) {
     };
     let text = match filter::accept(&incoming, &bridge.config, &bot) {
         Ok(text) => text,
+        // A picture alone is a message.
+        Err(filter::Ignored::Empty) if picture.is_some() => String::new(),
         Err(why) => {
             tracing::debug!(chat, user = from.id.0, ?why, "telegram: ignored a message");
             return;
         }
     };
+    let mut images = Vec::new();
+    let mut text = text;
+    if let Some(file) = &picture {
+        match pictures::fetch(bridge, file).await {
+            Ok(part) => images.push(part),
+            Err(why) => {
+                let note = crate::surfaces::attachments::failure_note(&why);
+                text = crate::surfaces::attachments::with_notes(text, &[note]);
+            }
+        }
+    }
     let session = session_for(chat);
     lock(&bridge.turns)
         .entry(session.clone())
@@ -60,7 +80,7 @@ fn on_message(bridge: &Bridge, msg: &Message) {
         session,
         origin: Origin::Telegram(chat.to_string()),
         text,
-        images: Vec::new(),
+        images,
     });
 }
 

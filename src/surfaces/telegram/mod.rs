@@ -16,6 +16,7 @@ mod deliver;
 pub mod filter;
 mod handler;
 pub mod html;
+mod pictures;
 pub mod split;
 
 use std::collections::{HashMap, VecDeque};

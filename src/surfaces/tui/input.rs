@@ -14,6 +14,8 @@ pub const MAX_ROWS: u16 = 8;
 
 pub struct InputBox {
     pub area: TextArea<'static>,
+    /// Pictures attached to the message being written (`pictures`).
+    pub images: Vec<crate::protocol::ImagePart>,
     history: Vec<String>,
     /// Index into `history` while recalling with Up/Down.
     recalled: Option<usize>,
@@ -23,6 +25,7 @@ impl InputBox {
     pub fn new(theme: &Theme) -> Self {
         let mut input = Self {
             area: TextArea::default(),
+            images: Vec::new(),
             history: Vec::new(),
             recalled: None,
         };

@@ -47,7 +47,9 @@ impl App {
                 if !self.approvals.is_empty() || self.overlay.is_none() {
                     self.approvals.typed(now);
                     self.focus = Focus::Input;
-                    self.input.insert(&text);
+                    if !self.paste_picture(&text) {
+                        self.input.insert(&text);
+                    }
                 }
                 Vec::new()
             }
@@ -336,6 +338,9 @@ impl App {
             KeyCode::Up if self.input.recalling() => self.input.history_prev(),
             KeyCode::Down if self.input.recalling() => self.input.history_next(),
             KeyCode::Char('?') if self.input.is_empty() => self.overlay = Some(Overlay::Help),
+            KeyCode::Backspace if self.input.is_empty() && !self.input.images.is_empty() => {
+                self.input.images.pop();
+            }
             KeyCode::Home | KeyCode::End if self.input.is_empty() => {
                 self.scroll_key(Pane::Conversation, key.code);
             }
@@ -349,8 +354,11 @@ impl App {
     /// stays in the box with a notice that says how to send it
     /// (`commands::classify`).
     fn submit(&mut self) -> Vec<Effect> {
-        let text = self.input.text();
-        if text.trim().is_empty() {
+        let mut text = self.input.text();
+        if !text.trim_start().starts_with('/') {
+            text = self.attach_typed_pictures(&text);
+        }
+        if text.trim().is_empty() && self.input.images.is_empty() {
             return Vec::new();
         }
         let typed = commands::classify(self, &text);
@@ -372,7 +380,7 @@ impl App {
                 session: self.session.clone(),
                 origin: crate::protocol::Origin::Tui,
                 text,
-                images: Vec::new(),
+                images: std::mem::take(&mut self.input.images),
             })],
             Typed::Unknown(_) | Typed::NoArgument(_) => Vec::new(),
         }

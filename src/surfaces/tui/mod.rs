@@ -30,6 +30,7 @@ pub mod models;
 mod mouse;
 pub mod notify;
 pub mod panes;
+mod pictures;
 mod replay;
 pub mod rewind;
 pub mod runtime;

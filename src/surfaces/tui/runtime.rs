@@ -49,6 +49,8 @@ pub struct TuiOptions {
     pub notify: super::notify::NotifySettings,
     /// `--model`: the first session runs on it (`pin_model`).
     pub pin: Option<String>,
+    /// `[images]`: how large a pasted picture may be and is stored.
+    pub images: crate::images::Limits,
 }
 
 /// How the TUI ended; `cli` turns it into the process's exit code (a
@@ -121,6 +123,10 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         resumed_pin(&mut app, &transcript);
     }
     app.sessions_dir = Some(sessions_dir);
+    app.image_store = Some(crate::images::Store {
+        workspace: options.workspace.clone(),
+        limits: options.images,
+    });
     if let Some(model) = options.pin {
         core.submit(Op::Command {
             session: app.session.clone(),

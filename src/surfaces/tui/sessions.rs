@@ -212,6 +212,7 @@ impl App {
                         Kind::User { queued: false },
                         text.to_string(),
                     );
+                    self.conversation.attach_images(session, m.images.clone());
                 }
                 Role::Assistant => self.replay_reply(session, record),
                 Role::Tool => self.replay_tool_result(session, record),

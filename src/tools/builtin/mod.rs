@@ -13,6 +13,7 @@ pub mod memory_get;
 pub mod memory_save;
 pub mod memory_search;
 pub mod read_file;
+pub mod read_image;
 pub mod web_fetch;
 pub mod web_search;
 pub mod write_file;

@@ -23,7 +23,7 @@ const SNIFF_BYTES: usize = 8192;
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "read_file",
-        description: "Read a text file, 400 lines at most (offset: 1-based first line; limit: line count).",
+        description: "Read a text file, 400 lines at most (offset: 1-based first line; limit: line count), or look at an image (PNG, JPEG, WebP, GIF).",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
@@ -53,6 +53,9 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::fail(e),
     };
     let shown = paths::display(&ctx.workspace, &path);
+    if super::read_image::is_image(&path) {
+        return super::read_image::run(path, shown, ctx).await;
+    }
     // A skill's `{baseDir}` means its folder: the model reads it resolved.
     let base_dir = ctx
         .skills

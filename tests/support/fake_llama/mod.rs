@@ -89,6 +89,8 @@ struct FakeState {
     kind: Kind,
     /// Dead: chat and /health answer 503 (see [`FakeLlama::set_down`]).
     down: bool,
+    /// `/props` says `modalities.vision` (a server started with `--mmproj`).
+    vision: bool,
 }
 
 type Shared = Arc<Mutex<FakeState>>;
@@ -126,6 +128,7 @@ impl FakeLlama {
             served_model: None,
             kind: Kind::LlamaCpp,
             down: false,
+            vision: false,
         }));
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -220,6 +223,11 @@ impl FakeLlama {
         self.lock().token_endpoints = present;
     }
 
+    /// `/props` `modalities.vision`: whether the model takes images.
+    pub fn set_vision(&self, vision: bool) {
+        self.lock().vision = vision;
+    }
+
     pub fn set_total_slots(&self, slots: u32) {
         self.lock().total_slots = slots;
     }
@@ -303,7 +311,7 @@ pub fn render_prompt(body: &Value) -> String {
         let role = message["role"].as_str().unwrap_or("user");
         out.push_str(&format!(
             "<|im_start|>{role}\n{}",
-            message["content"].as_str().unwrap_or("")
+            content_text(&message["content"])
         ));
         for call in message["tool_calls"].as_array().into_iter().flatten() {
             let function = &call["function"];
@@ -317,6 +325,22 @@ pub fn render_prompt(body: &Value) -> String {
     }
     out.push_str("<|im_start|>assistant\n");
     out
+}
+
+/// A message's text: the string, or its `text` parts (an image part
+/// renders as llama-server's media marker).
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .map(|p| match p["type"].as_str() {
+                Some("text") => p["text"].as_str().unwrap_or("").to_string(),
+                _ => "<__media__>".to_string(),
+            })
+            .collect(),
+        _ => String::new(),
+    }
 }
 
 async fn health(State(state): State<Shared>) -> Response {
@@ -343,6 +367,7 @@ async fn props(State(state): State<Shared>) -> Response {
         "chat_template": "{% for message in messages %}<|im_start|>{{ message.role }}...{% endfor %}",
         "chat_template_caps": { "supports_tools": state.supports_tools, "supports_tool_calls": state.supports_tools },
         "build_info": "fake",
+        "modalities": { "vision": state.vision, "audio": false },
     }))
     .into_response()
 }

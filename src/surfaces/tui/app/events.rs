@@ -195,6 +195,7 @@ impl App {
         }
         if *origin != Origin::Heartbeat {
             self.conversation.user(session, origin, &started.text);
+            self.conversation.attach_images(session, started.images);
         }
     }
 

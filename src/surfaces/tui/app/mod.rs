@@ -137,6 +137,8 @@ pub struct App {
     pub picker: SessionPicker,
     /// `<workspace>/sessions`, where the picker finds earlier transcripts.
     pub sessions_dir: Option<PathBuf>,
+    /// Where a pasted picture is stored (`pictures`); `None`: pastes are text.
+    pub image_store: Option<crate::images::Store>,
     pub status: StatusInfo,
     pub focus: Focus,
     pub zoom: Option<Pane>,
@@ -211,6 +213,7 @@ impl App {
             popup: Default::default(),
             picker: SessionPicker::default(),
             sessions_dir: None,
+            image_store: None,
             status: StatusInfo {
                 provider: "llamacpp".into(),
                 model: options.model,

@@ -110,6 +110,8 @@ pub struct Entry {
     height: Cell<Option<(HeightKey, usize)>>,
     /// A tool call's file diff, rendered.
     diff: diff::DiffCache,
+    /// A user message's pictures: a chip each, expanded to where it came from.
+    pub images: Vec<crate::protocol::ImagePart>,
 }
 
 /// Width, epoch, text length and whether it shows expanded: what an
@@ -158,6 +160,7 @@ impl Entry {
             cache: RefCell::new(None),
             height: Cell::new(None),
             diff: diff::DiffCache::default(),
+            images: Vec::new(),
         }
     }
 
@@ -185,10 +188,11 @@ impl Entry {
 
     /// Kinds Ctrl+O expands: what the selection moves over.
     pub fn expandable(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::Reasoning | Kind::Tool(_) | Kind::Compaction(_)
-        )
+        match self.kind {
+            Kind::Reasoning | Kind::Tool(_) | Kind::Compaction(_) => true,
+            Kind::User { .. } => !self.images.is_empty(),
+            _ => false,
+        }
     }
 
     /// Header, tool and notice lines are one-liners with no blank between.
@@ -225,6 +229,22 @@ impl Conversation {
         let mut entry = Entry::new(session, origin, kind, text, false);
         entry.continued = continued;
         self.entries.push(entry);
+    }
+
+    /// The pictures of the session's latest user message (a chip each).
+    pub fn attach_images(&mut self, session: &str, images: Vec<crate::protocol::ImagePart>) {
+        if images.is_empty() {
+            return;
+        }
+        let last = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.session == session && matches!(e.kind, Kind::User { .. }));
+        if let Some(e) = last {
+            e.images = images;
+            e.invalidate();
+        }
     }
 
     /// A turn started: the user's message, unless it was shown as queued.

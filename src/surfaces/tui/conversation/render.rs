@@ -11,6 +11,26 @@ use super::{Cache, Entry, Kind, Level, RenderCtx, Rendered, compaction, stable_p
 use crate::surfaces::tui::{markdown, wrap};
 
 impl Entry {
+    /// A chip a picture (`[image 1280x720 png 84 KB]`); expanded (Ctrl+O
+    /// on the message, a click), each also says where it came from.
+    fn image_chips(&self, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+        let t = ctx.theme;
+        self.images
+            .iter()
+            .map(|part| {
+                let mut spans = vec![
+                    Span::raw("  "),
+                    Span::styled(crate::images::chip(part), Style::default().fg(t.tool)),
+                ];
+                if self.expands(ctx) {
+                    let source = part.source.as_deref().unwrap_or("(no source recorded)");
+                    spans.push(Span::styled(format!(" {source}"), t.muted()));
+                }
+                Line::from(spans)
+            })
+            .collect()
+    }
+
     pub fn lines(&self, width: u16, ctx: &RenderCtx<'_>) -> Rendered {
         let lines = self.render_cached(width, ctx);
         self.note_height(width, ctx, lines.len());
@@ -144,6 +164,7 @@ impl Entry {
                         &indent,
                     ));
                 }
+                out.extend(self.image_chips(ctx));
             }
             Kind::Assistant => {
                 if header && !self.continued {

@@ -17,7 +17,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let t = &app.theme;
     let focused = app.focus == Focus::Input;
-    let block = Block::bordered()
+    let mut block = Block::bordered()
         .border_type(if focused {
             BorderType::Thick
         } else {
@@ -25,6 +25,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         })
         .border_style(t.border(focused))
         .title(Span::styled(" Message ", t.border(focused)));
+    // The attached pictures, a chip each, on the frame's top line.
+    if !app.input.images.is_empty() {
+        let chips: Vec<String> = app.input.images.iter().map(crate::images::chip).collect();
+        let chips = format!(" {} · Backspace removes ", chips.join(" "));
+        block = block.title(Span::styled(chips, Style::default().fg(t.tool)));
+    }
     // A column of padding, as in every other pane.
     let inner = block.inner(area).inner(Margin::new(1, 0));
     block.render(area, buf);
