@@ -1,5 +1,8 @@
 //! `[delegate.claude_code]`: handing a coding task to Claude Code (the
-//! `delegate_claude_code` tool).
+//! `delegate_claude_code` tool); `[delegate.agents.NAME]`: any agent that
+//! speaks the Agent Client Protocol (the `delegate` tool).
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
@@ -9,6 +12,61 @@ use super::ConfigDuration;
 #[serde(default, deny_unknown_fields)]
 pub struct DelegateConfig {
     pub claude_code: ClaudeCodeConfig,
+    /// ACP agents the `delegate` tool can start, by the name the model
+    /// gives.
+    pub agents: BTreeMap<String, DelegateAgent>,
+}
+
+/// One ACP agent: how to start it and who answers its permission requests.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelegateAgent {
+    /// The program (a name on PATH or a path), speaking ACP on its stdio.
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Names of egirl's environment variables passed on to it (its API key,
+    /// its base URL); every other variable is left out.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Who answers its `session/request_permission`.
+    #[serde(default)]
+    pub permissions: ClaudePermissions,
+    /// How long one delegation may run before it is cancelled and killed.
+    #[serde(default = "default_agent_timeout")]
+    pub timeout: ConfigDuration,
+    /// What it is good at, shown to the model next to its name.
+    #[serde(default)]
+    pub description: String,
+}
+
+fn default_agent_timeout() -> ConfigDuration {
+    ConfigDuration::from_secs(30 * 60)
+}
+
+impl DelegateConfig {
+    /// Each part's own check: (key, why).
+    pub fn check(&self) -> Result<(), (String, String)> {
+        self.claude_code.check()?;
+        for (name, agent) in &self.agents {
+            let key = |leaf: &str| format!("delegate.agents.{name}.{leaf}");
+            if agent.command.trim().is_empty() {
+                return Err((key("command"), "must name a program".into()));
+            }
+            if agent.timeout.is_zero() {
+                return Err((key("timeout"), "must be more than 0".into()));
+            }
+            if let Some(bad) = agent.env.iter().find(|v| v.is_empty() || v.contains('=')) {
+                return Err((
+                    key("env"),
+                    format!(
+                        "`{bad}` is not a variable name (env lists names; values come from egirl's environment)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Who answers Claude Code's own permission requests.

@@ -74,6 +74,8 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(delegate_claude_code, fixed: false, offered_when: |config| {
         config.delegate.claude_code.executable().is_ok()
     }),
+    // Offered with at least one `[delegate.agents.NAME]`.
+    tool!(delegate, fixed: false, offered_when: builtin::delegate::offered),
 ];
 
 /// The fixed set of tools, in prompt order (see [`ToolEntry::fixed`]).
@@ -93,7 +95,11 @@ pub fn offered(config: &Config) -> Vec<ToolSpec> {
     BUILTIN_TOOLS
         .iter()
         .filter(|tool| (tool.offered_when)(config))
-        .map(|tool| (tool.spec)())
+        // `delegate` lists the configured agents.
+        .map(|tool| match tool.name {
+            "delegate" => builtin::delegate::spec_for(config),
+            _ => (tool.spec)(),
+        })
         .collect()
 }
 

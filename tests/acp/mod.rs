@@ -2,3 +2,4 @@
 
 mod agent;
 mod delegate;
+mod delegate_fs;
