@@ -5,7 +5,8 @@
 // agent that ignores session/cancel while its child process runs.
 //
 // argv[2]: the SDK's dist/acp.js. The prompt's text is a JSON script:
-//   {"writes": [[path, content], ...], "read": path, "hang": true}
+//   {"ask": title, "writes": [[path, content], ...], "read": path, "hang": seconds}
+// With "ask", the writes are made only when the client picks "allow".
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 
@@ -40,6 +41,23 @@ class ScriptedAgent {
     const sessionId = params.sessionId;
     const script = JSON.parse(params.prompt.map((p) => p.text ?? "").join(""));
     await this.say(sessionId, `cwd ${this.cwd}; fs ${JSON.stringify(this.fs)}; terminal ${JSON.stringify(this.terminal)}\n`);
+    if (script.ask) {
+      const { outcome } = await this.connection.requestPermission({
+        sessionId,
+        toolCall: { toolCallId: "ask1", title: script.ask, kind: "edit", status: "pending", rawInput: { writes: script.writes } },
+        options: [
+          { kind: "allow_once", name: "Allow", optionId: "allow" },
+          { kind: "allow_always", name: "Always allow", optionId: "always" },
+          { kind: "reject_once", name: "Reject", optionId: "reject" },
+        ],
+      });
+      const chosen = outcome.outcome === "selected" ? outcome.optionId : outcome.outcome;
+      await this.say(sessionId, `permission: ${chosen}\n`);
+      if (chosen !== "allow") {
+        await this.say(sessionId, "nothing written");
+        return { stopReason: "end_turn" };
+      }
+    }
     for (const [path, content] of script.writes ?? []) {
       try {
         await this.connection.writeTextFile({ sessionId, path, content });

@@ -3,3 +3,4 @@
 mod agent;
 mod delegate;
 mod delegate_fs;
+mod delegate_modal;
