@@ -55,7 +55,7 @@ async fn turn(
                 // request gets `answer`.
                 let decision = match tool.as_str() {
                     "delegate" => ReviewDecision::ApprovedOnce,
-                    _ => answer.clone(),
+                    _ => answer,
                 };
                 asked.push((tool, command));
                 h.agent.submit(Op::ApprovalDecision {
