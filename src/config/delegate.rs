@@ -118,22 +118,41 @@ impl ClaudeCodeConfig {
     /// The executable to run, or why there is none (said by `doctor`; the
     /// tool is then not offered).
     pub fn executable(&self) -> Result<std::path::PathBuf, String> {
-        let name = self.binary.trim();
-        if name.contains('/') {
-            let path = std::path::PathBuf::from(name);
-            return if is_executable(&path) {
-                Ok(path)
-            } else {
-                Err(format!("{name} is not an executable file"))
-            };
-        }
-        std::env::var_os("PATH")
-            .iter()
-            .flat_map(std::env::split_paths)
-            .map(|dir| dir.join(name))
-            .find(|p| is_executable(p))
-            .ok_or_else(|| format!("`{name}` is not on PATH (install Claude Code, or set [delegate.claude_code] binary)"))
+        find_executable(&self.binary).map_err(|why| match self.binary.contains('/') {
+            true => why,
+            false => format!("{why} (install Claude Code, or set [delegate.claude_code] binary)"),
+        })
     }
+}
+
+impl DelegateAgent {
+    /// The program to start, or why there is none (said by `doctor`).
+    pub fn executable(&self) -> Result<std::path::PathBuf, String> {
+        find_executable(
+            &super::expand_home(self.command.trim())
+                .display()
+                .to_string(),
+        )
+    }
+}
+
+/// `name` as a path (when it holds a `/`) or looked up on PATH.
+fn find_executable(name: &str) -> Result<std::path::PathBuf, String> {
+    let name = name.trim();
+    if name.contains('/') {
+        let path = std::path::PathBuf::from(name);
+        return if is_executable(&path) {
+            Ok(path)
+        } else {
+            Err(format!("{name} is not an executable file"))
+        };
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+        .ok_or_else(|| format!("`{name}` is not on PATH"))
 }
 
 fn is_executable(path: &std::path::Path) -> bool {

@@ -164,3 +164,31 @@ async fn a_permission_denied_in_egirls_approval_keeps_the_write_from_happening()
         "{shown:?}"
     );
 }
+
+#[tokio::test]
+async fn doctor_names_each_agent_its_program_and_its_sandbox() {
+    let fake = FakeLlama::start().await;
+    let missing = "[delegate.agents.gone]\ncommand = \"no-such-acp-agent\"\n";
+    let cli = Cli::new(&fake, &(claude_config("ask") + missing));
+    let out = cli.run(&["doctor"]).await;
+    let report = String::from_utf8_lossy(&out.stdout);
+    let line = |name: &str| {
+        report
+            .lines()
+            .find(|l| l.contains(&format!("delegate: {name}:")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let claude = line("claude");
+    assert!(claude.contains("permissions: ask"), "{report}");
+    assert!(
+        claude.contains("sandbox: workspace-write, network"),
+        "{report}"
+    );
+    let gone = line("gone");
+    assert!(gone.starts_with("FAIL"), "{report}");
+    assert!(
+        gone.contains("cannot start: `no-such-acp-agent` is not on PATH"),
+        "{report}"
+    );
+}

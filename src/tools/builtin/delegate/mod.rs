@@ -17,7 +17,7 @@ mod rpc;
 mod serve;
 mod updates;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -115,7 +115,11 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         Ok(s) => s,
         Err(e) => return ToolOutput::fail(e),
     };
-    let mut cmd = command(&agent, &ctx.workspace, &state);
+    let program = match agent.executable() {
+        Ok(p) => p,
+        Err(why) => return ToolOutput::fail(format!("{name} cannot start: {why}")),
+    };
+    let mut cmd = command(&program, &agent, &ctx.workspace, &state);
     if let Some(sandbox) = &sandbox {
         sandbox.apply(&mut cmd);
     }
@@ -140,9 +144,11 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
         diffs: Default::default(),
         conn: conn.clone(),
         submission: crate::bus::current_submission(),
+        answering: Default::default(),
     };
     let ended = drive(&server, incoming, &agent, task).await;
     // Whatever it started goes with it, the turn over or not.
+    server.abort();
     group.kill();
     let _ = child.wait().await;
     // Reaped: its number may be reused, never signal it again.
@@ -330,8 +336,13 @@ fn join_diffs(
 
 /// The agent in its own process group, in `dir`, with HOME its state dir
 /// and only the environment its entry passes.
-fn command(agent: &DelegateAgent, dir: &Path, state: &Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(program(&agent.command));
+fn command(
+    program: &Path,
+    agent: &DelegateAgent,
+    dir: &Path,
+    state: &Path,
+) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(program);
     cmd.args(&agent.args)
         .current_dir(dir)
         .env_clear()
@@ -353,11 +364,6 @@ fn command(agent: &DelegateAgent, dir: &Path, state: &Path) -> tokio::process::C
     cmd
 }
 
-/// `~/` expanded; a bare name is looked up on PATH by the spawn.
-fn program(command: &str) -> PathBuf {
-    crate::config::expand_home(command.trim())
-}
-
 /// The first [`STDERR_KEPT`] bytes of its stderr, read aside so a full
 /// pipe never blocks it.
 fn keep_stderr(stderr: Option<tokio::process::ChildStderr>) -> tokio::task::JoinHandle<String> {
@@ -370,4 +376,28 @@ fn keep_stderr(stderr: Option<tokio::process::ChildStderr>) -> tokio::task::Join
         }
         String::from_utf8_lossy(&kept).into_owned()
     })
+}
+
+/// What `egirl doctor` says of each configured agent: (ok, detail).
+pub fn doctor_lines(config: &crate::config::Config) -> Vec<(Option<bool>, String)> {
+    let sandbox = confine::describe(&config.tools.exec);
+    config
+        .delegate
+        .agents
+        .iter()
+        .map(|(name, agent)| match agent.executable() {
+            Ok(path) => (
+                Some(true),
+                format!(
+                    "{name}: {} (permissions: {}; sandbox: {sandbox})",
+                    path.display(),
+                    match agent.permissions {
+                        crate::config::ClaudePermissions::Ask => "ask",
+                        crate::config::ClaudePermissions::LocalModel => "local-model",
+                    }
+                ),
+            ),
+            Err(why) => (Some(false), format!("{name}: cannot start: {why}")),
+        })
+        .collect()
 }

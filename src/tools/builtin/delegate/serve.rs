@@ -33,6 +33,9 @@ pub struct Server {
     /// The submission whose turn delegated: requests are answered on
     /// tasks of their own, which do not inherit it.
     pub submission: Option<crate::protocol::SubmissionId>,
+    /// Requests still being answered: aborted when the delegation ends,
+    /// so no approval stays asked for an agent that is gone.
+    pub answering: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
 impl Server {
@@ -41,13 +44,26 @@ impl Server {
     pub fn spawn(&self, request: Incoming) {
         let Some(id) = request.id else { return };
         let server = self.clone();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let submission = server.submission.clone();
             let answer =
                 crate::bus::answering(submission, server.answer(&request.method, &request.params))
                     .await;
             server.conn.respond(id, answer);
         });
+        if let Ok(mut answering) = self.answering.lock() {
+            answering.retain(|t| !t.is_finished());
+            answering.push(task);
+        }
+    }
+
+    /// Stops answering: the agent is gone.
+    pub fn abort(&self) {
+        if let Ok(mut answering) = self.answering.lock() {
+            for task in answering.drain(..) {
+                task.abort();
+            }
+        }
     }
 
     async fn answer(&self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
