@@ -107,3 +107,18 @@ async fn an_agent_past_its_timeout_is_stopped_and_leaves_no_process_behind() {
     let sleeps = processes_with(&format!("sleep {seconds}"));
     assert!(sleeps.is_empty(), "{sleeps:?}");
 }
+
+#[tokio::test]
+async fn an_agent_that_dies_at_start_is_named_with_what_it_said() {
+    let fake = FakeLlama::start().await;
+    let broken = "[delegate.agents.broken]\ncommand = \"node\"\n\
+                  args = [\"-e\", \"console.error('no API key set'); process.exit(3)\"]\n";
+    let (cli, _ws) = cli_with_workspace(&fake, broken);
+    fake.push_replies([delegate_call("broken", "anything"), Reply::text("it broke")]);
+    let ev = run(&cli, "http://127.0.0.1:9").await;
+
+    let (ok, output) = tool_outcome(&ev, "fake_call_0");
+    assert!(!ok, "{output}");
+    assert!(output.starts_with("broken failed: "), "{output}");
+    assert!(output.contains("its stderr: no API key set"), "{output}");
+}

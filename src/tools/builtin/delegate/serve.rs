@@ -80,7 +80,7 @@ impl Server {
     async fn permission(&self, params: &Value) -> Value {
         let call = &params["toolCall"];
         let title = call["title"].as_str().unwrap_or("a tool call");
-        let input = call.get("rawInput").map(|i| i.to_string());
+        let input = call.get("rawInput").map(|i| bounded(&i.to_string()));
         let what = format!(
             "{}: {title}{}",
             self.agent,
@@ -179,6 +179,16 @@ impl Server {
     }
 }
 
+/// Characters of a tool call's input shown in the approval request.
+const INPUT_SHOWN: usize = 2000;
+
+fn bounded(text: &str) -> String {
+    match text.char_indices().nth(INPUT_SHOWN) {
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
+        None => text.to_string(),
+    }
+}
+
 fn path_param(params: &Value) -> Result<&str, (i64, String)> {
     params["path"]
         .as_str()
@@ -205,5 +215,14 @@ mod tests {
         assert_eq!(lines_of("a\nb\nc\n", Some(2), Some(1)), "b\n");
         assert_eq!(lines_of("a\nb\nc", Some(2), None), "b\nc");
         assert_eq!(lines_of("a\nb", None, None), "a\nb");
+    }
+
+    #[test]
+    fn a_long_input_is_cut_for_the_approval_request() {
+        assert_eq!(bounded("{}"), "{}");
+        let long = "é".repeat(INPUT_SHOWN + 5);
+        let shown = bounded(&long);
+        assert!(shown.starts_with(&"é".repeat(INPUT_SHOWN)));
+        assert!(shown.ends_with(&format!("… ({} bytes)", long.len())));
     }
 }
