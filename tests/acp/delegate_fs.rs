@@ -122,3 +122,56 @@ async fn an_agent_that_dies_at_start_is_named_with_what_it_said() {
     assert!(output.starts_with("broken failed: "), "{output}");
     assert!(output.contains("its stderr: no API key set"), "{output}");
 }
+
+#[tokio::test]
+async fn the_agent_itself_is_sandboxed_and_gets_only_the_environment_it_is_given() {
+    let fake = FakeLlama::start().await;
+    let scratch = tempfile::tempdir().unwrap();
+    let outside = scratch.path().join("outside.txt");
+    let (cli, ws) = cli_with_workspace(&fake, &scripted_config("fs-agent-sandbox", "2m"));
+    std::fs::write(ws.join(".env"), "SERVICE_KEY=sk-dotenv-secret-0451\n").unwrap();
+    let task = json!({
+        "disk_writes": [[ws.join("direct.txt"), "ok\n"], [outside, "escaped\n"]],
+        "disk_reads": [ws.join(".env")]
+    })
+    .to_string();
+    fake.push_replies([delegate_call("scripted", &task), Reply::text("done")]);
+    let out = cli
+        .run_with_env(
+            &["-m", "hand it over", "--json", "--approve-exec"],
+            &[("EGIRL_TEST_SECRET_TOKEN", "sk-not-for-the-agent")],
+        )
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::support::cli::stderr(&out)
+    );
+    let ev = crate::support::cli::events(&out);
+
+    let (ok, output) = tool_outcome(&ev, "fake_call_0");
+    assert!(ok, "{output}");
+    // The workspace is writable, the rest is not; `.env` reads as empty.
+    assert_eq!(
+        std::fs::read_to_string(ws.join("direct.txt")).unwrap(),
+        "ok\n"
+    );
+    assert!(!outside.exists(), "{output}");
+    assert!(
+        output.contains(&format!("disk refused {}: EROFS", outside.display())),
+        "{output}"
+    );
+    assert!(
+        output.contains(&format!("disk read {}: []", ws.join(".env").display())),
+        "{output}"
+    );
+    assert!(!output.contains("sk-dotenv-secret-0451"), "{output}");
+    // Of egirl's environment: only what every agent keeps, and HOME.
+    let env_line = output
+        .lines()
+        .find(|l| l.starts_with("env "))
+        .unwrap_or_default();
+    assert!(!env_line.contains("EGIRL_TEST_SECRET_TOKEN"), "{env_line}");
+    assert!(env_line.contains("HOME"), "{env_line}");
+    assert!(env_line.contains("PATH"), "{env_line}");
+}

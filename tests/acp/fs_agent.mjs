@@ -5,9 +5,12 @@
 // agent that ignores session/cancel while its child process runs.
 //
 // argv[2]: the SDK's dist/acp.js. The prompt's text is a JSON script:
-//   {"ask": title, "writes": [[path, content], ...], "read": path, "hang": seconds}
+//   {"ask": title, "writes": [[path, content], ...], "read": path, "hang": seconds,
+//    "disk_writes": [[path, content], ...], "disk_reads": [path, ...]}
+// "disk_*" go to the disk directly, not through the client (the sandbox's bounds).
 // With "ask", the writes are made only when the client picks "allow".
 import { spawn } from "node:child_process";
+import * as fs from "node:fs";
 import { Readable, Writable } from "node:stream";
 
 const acp = await import(process.argv[2]);
@@ -74,6 +77,22 @@ class ScriptedAgent {
         await this.say(sessionId, `refused ${script.read}: ${e.message ?? JSON.stringify(e)}\n`);
       }
     }
+    for (const [path, content] of script.disk_writes ?? []) {
+      try {
+        fs.writeFileSync(path, content);
+        await this.say(sessionId, `disk wrote ${path}\n`);
+      } catch (e) {
+        await this.say(sessionId, `disk refused ${path}: ${e.code}\n`);
+      }
+    }
+    for (const path of script.disk_reads ?? []) {
+      try {
+        await this.say(sessionId, `disk read ${path}: [${fs.readFileSync(path, "utf8").trim()}]\n`);
+      } catch (e) {
+        await this.say(sessionId, `disk refused ${path}: ${e.code}\n`);
+      }
+    }
+    await this.say(sessionId, `env ${Object.keys(process.env).sort().join(",")}\n`);
     if (script.hang) {
       const child = spawn("sleep", [String(script.hang)], { stdio: "ignore" });
       await this.connection.sessionUpdate({
