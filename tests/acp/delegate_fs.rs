@@ -62,6 +62,13 @@ async fn file_requests_work_in_the_workspace_and_are_refused_outside_it_and_on_p
         shown.iter().any(|l| l.contains("created notes/inside.txt")),
         "{shown:?}"
     );
+    // The write's diff comes with the call's result, as write_file's does.
+    let diff = &crate::support::cli::tool_result(&ev, "fake_call_0")["diff"];
+    assert_eq!(diff["path"], "notes/inside.txt", "{diff}");
+    assert_eq!(
+        diff["text"], "@@ -0,0 +1 @@\n+written through egirl",
+        "{diff}"
+    );
 }
 
 /// The pids whose command line holds `marker`.

@@ -234,6 +234,10 @@ async fn drive(
     let timeout = tokio::time::sleep(agent.timeout.0);
     tokio::pin!(timeout);
     let mut stopped: Option<String> = None;
+    // Once cancelled, the time it has to end its turn (updates it keeps
+    // sending do not extend it).
+    let grace = tokio::time::sleep(Duration::MAX);
+    tokio::pin!(grace);
     let result = loop {
         tokio::select! {
             result = &mut session => break result,
@@ -244,13 +248,15 @@ async fn drive(
                     agent.timeout.0.as_secs()
                 ));
                 cancel(conn, &session_id);
+                grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
             }
             () = ctx.cancel.cancelled(), if stopped.is_none() => {
                 stopped = Some("interrupted: it was stopped".to_string());
                 cancel(conn, &session_id);
+                grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
             }
             // Cancelled: a moment to end its turn, then it is killed.
-            () = tokio::time::sleep(CANCEL_GRACE), if stopped.is_some() => break Err(String::new()),
+            () = &mut grace, if stopped.is_some() => break Err(String::new()),
         }
     };
     // The reader queued every update sent before the answer: read them.
