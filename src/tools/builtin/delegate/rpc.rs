@@ -14,7 +14,9 @@ use tokio::sync::{mpsc, oneshot};
 /// The longest line read from the agent: a larger one ends the connection.
 const MAX_LINE: usize = 8 * 1024 * 1024;
 
-type Waiting = Arc<std::sync::Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
+/// The requests waiting for their answer, by id; None once the agent's
+/// stdout closed (no answer will come).
+type Waiting = Arc<std::sync::Mutex<Option<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>>;
 
 /// What the agent sent that is not an answer: a request (with its id) or
 /// a notification.
@@ -37,7 +39,7 @@ impl Connection {
     /// channel of what it sends (closed when its stdout closes).
     pub fn start(stdin: ChildStdin, stdout: ChildStdout) -> (Self, mpsc::Receiver<Incoming>) {
         let (out, mut lines) = mpsc::unbounded_channel::<String>();
-        let waiting: Waiting = Arc::default();
+        let waiting: Waiting = Arc::new(std::sync::Mutex::new(Some(HashMap::new())));
         tokio::spawn(async move {
             let mut stdin = stdin;
             while let Some(line) = lines.recv().await {
@@ -64,8 +66,11 @@ impl Connection {
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        if let Ok(mut waiting) = self.waiting.lock() {
-            waiting.insert(id, tx);
+        match self.waiting.lock().as_deref_mut() {
+            Ok(Some(waiting)) => {
+                waiting.insert(id, tx);
+            }
+            _ => return Err("the agent closed its connection".into()),
         }
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if self.out.send(frame.to_string()).is_err() {
@@ -124,7 +129,10 @@ async fn read_loop(stdout: ChildStdout, waiting: Waiting, incoming: mpsc::Sender
         let Some(id) = frame["id"].as_u64() else {
             continue;
         };
-        let waiter = waiting.lock().ok().and_then(|mut w| w.remove(&id));
+        let waiter = waiting
+            .lock()
+            .ok()
+            .and_then(|mut w| w.as_mut().and_then(|w| w.remove(&id)));
         if let Some(waiter) = waiter {
             let answer = match frame.get("error") {
                 Some(err) => Err(err["message"]
@@ -136,8 +144,36 @@ async fn read_loop(stdout: ChildStdout, waiting: Waiting, incoming: mpsc::Sender
             let _ = waiter.send(answer);
         }
     }
-    // Whoever still waits learns the agent is gone.
+    // Whoever still waits, or asks later, learns the agent is gone.
     if let Ok(mut w) = waiting.lock() {
-        w.clear();
+        *w = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn answers_reach_their_request_and_a_gone_agent_fails_what_is_asked_next() {
+        // Reads one request, answers it after a log line and a
+        // notification, then exits.
+        let script = r#"read line; echo "a log line"; echo '{"jsonrpc":"2.0","method":"session/update","params":{"n":1}}'; echo '{"jsonrpc":"2.0","id":0,"result":{"ok":true}}'"#;
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let (conn, mut incoming) = Connection::start(stdin, stdout);
+        let answer = conn.request("initialize", json!({})).await;
+        assert_eq!(answer, Ok(json!({"ok": true})));
+        let note = incoming.recv().await.unwrap();
+        assert_eq!((note.method.as_str(), note.id), ("session/update", None));
+        assert!(incoming.recv().await.is_none());
+        let _ = child.wait().await;
+        let late = conn.request("session/new", json!({})).await;
+        assert_eq!(late, Err("the agent closed its connection".into()));
     }
 }
