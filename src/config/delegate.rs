@@ -1,5 +1,8 @@
 //! `[delegate.claude_code]`: handing a coding task to Claude Code (the
-//! `delegate_claude_code` tool).
+//! `delegate_claude_code` tool); `[delegate.agents.NAME]`: any agent that
+//! speaks the Agent Client Protocol (the `delegate` tool).
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
@@ -9,6 +12,61 @@ use super::ConfigDuration;
 #[serde(default, deny_unknown_fields)]
 pub struct DelegateConfig {
     pub claude_code: ClaudeCodeConfig,
+    /// ACP agents the `delegate` tool can start, by the name the model
+    /// gives.
+    pub agents: BTreeMap<String, DelegateAgent>,
+}
+
+/// One ACP agent: how to start it and who answers its permission requests.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelegateAgent {
+    /// The program (a name on PATH or a path), speaking ACP on its stdio.
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Names of egirl's environment variables passed on to it (its API key,
+    /// its base URL); every other variable is left out.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Who answers its `session/request_permission`.
+    #[serde(default)]
+    pub permissions: ClaudePermissions,
+    /// How long one delegation may run before it is cancelled and killed.
+    #[serde(default = "default_agent_timeout")]
+    pub timeout: ConfigDuration,
+    /// What it is good at, shown to the model next to its name.
+    #[serde(default)]
+    pub description: String,
+}
+
+fn default_agent_timeout() -> ConfigDuration {
+    ConfigDuration::from_secs(30 * 60)
+}
+
+impl DelegateConfig {
+    /// Each part's own check: (key, why).
+    pub fn check(&self) -> Result<(), (String, String)> {
+        self.claude_code.check()?;
+        for (name, agent) in &self.agents {
+            let key = |leaf: &str| format!("delegate.agents.{name}.{leaf}");
+            if agent.command.trim().is_empty() {
+                return Err((key("command"), "must name a program".into()));
+            }
+            if agent.timeout.is_zero() {
+                return Err((key("timeout"), "must be more than 0".into()));
+            }
+            if let Some(bad) = agent.env.iter().find(|v| v.is_empty() || v.contains('=')) {
+                return Err((
+                    key("env"),
+                    format!(
+                        "`{bad}` is not a variable name (env lists names; values come from egirl's environment)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Who answers Claude Code's own permission requests.
@@ -60,22 +118,41 @@ impl ClaudeCodeConfig {
     /// The executable to run, or why there is none (said by `doctor`; the
     /// tool is then not offered).
     pub fn executable(&self) -> Result<std::path::PathBuf, String> {
-        let name = self.binary.trim();
-        if name.contains('/') {
-            let path = std::path::PathBuf::from(name);
-            return if is_executable(&path) {
-                Ok(path)
-            } else {
-                Err(format!("{name} is not an executable file"))
-            };
-        }
-        std::env::var_os("PATH")
-            .iter()
-            .flat_map(std::env::split_paths)
-            .map(|dir| dir.join(name))
-            .find(|p| is_executable(p))
-            .ok_or_else(|| format!("`{name}` is not on PATH (install Claude Code, or set [delegate.claude_code] binary)"))
+        find_executable(&self.binary).map_err(|why| match self.binary.contains('/') {
+            true => why,
+            false => format!("{why} (install Claude Code, or set [delegate.claude_code] binary)"),
+        })
     }
+}
+
+impl DelegateAgent {
+    /// The program to start, or why there is none (said by `doctor`).
+    pub fn executable(&self) -> Result<std::path::PathBuf, String> {
+        find_executable(
+            &super::expand_home(self.command.trim())
+                .display()
+                .to_string(),
+        )
+    }
+}
+
+/// `name` as a path (when it holds a `/`) or looked up on PATH.
+fn find_executable(name: &str) -> Result<std::path::PathBuf, String> {
+    let name = name.trim();
+    if name.contains('/') {
+        let path = std::path::PathBuf::from(name);
+        return if is_executable(&path) {
+            Ok(path)
+        } else {
+            Err(format!("{name} is not an executable file"))
+        };
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+        .ok_or_else(|| format!("`{name}` is not on PATH"))
 }
 
 fn is_executable(path: &std::path::Path) -> bool {

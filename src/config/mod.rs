@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateConfig};
+pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateAgent, DelegateConfig};
 pub use duration::{ConfigDuration, parse_duration};
 pub use gateway::GatewayConfig;
 pub use hooks::{HookConfig, HookEvent};
@@ -63,7 +63,8 @@ pub struct Config {
     pub ui: UiConfig,
     pub log: LogConfig,
     pub pricing: BTreeMap<String, Pricing>,
-    /// `[delegate.claude_code]`: the delegate_claude_code tool.
+    /// `[delegate.claude_code]`: the delegate_claude_code tool;
+    /// `[delegate.agents.NAME]`: the delegate tool's ACP agents.
     pub delegate: DelegateConfig,
     pub checkpoints: CheckpointsConfig,
     pub mcp: McpConfig,

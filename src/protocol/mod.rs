@@ -155,6 +155,11 @@ pub const DENIED_BY_USER: &str = "denied by user";
 /// `command`). `--approve-exec` never approves it.
 pub const CLAUDE_CODE_PERMISSION: &str = "claude_code";
 
+/// The `tool` of an [`ApprovalRequest`] for an ACP agent's
+/// `session/request_permission` during `delegate` (the agent, its tool
+/// call and input in `command`). `--approve-exec` never approves it.
+pub const DELEGATE_PERMISSION: &str = "delegate_permission";
+
 /// Which side the next turn is forced to (`/local`, `/remote`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -12,8 +12,9 @@ use crate::bus::EventReceiver;
 use crate::link::{CoreLink, LinkState};
 use crate::print;
 use crate::protocol::{
-    ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, ErrorEvent, Event, EventKind,
-    FinalAnswer, Notice, Op, Origin, ReviewDecision, Submission, SubmissionId, TurnEnded,
+    ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, DELEGATE_PERMISSION, ErrorEvent,
+    Event, EventKind, FinalAnswer, Notice, Op, Origin, ReviewDecision, Submission, SubmissionId,
+    TurnEnded,
 };
 use crate::stop_signals::StopSignals;
 
@@ -153,7 +154,7 @@ async fn pin(
 }
 
 /// The answer to one of the turn's approval requests. --approve-exec
-/// never covers running outside the sandbox, nor Claude Code's own
+/// never covers running outside the sandbox, nor a delegated agent's own
 /// permission requests (nobody saw them), nor an MCP server's tool.
 fn decide(opts: &HeadlessOptions, request: &ApprovalRequest) -> ReviewDecision {
     let ApprovalRequest {
@@ -163,7 +164,8 @@ fn decide(opts: &HeadlessOptions, request: &ApprovalRequest) -> ReviewDecision {
         ..
     } = request;
     let mcp_tool = tool.starts_with("mcp__");
-    if opts.approve_exec && escalation.is_none() && tool != CLAUDE_CODE_PERMISSION && !mcp_tool {
+    let delegates_own = tool == CLAUDE_CODE_PERMISSION || tool == DELEGATE_PERMISSION;
+    if opts.approve_exec && escalation.is_none() && !delegates_own && !mcp_tool {
         return ReviewDecision::ApprovedOnce;
     }
     if !opts.json && mcp_tool {

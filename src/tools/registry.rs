@@ -33,7 +33,9 @@ pub enum Listing {
 pub struct ToolEntry {
     /// The name the model calls it by (the spec's name).
     pub name: &'static str,
-    pub spec: fn() -> ToolSpec,
+    /// Its spec under a config (most ignore it; `delegate` names the
+    /// configured agents).
+    pub spec: fn(&Config) -> ToolSpec,
     /// In the fixed set [`specs`] lists (the prompt measured by the
     /// benches, exports, unattended turns); false: only [`offered`] adds
     /// it, once configured.
@@ -48,21 +50,29 @@ pub struct ToolEntry {
 /// An entry for `builtin::$tool`, whose `spec` and `run` it names.
 /// `catalog: "purpose"` lists it in the catalog instead of whole.
 macro_rules! tool {
-    ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr, listing: $listing:expr) => {
+    ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr, spec: $spec:expr, listing: $listing:expr) => {
         ToolEntry {
             name: stringify!($tool),
-            spec: builtin::$tool::spec,
+            spec: $spec,
             fixed: $fixed,
             offered_when: $when,
             listing: $listing,
             run: |args, ctx| Box::pin(builtin::$tool::run(args, ctx)),
         }
     };
+    ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr, listing: $listing:expr) => {
+        tool!($tool, fixed: $fixed, offered_when: $when,
+            spec: |_config| builtin::$tool::spec(), listing: $listing)
+    };
     ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr) => {
         tool!($tool, fixed: $fixed, offered_when: $when, listing: Listing::Whole)
     };
     ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr, catalog: $purpose:expr) => {
         tool!($tool, fixed: $fixed, offered_when: $when, listing: Listing::Catalog($purpose))
+    };
+    ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr, spec: $spec:expr, catalog: $purpose:expr) => {
+        tool!($tool, fixed: $fixed, offered_when: $when, spec: $spec,
+            listing: Listing::Catalog($purpose))
     };
     ($tool:ident, catalog: $purpose:expr) => {
         tool!($tool, fixed: true, offered_when: |_| true, catalog: $purpose)
@@ -100,6 +110,11 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(delegate_claude_code, fixed: false, offered_when: |config| {
         config.delegate.claude_code.executable().is_ok()
     }, catalog: "hand a coding task to Claude Code"),
+    // Offered with at least one `[delegate.agents.NAME]`; its schema names
+    // the configured agents.
+    tool!(delegate, fixed: false, offered_when: builtin::delegate::offered,
+        spec: builtin::delegate::spec_for,
+        catalog: "hand a task to another agent over ACP (its schema names them)"),
 ];
 
 /// The fixed set of tools, in prompt order (see [`ToolEntry::fixed`]):
@@ -110,10 +125,13 @@ pub fn specs() -> Vec<ToolSpec> {
 
 /// The fixed set, less the tools `keep` refuses (a webhook turn's).
 pub fn specs_where(keep: &dyn Fn(&str) -> bool) -> Vec<ToolSpec> {
+    // The fixed tools' specs do not depend on the config.
+    static DEFAULTS: std::sync::LazyLock<Config> = std::sync::LazyLock::new(Config::default);
     listed(
         BUILTIN_TOOLS
             .iter()
             .filter(|tool| tool.fixed && keep(tool.name)),
+        &DEFAULTS,
     )
 }
 
@@ -132,17 +150,18 @@ pub fn offered_where(config: &Config, keep: &dyn Fn(&str) -> bool) -> Vec<ToolSp
         BUILTIN_TOOLS
             .iter()
             .filter(|tool| (tool.offered_when)(config) && keep(tool.name)),
+        config,
     )
 }
 
 /// The whole specs in table order, then the catalog tool naming the rest
 /// (none to name: no catalog tool).
-fn listed<'a>(entries: impl Iterator<Item = &'a ToolEntry>) -> Vec<ToolSpec> {
+fn listed<'a>(entries: impl Iterator<Item = &'a ToolEntry>, config: &Config) -> Vec<ToolSpec> {
     let mut specs = Vec::new();
     let mut listed = Vec::new();
     for tool in entries {
         match tool.listing {
-            Listing::Whole => specs.push((tool.spec)()),
+            Listing::Whole => specs.push((tool.spec)(config)),
             Listing::Catalog(purpose) => listed.push((tool.name, purpose)),
         }
     }
@@ -195,7 +214,7 @@ async fn run_catalog(args: &Value, ctx: &ToolContext) -> ToolOutput {
             resolved.arguments_error.as_deref().unwrap_or_default()
         )),
         (Some(tool), true) => (tool.run)(&resolved.arguments, ctx).await,
-        (Some(tool), false) => catalog::schema(&(tool.spec)()),
+        (Some(tool), false) => catalog::schema(&(tool.spec)(&ctx.config)),
         (None, _) => {
             let named = |whole: bool| -> Vec<&str> {
                 BUILTIN_TOOLS
@@ -219,7 +238,7 @@ mod tests {
     fn every_tool_is_named_by_its_spec_once() {
         let mut seen = HashSet::new();
         for tool in BUILTIN_TOOLS {
-            assert_eq!((tool.spec)().name, tool.name);
+            assert_eq!((tool.spec)(&Config::default()).name, tool.name);
             assert!(seen.insert(tool.name), "{} twice", tool.name);
         }
     }

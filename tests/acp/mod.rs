@@ -2,3 +2,5 @@
 
 mod agent;
 mod delegate;
+mod delegate_fs;
+mod delegate_modal;

@@ -4,7 +4,7 @@
 
 mod cli;
 mod confined;
-mod fake_claude_api;
+pub mod fake_claude_api;
 mod modal;
 
 use std::path::PathBuf;

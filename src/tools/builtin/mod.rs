@@ -4,6 +4,7 @@ pub mod create_skill;
 pub mod cron_add;
 pub mod cron_list;
 pub mod cron_remove;
+pub mod delegate;
 pub mod delegate_claude_code;
 pub mod edit_file;
 pub mod exec;

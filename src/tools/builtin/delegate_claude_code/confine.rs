@@ -44,23 +44,27 @@ const MAX_DIRS: usize = 5000;
 
 /// The state dir, created (0700) when missing.
 pub fn state_dir() -> Result<PathBuf, String> {
+    private_dir(
+        &crate::config::expand_home(STATE_DIR),
+        "Claude Code's state dir",
+    )
+}
+
+/// `dir` (`what` names it in the error), created 0700 when missing, made
+/// canonical: a delegated agent's own writable state.
+pub fn private_dir(dir: &Path, what: &str) -> Result<PathBuf, String> {
     use std::os::unix::fs::DirBuilderExt;
-    let dir = crate::config::expand_home(STATE_DIR);
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(&dir)
-        .map_err(|e| {
-            format!(
-                "cannot create Claude Code's state dir {}: {e}",
-                dir.display()
-            )
-        })?;
-    Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
+        .create(dir)
+        .map_err(|e| format!("cannot create {what} {}: {e}", dir.display()))?;
+    Ok(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
 }
 
-/// The sandbox for a delegation in `dir`: Ok(None) when `[tools.exec]
-/// sandbox = "off"`, Err(one line) when it must not start.
+/// The sandbox for a delegation in `dir` (Claude Code's, and any ACP
+/// agent's: the same bounds) with `state` writable: Ok(None) when
+/// `[tools.exec] sandbox = "off"`, Err(one line) when it must not start.
 pub fn prepare(ctx: &ToolContext, dir: &Path, state: &Path) -> Result<Option<Prepared>, String> {
     let exec = ExecConfig {
         network: true,

@@ -8,8 +8,8 @@
 //! timeout kills its whole process group. It gets only the environment it
 //! needs, not egirl's, and runs in the exec sandbox ([`confine`]).
 
-mod confine;
-mod local_model;
+pub(crate) mod confine;
+pub(crate) mod local_model;
 mod permission;
 mod stream;
 
@@ -36,7 +36,7 @@ const STDERR_KEPT: usize = 4096;
 
 /// Variables Claude Code keeps from egirl's environment (plus its key and
 /// base URL); everything else, egirl's other secrets included, is left out.
-const ENV_KEPT: [&str; 8] = [
+pub(crate) const ENV_KEPT: [&str; 8] = [
     "PATH",
     "HOME",
     "USER",
@@ -326,10 +326,10 @@ fn command(
 
 /// Kills Claude Code's whole process group (its shells, its MCP servers),
 /// now or when dropped.
-struct GroupGuard(Option<libc::pid_t>);
+pub(crate) struct GroupGuard(pub(crate) Option<libc::pid_t>);
 
 impl GroupGuard {
-    fn kill(&self) {
+    pub(crate) fn kill(&self) {
         if let Some(pgid) = self.0 {
             // SAFETY: plain syscall; ESRCH (group already gone) is fine.
             unsafe {

@@ -1,0 +1,228 @@
+//! What egirl answers the agent's requests with: `session/request_permission`
+//! through egirl's approval flow (`ask`: the modal, Telegram buttons, the
+//! web UI; `local-model`: the local model; an unattended turn: denied),
+//! and `fs/read_text_file` / `fs/write_text_file` inside the workspace with
+//! the protected paths enforced, as `read_file` / `write_file` would.
+//! `terminal/*` is not offered (the capabilities say so) and is refused.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::rpc::{Connection, Incoming};
+use crate::config::ClaudePermissions;
+use crate::protocol::FileDiff;
+use crate::tools::paths::Access;
+use crate::tools::{ToolContext, builtin};
+
+/// JSON-RPC's "method not found" and "invalid params".
+const NOT_FOUND: i64 = -32601;
+const INVALID: i64 = -32602;
+
+/// What a request needs to be answered: the call's context, the agent,
+/// its task, and where diffs of its writes go.
+#[derive(Clone)]
+pub struct Server {
+    pub ctx: ToolContext,
+    pub agent: String,
+    pub permissions: ClaudePermissions,
+    pub task: String,
+    pub dir: String,
+    pub diffs: std::sync::Arc<std::sync::Mutex<Vec<FileDiff>>>,
+    pub conn: Connection,
+    /// The submission whose turn delegated: requests are answered on
+    /// tasks of their own, which do not inherit it.
+    pub submission: Option<crate::protocol::SubmissionId>,
+    /// Requests still being answered: aborted when the delegation ends,
+    /// so no approval stays asked for an agent that is gone.
+    pub answering: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Server {
+    /// Answers one request on a task of its own (a permission may wait
+    /// long for the user; updates keep flowing meanwhile).
+    pub fn spawn(&self, request: Incoming) {
+        let Some(id) = request.id else { return };
+        let server = self.clone();
+        let task = tokio::spawn(async move {
+            let submission = server.submission.clone();
+            let answer =
+                crate::bus::answering(submission, server.answer(&request.method, &request.params))
+                    .await;
+            server.conn.respond(id, answer);
+        });
+        if let Ok(mut answering) = self.answering.lock() {
+            answering.retain(|t| !t.is_finished());
+            answering.push(task);
+        }
+    }
+
+    /// Stops answering: the agent is gone.
+    pub fn abort(&self) {
+        if let Ok(mut answering) = self.answering.lock() {
+            for task in answering.drain(..) {
+                task.abort();
+            }
+        }
+    }
+
+    async fn answer(&self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        match method {
+            "session/request_permission" => Ok(self.permission(params).await),
+            "fs/read_text_file" => self.read(params).await,
+            "fs/write_text_file" => self.write(params).await,
+            other => Err((NOT_FOUND, format!("egirl does not offer `{other}`"))),
+        }
+    }
+
+    /// Picks an `allow_once` option when egirl's approval says yes, a
+    /// `reject_once` one when it says no.
+    async fn permission(&self, params: &Value) -> Value {
+        let call = &params["toolCall"];
+        let title = call["title"].as_str().unwrap_or("a tool call");
+        let input = call.get("rawInput").map(|i| bounded(&i.to_string()));
+        let what = format!(
+            "{}: {title}{}",
+            self.agent,
+            input.map(|i| format!(" {i}")).unwrap_or_default()
+        );
+        let ctx = &self.ctx;
+        let verdict = if ctx.origin.is_unattended() {
+            Err("nobody is there to approve it (unattended turn)".to_string())
+        } else {
+            match self.permissions {
+                ClaudePermissions::Ask => {
+                    ctx.progress(format!("? {title} (asking you)"));
+                    match ctx.approver.ask_delegate_permission(&what, ctx).await {
+                        Ok(true) => Ok("approved".to_string()),
+                        Ok(false) => Err(crate::protocol::DENIED_BY_USER.to_string()),
+                        Err(why) => Err(why.to_string()),
+                    }
+                }
+                ClaudePermissions::LocalModel => {
+                    let raw = call.get("rawInput").cloned().unwrap_or(Value::Null);
+                    builtin::delegate_claude_code::local_model::decide(
+                        ctx, &self.task, &self.dir, title, &raw,
+                    )
+                    .await
+                }
+            }
+        };
+        let (word, why) = match &verdict {
+            Ok(why) => ("allowed", why),
+            Err(why) => ("denied", why),
+        };
+        let line = format!("{word} {title}: {why}");
+        tracing::info!(target: "egirl::delegate", agent = %self.agent, "{line}");
+        ctx.progress(line);
+        let wanted = if verdict.is_ok() {
+            ["allow_once", "allow_always"]
+        } else {
+            ["reject_once", "reject_always"]
+        };
+        let options = params["options"].as_array().cloned().unwrap_or_default();
+        let chosen = wanted.iter().find_map(|kind| {
+            options
+                .iter()
+                .find(|o| o["kind"] == *kind)
+                .and_then(|o| o["optionId"].as_str())
+        });
+        match chosen {
+            Some(option) => json!({"outcome": {"outcome": "selected", "optionId": option}}),
+            // No option says no: the request is withdrawn, which denies it.
+            None => json!({"outcome": {"outcome": "cancelled"}}),
+        }
+    }
+
+    async fn read(&self, params: &Value) -> Result<Value, (i64, String)> {
+        let path = path_param(params)?;
+        let resolved = self
+            .ctx
+            .resolve(path, Access::Read)
+            .map_err(|e| (INVALID, e))?;
+        let text = tokio::task::spawn_blocking(move || {
+            crate::fsutil::regular_file::read(&resolved)
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .map_err(|e| format!("cannot read {}: {e}", resolved.display()))
+        })
+        .await
+        .map_err(|e| (INVALID, e.to_string()))?
+        .map_err(|e| (INVALID, e))?;
+        let text = lines_of(&text, params["line"].as_u64(), params["limit"].as_u64());
+        self.ctx
+            .progress(format!("  read {}", self.shown(Path::new(path))));
+        Ok(json!({"content": text}))
+    }
+
+    /// Through `write_file` itself: the same path rules, checkpoint and diff.
+    async fn write(&self, params: &Value) -> Result<Value, (i64, String)> {
+        let path = path_param(params)?;
+        let Some(content) = params["content"].as_str() else {
+            return Err((INVALID, "`content` is missing".into()));
+        };
+        let args = json!({"path": path, "content": content});
+        let out = builtin::write_file::run(&args, &self.ctx).await;
+        if !out.success {
+            self.ctx
+                .progress(format!("  ✗ write refused: {}", out.output));
+            return Err((INVALID, out.output));
+        }
+        self.ctx.progress(format!("  {}", out.output));
+        if let (Some(diff), Ok(mut diffs)) = (out.diff, self.diffs.lock()) {
+            diffs.push(diff);
+        }
+        Ok(json!({}))
+    }
+
+    fn shown(&self, path: &Path) -> String {
+        crate::tools::paths::display(&self.ctx.workspace, path)
+    }
+}
+
+/// Characters of a tool call's input shown in the approval request.
+const INPUT_SHOWN: usize = 2000;
+
+fn bounded(text: &str) -> String {
+    match text.char_indices().nth(INPUT_SHOWN) {
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
+        None => text.to_string(),
+    }
+}
+
+fn path_param(params: &Value) -> Result<&str, (i64, String)> {
+    params["path"]
+        .as_str()
+        .filter(|p| !p.is_empty())
+        .ok_or((INVALID, "`path` is missing".into()))
+}
+
+/// `limit` lines from 1-based line `line` (ACP's `fs/read_text_file`).
+fn lines_of(text: &str, line: Option<u64>, limit: Option<u64>) -> String {
+    if line.is_none() && limit.is_none() {
+        return text.to_string();
+    }
+    let skip = line.unwrap_or(1).saturating_sub(1) as usize;
+    let take = limit.map_or(usize::MAX, |l| l as usize);
+    text.split_inclusive('\n').skip(skip).take(take).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_window_of_lines() {
+        assert_eq!(lines_of("a\nb\nc\n", Some(2), Some(1)), "b\n");
+        assert_eq!(lines_of("a\nb\nc", Some(2), None), "b\nc");
+        assert_eq!(lines_of("a\nb", None, None), "a\nb");
+    }
+
+    #[test]
+    fn a_long_input_is_cut_for_the_approval_request() {
+        assert_eq!(bounded("{}"), "{}");
+        let long = "é".repeat(INPUT_SHOWN + 5);
+        let shown = bounded(&long);
+        assert!(shown.starts_with(&"é".repeat(INPUT_SHOWN)));
+        assert!(shown.ends_with(&format!("… ({} bytes)", long.len())));
+    }
+}
