@@ -65,6 +65,11 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(web_fetch, fixed: true, offered_when: |config| {
         config.tools.web.fetch != WebFetchPolicy::Off
     }),
+    // Offered with `[tools.browser] enabled` when a Chromium is found.
+    tool!(browser, fixed: true, offered_when: |config| {
+        let browser = &config.tools.browser;
+        browser.enabled && browser.chromium().is_ok()
+    }),
     // Offered with `[tools.web.search]`.
     tool!(web_search, fixed: false, offered_when: |config| {
         let search = config.tools.web.search.as_ref();
@@ -152,7 +157,7 @@ mod tests {
                 .starts_with("unknown tool `nope`; available tools: read_file, write_file")
         );
         assert!(
-            out.output.ends_with("cron_remove, web_fetch"),
+            out.output.ends_with("cron_remove, web_fetch, browser"),
             "{}",
             out.output
         );

@@ -1,4 +1,5 @@
 //! Eyes: images in conversations and the browser tool.
 
 mod browser;
+mod browser_site;
 mod images;
