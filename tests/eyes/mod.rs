@@ -1,5 +1,6 @@
 //! Eyes: images in conversations and the browser tool.
 
 mod browser;
+mod browser_process;
 mod browser_site;
 mod images;
