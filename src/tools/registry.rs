@@ -65,10 +65,13 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(web_fetch, fixed: true, offered_when: |config| {
         config.tools.web.fetch != WebFetchPolicy::Off
     }),
-    // Offered with `[tools.browser] enabled` when a Chromium is found.
+    // Offered with `[tools.browser] enabled` when a Chromium is found
+    // (and web requests are not off: every one would be refused).
     tool!(browser, fixed: true, offered_when: |config| {
         let browser = &config.tools.browser;
-        browser.enabled && browser.chromium().is_ok()
+        config.tools.web.fetch != WebFetchPolicy::Off
+            && browser.enabled
+            && browser.chromium().is_ok()
     }),
     // Offered with `[tools.web.search]`.
     tool!(web_search, fixed: false, offered_when: |config| {
