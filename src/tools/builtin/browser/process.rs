@@ -79,6 +79,26 @@ pub fn profile_dir(session: &str) -> PathBuf {
         .join(format!("{name}-{}", std::process::id()))
 }
 
+/// Removes the profiles of egirls that are gone (killed before they
+/// could remove their own): `<session>-<pid>` with no process `<pid>`.
+fn sweep_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_string_lossy()
+            .rsplit_once('-')
+            .and_then(|(_, pid)| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// Starts Chromium on a fresh profile; its pid and DevTools WebSocket URL.
 pub async fn launch(
     bin: &Path,
@@ -86,6 +106,9 @@ pub async fn launch(
     env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 ) -> Result<(Process, String), String> {
     let _ = std::fs::remove_dir_all(profile);
+    if let Some(parent) = profile.parent() {
+        sweep_stale(parent);
+    }
     std::fs::create_dir_all(profile).map_err(|e| {
         format!(
             "cannot create the browser profile {}: {e}",

@@ -155,3 +155,35 @@ pub async fn checked_host(url: &url::Url, allow_private: bool) -> Result<String,
     }
     Ok(host)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::checked_host;
+
+    async fn check(url: &str, allow_private: bool) -> Result<String, String> {
+        let url = url::Url::parse(url).unwrap();
+        checked_host(&url, allow_private).await
+    }
+
+    #[tokio::test]
+    async fn private_addresses_and_other_schemes_are_refused() {
+        for private in [
+            "http://127.0.0.1:8080/",
+            "http://10.1.2.3/",
+            "http://[::1]/",
+            "http://169.254.169.254/latest",
+            "http://localhost/",
+        ] {
+            let why = check(private, false).await.unwrap_err();
+            assert!(why.starts_with("refused:"), "{private}: {why}");
+            assert!(why.contains("allow_private"), "{private}: {why}");
+            assert!(check(private, true).await.is_ok(), "{private}");
+        }
+        assert_eq!(
+            check("https://93.184.215.14/x", false).await.as_deref(),
+            Ok("93.184.215.14")
+        );
+        let why = check("ftp://example.com/", true).await.unwrap_err();
+        assert!(why.contains("http and https URLs only"), "{why}");
+    }
+}
