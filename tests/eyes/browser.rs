@@ -46,7 +46,7 @@ async fn open_snapshot_click_type_submit_and_screenshot() {
 
     // Typed into the form and submitted with Enter: the results page.
     let query = reference(&out.output, "input \"Query\"");
-    let typed = json!({"action": "type", "ref": query, "text": "kittens", "submit": true});
+    let typed = json!({"action": "submit", "ref": query, "text": "kittens"});
     let out = browse(&ctx, typed).await;
     assert!(out.success, "{}", out.output);
     assert!(

@@ -1,10 +1,11 @@
-//! `browser {action, url?, ref?, text?, submit?, up?}`: a headless
-//! Chromium per session, driven over DevTools. Actions: `open` a URL,
-//! `snapshot` (the page as text with numbered elements), `click` and
-//! `type` by number, `scroll`, `screenshot` (an image part, with the
-//! snapshot), `back`, `tabs` (list, or switch with `ref`), `close`. Most
-//! return the fresh snapshot. No JavaScript of the model's runs: egirl's
-//! own fixed scripts build the snapshot and find elements.
+//! `browser {action, url?, ref?, text?}`: a headless Chromium per
+//! session, driven over DevTools. Actions: `open` a URL, `snapshot` (the
+//! page as text with numbered elements), `click` and `type` by number
+//! (`submit`: type, then Enter), `scroll` (`text: "up"` for up),
+//! `screenshot` (an image part, with the snapshot), `back`, `tabs` (list,
+//! or switch with `ref`), `close`. Most return the fresh snapshot. No
+//! JavaScript of the model's runs: egirl's own fixed scripts build the
+//! snapshot and find elements.
 //!
 //! Guards: every request any page makes is paused until `requests`
 //! judges it (`[tools.web]`'s address guard and host approval); only
@@ -30,16 +31,16 @@ use session::{Browser, Tab};
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "browser",
-        description: "Drive a web browser. Actions return the page as text with numbered refs.",
+        // Short: the fixed prompt's budget is tight, and every answer
+        // shows the numbered elements itself.
+        description: "Web browser.",
         parameters: json!({
             "type": "object",
             "properties": {
-                "action": {"enum": ["open", "snapshot", "click", "type", "scroll", "screenshot", "back", "tabs", "close"]},
+                "action": {"enum": ["open", "snapshot", "click", "type", "submit", "scroll", "screenshot", "back", "tabs", "close"]},
                 "url": {"type": "string"},
                 "ref": {"type": "integer"},
-                "text": {"type": "string"},
-                "submit": {"type": "boolean"},
-                "up": {"type": "boolean"}
+                "text": {"type": "string"}
             },
             "required": ["action"]
         }),
@@ -60,7 +61,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     }
     let Some(action) = Action::read(&action, args) else {
         return ToolOutput::fail(format!(
-            "unknown action `{action}`; use open, snapshot, click, type, scroll, screenshot, back, tabs or close"
+            "unknown action `{action}`; use open, snapshot, click, type, submit, scroll, screenshot, back, tabs or close"
         ));
     };
     let action = match action {
@@ -121,15 +122,16 @@ impl Action {
             },
             "snapshot" => Ok(Action::Snapshot),
             "click" => reference().map(Action::Click),
-            "type" => {
+            // `submit` is `type` then Enter (`submit: true` on `type` too).
+            "type" | "submit" => {
                 reference().and_then(
                     |reference| match args.get("text").and_then(|t| t.as_str()) {
                         Some(text) => Ok(Action::Type {
                             reference,
                             text: text.to_string(),
-                            submit: flag("submit"),
+                            submit: name == "submit" || flag("submit"),
                         }),
-                        None => Err("`type` needs `text`".into()),
+                        None => Err(format!("`{name}` needs `text`")),
                     },
                 )
             }
