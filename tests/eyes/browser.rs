@@ -126,7 +126,8 @@ async fn private_addresses_other_hosts_and_local_schemes_are_refused() {
     browse(&ctx, json!({"action": "close"})).await;
 
     // 127.0.0.1 allowed, `localhost` not approved, nobody to ask (a cron
-    // turn): the page's image and fetch to it and a redirect to it are refused.
+    // turn): the page's image, fetch and WebSocket to it and a redirect to
+    // it are refused; none reaches the server.
     let config = "[tools.web]\nallow_private = true\nallow_domains = [\"127.0.0.1\"]\n";
     let ctx = context(
         dir.path(),

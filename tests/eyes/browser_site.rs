@@ -82,12 +82,13 @@ async fn search(Query(query): Query<std::collections::HashMap<String, String>>) 
     ))
 }
 
-/// A page on 127.0.0.1 whose image and script request go to `localhost`.
+/// A page on 127.0.0.1 whose image, fetch and WebSocket go to `localhost`.
 fn leak(port: u16) -> String {
     format!(
         "<!doctype html><title>Leaky</title><h1>Leaky page</h1>\
          <img src=\"http://localhost:{port}/secret-image.png\" alt=\"secret\">\
-         <script>fetch('http://localhost:{port}/secret-fetch').catch(() => {{}});</script>"
+         <script>fetch('http://localhost:{port}/secret-fetch').catch(() => {{}});\
+         try {{ new WebSocket('ws://localhost:{port}/secret-socket'); }} catch (e) {{}}</script>"
     )
 }
 

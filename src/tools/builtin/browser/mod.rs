@@ -9,7 +9,8 @@
 //!
 //! Guards: every request any page makes is paused until `requests`
 //! judges it (`[tools.web]`'s address guard and host approval); only
-//! http(s) is opened; downloads are denied. The process: `process`; its
+//! http(s) is opened; WebSockets (which nothing could judge) and
+//! downloads are refused. The process: `process`; its
 //! life: `lifecycle`.
 
 mod cdp;

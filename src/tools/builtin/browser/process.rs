@@ -171,6 +171,12 @@ const FLAGS: &[&str] = &[
     "--hide-scrollbars",
     "--window-size=1280,800",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    // WebSockets are not paused by DevTools' Fetch, so nothing could judge
+    // them: http and https go direct, and every other scheme (ws, wss)
+    // falls back to a SOCKS proxy on a port nobody serves, loopback
+    // included (which Chromium would otherwise never proxy).
+    "--proxy-server=http=direct://;https=direct://;socks=socks5://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
     "--remote-debugging-port=0",
 ];
 
