@@ -1,5 +1,6 @@
 //! The browser tool against the real Chromium and a local test site.
 //! Skipped, with the reason printed, where no Chromium is installed.
+//! (Through the real binary: browser_process.rs.)
 
 use egirl::protocol::Origin;
 use serde_json::json;
@@ -74,8 +75,24 @@ async fn open_snapshot_click_type_submit_and_screenshot() {
         "{}",
         out.output
     );
-    let out = browse(&ctx, json!({"action": "tabs"})).await;
+    // A link that opens a tab: followed there (its requests guarded too).
+    let popup = reference(&out.output, "link \"In a new tab\"");
+    let out = browse(&ctx, json!({"action": "click", "ref": popup})).await;
+    assert!(out.output.contains("# Results for popup"), "{}", out.output);
+    let out = browse(&ctx, json!({"action": "tabs", "ref": 1})).await;
     assert!(out.output.contains("[1] Test site"), "{}", out.output);
+    assert!(out.output.contains("[2] Results"), "{}", out.output);
+    assert!(
+        out.output.contains("Test site - http://127.0.0.1"),
+        "{}",
+        out.output
+    );
+    let current = out.output.lines().find(|l| l.ends_with("(current)"));
+    assert!(
+        current.is_some_and(|l| l.starts_with("[1]")),
+        "{}",
+        out.output
+    );
 
     let out = browse(&ctx, json!({"action": "close"})).await;
     assert_eq!(out.output, "browser closed");
@@ -95,7 +112,7 @@ async fn private_addresses_other_hosts_and_local_schemes_are_refused() {
         dir.path(),
         "browse-private",
         Origin::Cli,
-        "[tools.web]\nfetch = \"allow\"\n",
+        "[tools.web]\nfetch = \"allow\"\n[tools.browser]\nidle_timeout = \"1s\"\n",
     );
     let out = browse(
         &ctx,
@@ -123,7 +140,10 @@ async fn private_addresses_other_hosts_and_local_schemes_are_refused() {
             out.output
         );
     }
-    browse(&ctx, json!({"action": "close"})).await;
+    // Unused for `idle_timeout`: closed without being asked.
+    assert!(egirl::tools::builtin::browser::running("browse-private").is_some());
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert!(egirl::tools::builtin::browser::running("browse-private").is_none());
 
     // 127.0.0.1 allowed, `localhost` not approved, nobody to ask (a cron
     // turn): the page's image, fetch and WebSocket to it and a redirect to

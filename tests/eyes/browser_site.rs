@@ -22,7 +22,7 @@ const HOME: &str = r#"<!doctype html><html><head><title>Test site</title></head>
 <button id="press" onclick="document.getElementById('out').textContent = 'clicked by script'">Press me</button>
 <p id="out">not pressed</p>
 <form action="/search" method="get"><input name="q" placeholder="Query"><button type="submit">Go</button></form>
-<a href="/other">Other page</a>
+<a href="/other">Other page</a> <a href="/search?q=popup" target="_blank">In a new tab</a>
 </body></html>"#;
 
 impl Site {

@@ -3,6 +3,7 @@
 //! intercepted (`Fetch.enable`) and answers each paused request with the
 //! guard's verdict.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,6 +37,10 @@ pub struct Tab {
 struct Tabs {
     open: Vec<Tab>,
     current: Option<String>,
+    /// Targets never made tabs: the one Chromium opened by itself.
+    ignored: HashSet<String>,
+    /// Sessions detached (a tab closed before its set-up finished).
+    gone: HashSet<String>,
 }
 
 pub struct Browser {
@@ -72,6 +77,23 @@ impl Browser {
                 None,
             )
             .await?;
+        // The tab Chromium opened by itself is replaced by one opened once
+        // its requests are guarded: known (and never made a tab) before
+        // anything is attached.
+        let initial = browser
+            .cdp
+            .call("Target.getTargets", json!({}), None)
+            .await?;
+        let initial: Vec<String> = initial["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|info| info["type"] == "page")
+            .filter_map(|info| info["targetId"].as_str().map(str::to_string))
+            .collect();
+        if let Ok(mut tabs) = browser.tabs.lock() {
+            tabs.ignored.extend(initial.iter().cloned());
+        }
         browser
             .cdp
             .call(
@@ -80,20 +102,10 @@ impl Browser {
                 None,
             )
             .await?;
-        // The tab Chromium opened by itself is replaced by one opened once
-        // its requests are guarded.
-        let initial = browser
-            .cdp
-            .call("Target.getTargets", json!({}), None)
-            .await?;
         browser.new_tab().await?;
-        for info in initial["targetInfos"].as_array().into_iter().flatten() {
-            if info["type"] == "page"
-                && let Some(target) = info["targetId"].as_str()
-            {
-                let closing = json!({"targetId": target});
-                let _ = browser.cdp.call("Target.closeTarget", closing, None).await;
-            }
+        for target in initial {
+            let closing = json!({"targetId": target});
+            let _ = browser.cdp.call("Target.closeTarget", closing, None).await;
         }
         Ok(browser)
     }
@@ -210,6 +222,7 @@ fn handle(event: CdpEvent, cdp: &Cdp, guard: &Arc<RequestGuard>, tabs: &Arc<Mute
         "Target.detachedFromTarget" => {
             let gone = event.params["sessionId"].as_str().unwrap_or_default();
             if let Ok(mut tabs) = tabs.lock() {
+                tabs.gone.insert(gone.to_string());
                 tabs.open.retain(|t| t.session != gone);
                 let current = tabs.current.clone();
                 if !tabs
@@ -257,7 +270,6 @@ async fn set_up(params: &Value, cdp: &Cdp, tabs: &Mutex<Tabs>) {
         }
     }
     if matches!(kind, "page" | "iframe") {
-        let _ = cdp.call("Page.enable", json!({}), s).await;
         let _ = cdp
             .call(
                 "Target.setAutoAttach",
@@ -266,21 +278,26 @@ async fn set_up(params: &Value, cdp: &Cdp, tabs: &Mutex<Tabs>) {
             )
             .await;
     }
-    let opener = params["targetInfo"]["openerId"].as_str();
-    if kind == "page"
-        && let Ok(mut tabs) = tabs.lock()
+    let _ = cdp
+        .call("Runtime.runIfWaitingForDebugger", json!({}), s)
+        .await;
+    if kind != "page" {
+        return;
+    }
+    // Dialogs are announced by the Page domain (a held page answers it
+    // only once resumed).
+    cdp.send("Page.enable", json!({}), s);
+    // A new tab becomes the current one: a page opened it (a link with a
+    // target, window.open; `noopener` hides which), so it is followed.
+    // The tab Chromium opened by itself is closed by `Browser::start`.
+    if let Ok(mut tabs) = tabs.lock()
+        && !tabs.ignored.contains(target)
+        && !tabs.gone.contains(session)
     {
         tabs.open.push(Tab {
             target: target.to_string(),
             session: session.to_string(),
         });
-        // A tab one of ours opened (a link with a target) is followed.
-        let followed = opener.is_some_and(|o| tabs.open.iter().any(|t| t.target == o));
-        if followed || tabs.current.is_none() {
-            tabs.current = Some(target.to_string());
-        }
+        tabs.current = Some(target.to_string());
     }
-    let _ = cdp
-        .call("Runtime.runIfWaitingForDebugger", json!({}), s)
-        .await;
 }
