@@ -102,7 +102,7 @@ fn config_and_workspace(env: &Environment, report: &mut Report) {
     report.line(None, "trust", trust_summary());
 }
 
-/// The exec sandbox, the web tools and `delegate_claude_code`.
+/// The exec sandbox, the web tools, `delegate_claude_code` and `browser`.
 fn sandbox_and_tools(env: &Environment, report: &mut Report) {
     let exec = &env.config.tools.exec;
     let sandbox = crate::tools::sandbox::describe(exec);
@@ -121,6 +121,8 @@ fn sandbox_and_tools(env: &Environment, report: &mut Report) {
     }
     let (ok, detail) = crate::tools::builtin::delegate_claude_code::doctor_line(&env.config);
     report.line(ok, "delegate_claude_code", detail);
+    let (ok, detail) = crate::tools::builtin::browser::doctor_line(&env.config);
+    report.line(ok, "browser", detail);
 }
 
 /// The permanent approvals: an invalid file is ignored whole (egirl then

@@ -29,6 +29,28 @@ use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
 pub use lifecycle::{close_all, running};
 use session::{Browser, Tab};
 
+/// What `egirl doctor` says of the browser: (ok, detail).
+pub fn doctor_line(config: &crate::config::Config) -> (Option<bool>, String) {
+    let browser = &config.tools.browser;
+    if !browser.enabled {
+        return (None, "not offered ([tools.browser] enabled = false)".into());
+    }
+    if config.tools.web.fetch == crate::config::WebFetchPolicy::Off {
+        return (None, "not offered ([tools.web] fetch = \"off\")".into());
+    }
+    match browser.chromium() {
+        Ok(path) => (
+            Some(true),
+            format!(
+                "{} (requests under [tools.web]'s guards; idle after {}s)",
+                path.display(),
+                browser.idle_timeout.0.as_secs()
+            ),
+        ),
+        Err(why) => (None, format!("not offered: {why}")),
+    }
+}
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "browser",
