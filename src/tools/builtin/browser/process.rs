@@ -206,8 +206,13 @@ async fn wait_for_port(process: &Process, profile: &Path) -> Result<String, Stri
                 .rev()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("");
+            let hint = if log.contains("sandbox") {
+                " (Chromium's sandbox cannot run here: user namespaces are off, or its setuid helper is missing)"
+            } else {
+                ""
+            };
             return Err(format!(
-                "Chromium exited ({status}) before it listened: {last}"
+                "Chromium exited ({status}) before it listened: {last}{hint}"
             ));
         }
         if tokio::time::Instant::now() > deadline {
