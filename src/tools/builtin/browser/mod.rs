@@ -8,7 +8,8 @@
 //! snapshot and find elements.
 //!
 //! Guards: every request any page makes is paused until `requests`
-//! judges it (`[tools.web]`'s address guard and host approval); only
+//! judges it (`[tools.web]`'s address guard and host approval), and its
+//! connection goes through `proxy` (addresses checked again); only
 //! http(s) is opened; WebSockets (which nothing could judge) and
 //! downloads are refused. The process: `process`; its
 //! life: `lifecycle`.
@@ -17,6 +18,7 @@ mod cdp;
 mod lifecycle;
 mod page;
 mod process;
+mod proxy;
 mod requests;
 mod session;
 

@@ -104,6 +104,7 @@ pub async fn launch(
     bin: &Path,
     profile: &Path,
     env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    proxy_port: u16,
 ) -> Result<(Process, String), String> {
     let _ = std::fs::remove_dir_all(profile);
     if let Some(parent) = profile.parent() {
@@ -121,6 +122,12 @@ pub async fn launch(
     command
         .args(FLAGS)
         .arg(format!("--user-data-dir={}", profile.display()))
+        // http and https through egirl's proxy (`proxy`); every other
+        // scheme (ws, wss: DevTools' Fetch never pauses them, so nothing
+        // could judge them) to a SOCKS proxy on a port nobody serves.
+        .arg(format!(
+            "--proxy-server=http=127.0.0.1:{proxy_port};https=127.0.0.1:{proxy_port};socks=socks5://127.0.0.1:9"
+        ))
         .arg("about:blank")
         .env_clear()
         .envs(env)
@@ -171,11 +178,8 @@ const FLAGS: &[&str] = &[
     "--hide-scrollbars",
     "--window-size=1280,800",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-    // WebSockets are not paused by DevTools' Fetch, so nothing could judge
-    // them: http and https go direct, and every other scheme (ws, wss)
-    // falls back to a SOCKS proxy on a port nobody serves, loopback
-    // included (which Chromium would otherwise never proxy).
-    "--proxy-server=http=direct://;https=direct://;socks=socks5://127.0.0.1:9",
+    // Loopback too goes through the proxy (`launch`), which Chromium would
+    // otherwise never proxy.
     "--proxy-bypass-list=<-loopback>",
     "--remote-debugging-port=0",
 ];

@@ -6,8 +6,9 @@
 //! A request made between tool calls (a page's timer) cannot ask anyone:
 //! it gets hosts already approved only.
 //!
-//! Chromium resolves the name again when it connects; a name that changes
-//! its answer between the two lookups (DNS rebinding) is the gap left.
+//! The connection itself goes through `proxy`, which resolves and checks
+//! the name again and connects to the address it checked: a name that
+//! changes its answer between the two lookups (DNS rebinding) gains nothing.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
@@ -51,6 +52,15 @@ impl RequestGuard {
         if let Ok(mut call) = self.call.lock() {
             *call = ctx.cloned();
         }
+    }
+
+    /// `[tools.web] allow_private` as the last call's config says it.
+    pub fn allow_private(&self) -> bool {
+        self.last
+            .lock()
+            .ok()
+            .and_then(|c| c.as_ref().map(|c| c.config.tools.web.allow_private))
+            .unwrap_or(false)
     }
 
     /// The refusals since the last call of this, oldest first.

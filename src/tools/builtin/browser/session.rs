@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use super::cdp::{Cdp, CdpEvent};
 use super::process::{self, Process};
+use super::proxy;
 use super::requests::RequestGuard;
 use crate::tools::ToolContext;
 
@@ -46,6 +47,8 @@ struct Tabs {
 pub struct Browser {
     pub cdp: Cdp,
     process: Process,
+    /// Stops the browser's proxy (`proxy`).
+    proxy: tokio::task::AbortHandle,
     pub guard: Arc<RequestGuard>,
     tabs: Arc<Mutex<Tabs>>,
     dead: Arc<AtomicBool>,
@@ -58,12 +61,16 @@ impl Browser {
         let bin = ctx.config.tools.browser.chromium()?;
         let profile = process::profile_dir(&ctx.session);
         let env = crate::tools::sandbox::env::command_env(&[], ctx.protected.env_files());
-        let (process, url) = process::launch(&bin, &profile, env).await?;
-        let (cdp, events) = Cdp::connect(&url).await?;
+        let guard: Arc<RequestGuard> = Arc::default();
+        let (proxy_port, proxy) = proxy::start(&guard).await?;
+        let launched = process::launch(&bin, &profile, env, proxy_port).await;
+        let (process, url) = launched.inspect_err(|_| proxy.abort())?;
+        let (cdp, events) = Cdp::connect(&url).await.inspect_err(|_| proxy.abort())?;
         let browser = Browser {
             cdp,
             process,
-            guard: Arc::default(),
+            proxy,
+            guard,
             tabs: Arc::default(),
             dead: Arc::default(),
             last_used: Mutex::new(Instant::now()),
@@ -147,6 +154,7 @@ impl Browser {
 
     pub fn kill(&self) {
         self.process.kill();
+        self.proxy.abort();
     }
 
     /// Opens a blank tab, waits until it is attached and guarded, and
