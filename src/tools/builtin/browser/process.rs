@@ -172,6 +172,8 @@ const FLAGS: &[&str] = &[
     "--disable-extensions",
     "--disable-default-apps",
     "--dns-prefetch-disable",
+    // QUIC (UDP) would not go through the proxy.
+    "--disable-quic",
     "--mute-audio",
     "--password-store=basic",
     "--use-mock-keychain",
