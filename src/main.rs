@@ -14,6 +14,8 @@ fn main() -> std::process::ExitCode {
         }
     };
     let code = runtime.block_on(egirl::cli::run(cli));
+    // The browser tool's Chromiums end with egirl, however its run ended.
+    egirl::tools::builtin::browser::close_all();
     // Don't wait for stuck blocking reads (stdin) on the way out.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     std::process::ExitCode::from(code)

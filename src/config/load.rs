@@ -180,6 +180,7 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
     validate_limits(config)?;
     validate_memory(&config.memory)?;
     config.tools.web.check()?;
+    config.tools.browser.check()?;
     config.delegate.check()?;
     super::mcp::validate(&config.mcp)?;
     for (i, hook) in config.hooks.iter().enumerate() {

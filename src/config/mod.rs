@@ -2,6 +2,7 @@
 //! documented in docs/configuration.md and in the repo's egirl.toml
 //! (tests/docs/config_reference.rs holds all three in step).
 
+mod browser;
 mod delegate;
 mod duration;
 pub mod gateway;
@@ -23,6 +24,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+pub use browser::BrowserConfig;
 pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateAgent, DelegateConfig};
 pub use duration::{ConfigDuration, parse_duration};
 pub use gateway::GatewayConfig;
@@ -161,6 +163,8 @@ pub struct ToolsConfig {
     pub exec: ExecConfig,
     /// `[tools.web]`: web_fetch and web_search.
     pub web: WebConfig,
+    /// `[tools.browser]`: the browser tool.
+    pub browser: BrowserConfig,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]

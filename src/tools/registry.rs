@@ -101,6 +101,14 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(web_fetch, fixed: true, offered_when: |config| {
         config.tools.web.fetch != WebFetchPolicy::Off
     }),
+    // Offered with `[tools.browser] enabled` when a Chromium is found
+    // (and web requests are not off: every one would be refused).
+    tool!(browser, fixed: true, offered_when: |config| {
+        let browser = &config.tools.browser;
+        config.tools.web.fetch != WebFetchPolicy::Off
+            && browser.enabled
+            && browser.chromium().is_ok()
+    }),
     // Offered with `[tools.web.search]`.
     tool!(web_search, fixed: false, offered_when: |config| {
         let search = config.tools.web.search.as_ref();
@@ -363,7 +371,7 @@ mod tests {
                 .starts_with("unknown tool `nope`; available tools: read_file, write_file")
         );
         assert!(
-            out.output.ends_with("cron_remove, web_fetch"),
+            out.output.ends_with("cron_remove, web_fetch, browser"),
             "{}",
             out.output
         );

@@ -102,7 +102,8 @@ fn config_and_workspace(env: &Environment, report: &mut Report) {
     report.line(None, "trust", trust_summary());
 }
 
-/// The exec sandbox, the web tools, `delegate_claude_code` and `delegate`'s agents.
+/// The exec sandbox, the web tools, `browser`, `delegate_claude_code` and
+/// `delegate`'s agents.
 fn sandbox_and_tools(env: &Environment, report: &mut Report) {
     let exec = &env.config.tools.exec;
     let sandbox = crate::tools::sandbox::describe(exec);
@@ -124,6 +125,8 @@ fn sandbox_and_tools(env: &Environment, report: &mut Report) {
     for (ok, detail) in crate::tools::builtin::delegate::doctor_lines(&env.config) {
         report.line(ok, "delegate", detail);
     }
+    let (ok, detail) = crate::tools::builtin::browser::doctor_line(&env.config);
+    report.line(ok, "browser", detail);
 }
 
 /// The permanent approvals: an invalid file is ignored whole (egirl then

@@ -1,5 +1,6 @@
 //! The built-in tools, one per file.
 
+pub mod browser;
 pub mod create_skill;
 pub mod cron_add;
 pub mod cron_list;

@@ -1,0 +1,261 @@
+//! The Chromium process: launched by egirl itself (not by a DevTools
+//! crate) so that it gets egirl's environment minus its secrets, a process
+//! group of its own (killed whole on close) and `PR_SET_PDEATHSIG`, which
+//! the kernel sends when the thread that spawned it dies. That thread is
+//! one launcher thread living as long as the process, so a killed egirl
+//! (even SIGKILL) takes its browsers with it.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+/// How long Chromium may take to open its DevTools port.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A running Chromium; killed (its whole process group) when dropped.
+pub struct Process {
+    pid: i32,
+    child: Mutex<Option<Child>>,
+    profile: PathBuf,
+}
+
+impl Process {
+    /// Kills the browser and its helpers, reaps it, removes its profile.
+    pub fn kill(&self) {
+        let Ok(mut child) = self.child.lock() else {
+            return;
+        };
+        if let Some(mut child) = child.take() {
+            // SAFETY: signalling the process group of the browser we started.
+            unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = std::fs::remove_dir_all(&self.profile);
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Where a session's profile lives: `$EGIRL_CACHE/browser/<session>-<pid>`
+/// (else `$XDG_CACHE_HOME/egirl`, else `~/.cache/egirl`): never in the
+/// workspace, and one per egirl process (two egirls resuming one session
+/// would fight over a profile's lock).
+pub fn profile_dir(session: &str) -> PathBuf {
+    let cache = std::env::var_os("EGIRL_CACHE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .filter(|v| !v.is_empty())
+                .map(|d| PathBuf::from(d).join("egirl"))
+        })
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/egirl")))
+        .unwrap_or_else(|| std::env::temp_dir().join("egirl-cache"));
+    let name: String = session
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    cache
+        .join("browser")
+        .join(format!("{name}-{}", std::process::id()))
+}
+
+/// Removes the profiles of egirls that are gone (killed before they
+/// could remove their own): `<session>-<pid>` with no process `<pid>`.
+fn sweep_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_string_lossy()
+            .rsplit_once('-')
+            .and_then(|(_, pid)| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Starts Chromium on a fresh profile; its pid and DevTools WebSocket URL.
+pub async fn launch(
+    bin: &Path,
+    profile: &Path,
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    proxy_port: u16,
+) -> Result<(Process, String), String> {
+    let _ = std::fs::remove_dir_all(profile);
+    if let Some(parent) = profile.parent() {
+        sweep_stale(parent);
+    }
+    std::fs::create_dir_all(profile).map_err(|e| {
+        format!(
+            "cannot create the browser profile {}: {e}",
+            profile.display()
+        )
+    })?;
+    let log = profile.join("chromium.log");
+    let stderr = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut command = Command::new(bin);
+    command
+        .args(FLAGS)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        // http and https through egirl's proxy (`proxy`); every other
+        // scheme (ws, wss: DevTools' Fetch never pauses them, so nothing
+        // could judge them) to a SOCKS proxy on a port nobody serves.
+        .arg(format!(
+            "--proxy-server=http=127.0.0.1:{proxy_port};https=127.0.0.1:{proxy_port};socks=socks5://127.0.0.1:9"
+        ))
+        .arg("about:blank")
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .process_group(0);
+    // Chromium refuses to run as root with its sandbox on.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        command.arg("--no-sandbox");
+    }
+    // SAFETY: prctl is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let child =
+        spawn_on_launcher(command).map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+    let process = Process {
+        pid: child.id() as i32,
+        child: Mutex::new(Some(child)),
+        profile: profile.to_path_buf(),
+    };
+    let url = wait_for_port(&process, profile).await?;
+    Ok((process, url))
+}
+
+/// Headless, quiet (no background requests of its own, no sync, no
+/// crash reports, no first-run pages), WebRTC kept off local addresses.
+const FLAGS: &[&str] = &[
+    "--headless",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-breakpad",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--dns-prefetch-disable",
+    // QUIC (UDP) would not go through the proxy.
+    "--disable-quic",
+    "--mute-audio",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--hide-scrollbars",
+    "--window-size=1280,800",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    // Loopback too goes through the proxy (`launch`), which Chromium would
+    // otherwise never proxy.
+    "--proxy-bypass-list=<-loopback>",
+    "--remote-debugging-port=0",
+];
+
+/// Reads `DevToolsActivePort` (the port Chromium chose, and its browser
+/// endpoint's path) once Chromium writes it.
+async fn wait_for_port(process: &Process, profile: &Path) -> Result<String, String> {
+    let port_file = profile.join("DevToolsActivePort");
+    let deadline = tokio::time::Instant::now() + START_TIMEOUT;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&port_file)
+            && let Some((port, path)) = text.split_once('\n')
+            && !path.trim().is_empty()
+        {
+            return Ok(format!("ws://127.0.0.1:{}{}", port.trim(), path.trim()));
+        }
+        let exited = match process.child.lock() {
+            Ok(mut child) => child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+                .map(|s| s.to_string()),
+            Err(_) => None,
+        };
+        if let Some(status) = exited {
+            let log = std::fs::read_to_string(profile.join("chromium.log")).unwrap_or_default();
+            let last = log
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            let hint = if log.contains("sandbox") {
+                " (Chromium's sandbox cannot run here: user namespaces are off, or its setuid helper is missing)"
+            } else {
+                ""
+            };
+            return Err(format!(
+                "Chromium exited ({status}) before it listened: {last}{hint}"
+            ));
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(format!(
+                "Chromium did not open its DevTools port within {}s",
+                START_TIMEOUT.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+type Launch = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// Spawns `command` from the launcher thread (see the module's doc).
+fn spawn_on_launcher(command: Command) -> std::io::Result<Child> {
+    static LAUNCHER: OnceLock<Mutex<mpsc::Sender<Launch>>> = OnceLock::new();
+    let launcher = LAUNCHER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Launch>();
+        let _ = std::thread::Builder::new()
+            .name("egirl-browser-launcher".into())
+            .spawn(move || {
+                while let Ok((mut command, reply)) = rx.recv() {
+                    let _ = reply.send(command.spawn());
+                }
+            });
+        Mutex::new(tx)
+    });
+    let (reply, answer) = mpsc::channel();
+    let sent = launcher
+        .lock()
+        .map_err(|_| std::io::Error::other("the launcher is gone"))?
+        .send((command, reply));
+    if sent.is_err() {
+        return Err(std::io::Error::other("the launcher thread is gone"));
+    }
+    answer
+        .recv()
+        .map_err(|_| std::io::Error::other("the launcher thread is gone"))?
+}
