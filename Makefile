@@ -21,6 +21,7 @@ install:
 	@bash scripts/install-llama.sh
 	@bash scripts/install-claude-code.sh
 	@bash scripts/install-mcp-servers.sh >/dev/null
+	@bash scripts/install-acp.sh >/dev/null
 
 build:
 	$(CARGO) build --release --locked
@@ -34,6 +35,7 @@ lint:
 unit:
 	@bash scripts/install-claude-code.sh
 	@bash scripts/install-mcp-servers.sh >/dev/null
+	@bash scripts/install-acp.sh >/dev/null
 	@bash scripts/install-chromium.sh >/dev/null
 	$(CARGO) test --locked --lib --bins --test all
 

@@ -46,7 +46,7 @@ pub type SessionId = String;
 pub const NO_SESSION: &str = "";
 
 /// Where a message came from. Serialized as `tui`, `cli`, `web`, `webhook`,
-/// `heartbeat`, `discord:<channel>`, `cron:<job>` or `telegram:<chat>`.
+/// `heartbeat`, `acp`, `discord:<channel>`, `cron:<job>` or `telegram:<chat>`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Origin {
     Tui,
@@ -59,6 +59,8 @@ pub enum Origin {
     Cron(String),
     /// A Telegram chat (its numeric id; negative for groups).
     Telegram(String),
+    /// An editor speaking the Agent Client Protocol (`egirl acp`).
+    Acp,
 }
 
 impl Origin {
@@ -86,6 +88,7 @@ impl fmt::Display for Origin {
             Origin::Discord(channel) => write!(f, "discord:{channel}"),
             Origin::Cron(job) => write!(f, "cron:{job}"),
             Origin::Telegram(chat) => write!(f, "telegram:{chat}"),
+            Origin::Acp => f.write_str("acp"),
         }
     }
 }
@@ -99,6 +102,7 @@ impl FromStr for Origin {
             "web" => Ok(Origin::Web),
             "webhook" => Ok(Origin::Webhook),
             "heartbeat" => Ok(Origin::Heartbeat),
+            "acp" => Ok(Origin::Acp),
             other => match other.split_once(':') {
                 Some(("discord", channel)) if !channel.is_empty() => {
                     Ok(Origin::Discord(channel.to_string()))
