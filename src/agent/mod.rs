@@ -70,6 +70,7 @@ use crate::providers::remote::RemoteProviders;
 use crate::redact::Redactor;
 use crate::skills;
 use crate::tools::approval::PendingApprovals;
+use crate::tools::client_files::Offer;
 use crate::tools::sandbox::ProtectedPaths;
 
 /// How long an approval raised by an unattended origin (webhook, cron,
@@ -290,6 +291,13 @@ async fn run_core(
                 session,
                 command: Command::RevokeApproval { id },
             } => approvals::revoke(&shared, &session, &id),
+            Op::Command {
+                session,
+                command: Command::ClientFiles { read, write },
+            } => shared.client_files.offer(&session, Offer { read, write }),
+            Op::FileAnswer { id, content, error } => {
+                shared.client_files.answer(&id, content, error)
+            }
             Op::Command { session, command } => {
                 let handle = sessions
                     .entry(session.clone())

@@ -134,6 +134,7 @@ impl Session {
             | Command::Rewind { .. }
             | Command::Compact { .. }
             | Command::PinModel { .. }
+            | Command::ClientFiles { .. }
             | Command::ListModels => {}
         }
     }

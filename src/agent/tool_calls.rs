@@ -49,6 +49,7 @@ pub(super) async fn run_tools(
         checkpoint,
         mcp: shared.mcp.clone(),
         approval_wait_ms: Default::default(),
+        client_files: shared.client_files.clone(),
     };
     let mut jobs = Vec::with_capacity(calls.len());
     for call in calls {

@@ -213,6 +213,10 @@ pub enum Command {
     PinModel { model: String },
     /// What `/model` offers: answered by `models`.
     ListModels,
+    /// The session's client reads (`read`) and writes (`write`) files
+    /// for the file tools from now on (`egirl acp`): each access is a
+    /// `file_request`, answered by a `file_answer` op.
+    ClientFiles { read: bool, write: bool },
 }
 
 /// Names one submission; the events it causes carry it. Chosen by whoever
@@ -286,6 +290,15 @@ pub enum Op {
     Command {
         session: SessionId,
         command: Command,
+    },
+    /// The answer to `file_request` `id`: the text read (a read), or
+    /// `error` (why it failed); neither: written.
+    FileAnswer {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     #[serde(skip)]
     Shutdown,

@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod builtin;
 pub mod checkpoints;
+pub mod client_files;
 pub mod diff;
 pub mod hooks;
 pub mod mcp;
@@ -130,6 +131,9 @@ pub struct ToolContext {
     /// Milliseconds this call waited for the user's approval: its
     /// duration is the run without them (one counter per call).
     pub approval_wait_ms: Arc<std::sync::atomic::AtomicU64>,
+    /// The sessions whose editor reads and writes files for the file
+    /// tools (`client_files`).
+    pub client_files: client_files::ClientFiles,
 }
 
 impl ToolContext {
@@ -186,6 +190,7 @@ impl ToolContext {
             checkpoint: None,
             mcp: crate::mcp::McpManager::none(),
             approval_wait_ms: Arc::default(),
+            client_files: client_files::ClientFiles::default(),
         }
     }
 

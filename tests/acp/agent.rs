@@ -32,7 +32,13 @@ fn sdk_modules() -> PathBuf {
 /// Runs the client on `steps` against `egirl acp` of `cli`, answering
 /// permission requests with `answers`; its report.
 async fn run_client(cli: &Cli, steps: Value, answers: &[&str]) -> Value {
+    run_scenario(cli, steps, answers, Value::Null).await
+}
+
+/// As [`run_client`], the client serving files from `buffers` when given.
+async fn run_scenario(cli: &Cli, steps: Value, answers: &[&str], buffers: Value) -> Value {
     let scenario = json!({
+        "buffers": buffers,
         "command": env!("CARGO_BIN_EXE_egirl"),
         "args": ["--config", cli.config(), "acp"],
         "cwd": cli.dir.path(),
@@ -298,4 +304,83 @@ async fn cancel_ends_the_prompt_cancelled_and_a_later_client_loads_the_session()
     let refused = &second["results"][3]["error"];
     let message = refused["message"].as_str().unwrap_or_default();
     assert!(message.contains("outside egirl's workspace"), "{refused}");
+}
+
+#[tokio::test]
+async fn an_editor_that_serves_files_gets_the_writes_and_its_buffers_are_edited() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("write_file", r#"{"path": "new.txt", "content": "hello\n"}"#)]),
+        Reply::text("wrote it"),
+        Reply::tool_calls(&[(
+            "edit_file",
+            r#"{"path": "draft.md", "old_text": "unsaved", "new_text": "edited"}"#,
+        )]),
+        Reply::text("edited it"),
+        Reply::tool_calls(&[(
+            "write_file",
+            r#"{"path": ".egirl/approvals.toml", "content": "x"}"#,
+        )]),
+        Reply::text("could not"),
+    ]);
+    let cli = Cli::new(&fake, "");
+    let ws = cli.workspace();
+    std::fs::create_dir_all(&ws).expect("workspace");
+    std::fs::write(ws.join("draft.md"), "saved line\n").expect("draft");
+    let real = ws.canonicalize().expect("ws");
+    let (new, draft) = (real.join("new.txt"), real.join("draft.md"));
+    let buffers = json!({ draft.display().to_string(): "unsaved line\n" });
+    let report = run_scenario(
+        &cli,
+        json!([
+            {"do": "initialize"},
+            {"do": "new", "cwd": ws},
+            {"do": "prompt", "text": "write new.txt"},
+            {"do": "prompt", "text": "edit the draft"},
+            {"do": "prompt", "text": "approve yourself"},
+        ]),
+        &[],
+        buffers,
+    )
+    .await;
+    assert_only_frames(&report);
+    let buffers = &report["buffers"];
+    assert_eq!(buffers[new.display().to_string()], "hello\n", "{report}");
+    assert!(!new.exists(), "written to the disk, not through the editor");
+    let wrote = ok(&report, 2);
+    let done = updates(wrote, "tool_call_update");
+    assert_eq!(
+        done.last().expect("done")["content"][0]["newText"],
+        "hello\n"
+    );
+
+    let edited = ok(&report, 3);
+    assert_eq!(
+        buffers[draft.display().to_string()],
+        "edited line\n",
+        "{edited}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&draft).expect("draft"),
+        "saved line\n"
+    );
+    let done = updates(edited, "tool_call_update");
+    let diff = &done.last().expect("done")["content"][0];
+    assert_eq!(
+        (diff["oldText"].as_str(), diff["newText"].as_str()),
+        (Some("unsaved line\n"), Some("edited line\n"))
+    );
+
+    let refused = updates(ok(&report, 4), "tool_call_update");
+    assert_eq!(refused.last().expect("refused")["status"], "failed");
+    let asked: Vec<&str> = report["fs"]
+        .as_array()
+        .expect("fs calls")
+        .iter()
+        .filter_map(|c| c["path"].as_str())
+        .collect();
+    assert!(
+        asked.iter().all(|p| !p.contains(".egirl")),
+        "a protected path went to the editor: {asked:?}"
+    );
 }

@@ -6,6 +6,8 @@
 //   env ACP_NODE_MODULES: where the SDK is installed.
 // The scenario: {"command": ..., "args": [...], "cwd": ..., "env": {...},
 //   "answers": ["allow_once", ...]    (picks for session/request_permission, in order)
+//   "buffers": {PATH: TEXT}           (given: the client offers fs/read_text_file and
+//                                      fs/write_text_file, served from these buffers)
 //   "steps": [{"do": "initialize"} | {"do": "new", "cwd": ...} |
 //             {"do": "prompt", "text": ..., "cancel_on": "agent_message_chunk"} |
 //             {"do": "load", "session": ID | "$new"} | {"do": "list"} |
@@ -41,6 +43,8 @@ const rawDone = (async () => {
 })();
 
 const answers = [...(scenario.answers ?? [])];
+const buffers = scenario.buffers ?? null;
+const fsCalls = [];
 const permissions = [];
 const updates = [];
 let connection = null;
@@ -52,6 +56,16 @@ const app = client({ name: "egirl-acp-test" })
     permissions.push(params);
     const pick = answers.shift() ?? "reject_once";
     return { outcome: { outcome: "selected", optionId: pick } };
+  })
+  .onRequest(methods.client.fs.readTextFile, async ({ params }) => {
+    fsCalls.push({ method: "read", path: params.path });
+    if (!(params.path in buffers)) throw new Error(`no such file: ${params.path}`);
+    return { content: buffers[params.path] };
+  })
+  .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
+    fsCalls.push({ method: "write", path: params.path });
+    buffers[params.path] = params.content;
+    return {};
   })
   .onNotification(methods.client.session.update, async ({ params }) => {
     updates.push(params);
@@ -66,7 +80,7 @@ async function step(ctx, s) {
     case "initialize":
       return ctx.request(methods.agent.initialize, {
         protocolVersion: 1,
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientCapabilities: { fs: { readTextFile: !!buffers, writeTextFile: !!buffers }, terminal: false },
         clientInfo: { name: "egirl-acp-test", version: "1" },
       });
     case "new": {
@@ -116,5 +130,5 @@ child.stdin.end();
 const exit = await Promise.race([exited, new Promise((r) => setTimeout(() => r(null), 15000))]);
 if (exit === null) child.kill("SIGKILL");
 await Promise.race([rawDone, new Promise((r) => setTimeout(r, 2000))]);
-process.stdout.write(JSON.stringify({ results, permissions, raw, stderr: stderr.slice(-4000), exit }) + "\n");
+process.stdout.write(JSON.stringify({ results, permissions, buffers, fs: fsCalls, raw, stderr: stderr.slice(-4000), exit }) + "\n");
 process.exit(0);

@@ -11,6 +11,7 @@
 //! own and a prompt in flight never holds up a `session/cancel`.
 
 mod commands;
+mod files;
 mod permission;
 mod prompt;
 mod replay;
@@ -25,8 +26,8 @@ use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, Implementation, InitializeResponse, McpCapabilities, PromptCapabilities,
-    SessionCapabilities, SessionListCapabilities,
+    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, McpCapabilities,
+    PromptCapabilities, SessionCapabilities, SessionListCapabilities,
 };
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
@@ -54,6 +55,16 @@ pub struct Acp {
     peer: Peer,
     options: AcpOptions,
     sessions: Mutex<HashMap<String, OpenSession>>,
+    /// What the client's `initialize` offered: it reads and writes files
+    /// for the file tools (its unsaved buffers).
+    client_files: Mutex<ClientFiles>,
+}
+
+/// The client's `fs` capabilities.
+#[derive(Clone, Copy, Default)]
+struct ClientFiles {
+    read: bool,
+    write: bool,
 }
 
 /// A session this client opened or loaded.
@@ -73,6 +84,7 @@ pub async fn run(link: CoreLink, options: AcpOptions) {
         peer: Peer::new(frames),
         options,
         sessions: Mutex::new(HashMap::new()),
+        client_files: Mutex::new(ClientFiles::default()),
     });
     acp.link.start_mcp();
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
@@ -128,7 +140,10 @@ impl Acp {
 
     async fn request(self: Arc<Self>, id: Value, method: &str, params: Value) {
         let result = match method {
-            "initialize" => Ok(initialize()),
+            "initialize" => {
+                self.remember_client(&params);
+                Ok(initialize())
+            }
             // A local agent needs no sign-in: `initialize` lists no method.
             "authenticate" => Ok(serde_json::json!({})),
             "session/new" => return session::new(&self, id, params).await,
@@ -160,6 +175,34 @@ impl Acp {
                 }
             }
             other => tracing::debug!("acp: ignoring the notification `{other}`"),
+        }
+    }
+
+    /// Keeps what the client offers to do with files.
+    fn remember_client(&self, params: &Value) {
+        let Ok(request) = serde_json::from_value::<InitializeRequest>(params.clone()) else {
+            return;
+        };
+        let fs = &request.client_capabilities.fs;
+        *self.client_files.lock().unwrap_or_else(|e| e.into_inner()) = ClientFiles {
+            read: fs.read_text_file,
+            write: fs.write_text_file,
+        };
+    }
+
+    /// Opens `session` here; when the client serves files, the core's
+    /// file tools use it for this session from now on.
+    fn open(&self, session: &str) {
+        self.lock().entry(session.to_string()).or_default();
+        let files = *self.client_files.lock().unwrap_or_else(|e| e.into_inner());
+        if files.read || files.write {
+            self.link.submit(Op::Command {
+                session: session.to_string(),
+                command: crate::protocol::Command::ClientFiles {
+                    read: files.read,
+                    write: files.write,
+                },
+            });
         }
     }
 

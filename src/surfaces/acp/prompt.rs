@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::commands::{self, Slash};
 use super::rpc::RpcError;
 use super::session::ask_core;
-use super::{Acp, permission, updates};
+use super::{Acp, files, permission, updates};
 use crate::protocol::{
     ApprovalRules, Command, Compacted, Event, EventKind, MemoryHits, Op, Origin, Rewound,
     Submission,
@@ -254,6 +254,12 @@ impl Stream {
                 let acp = acp.clone();
                 let session = session.to_string();
                 tokio::spawn(async move { permission::ask(&acp, &session, call, request).await });
+                return None;
+            }
+            EventKind::FileRequest(request) => {
+                let acp = acp.clone();
+                let session = session.to_string();
+                tokio::spawn(async move { files::serve(&acp, &session, request).await });
                 return None;
             }
             EventKind::ToolProgress(progress) => {

@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::Value;
 
 use super::rpc::RpcError;
-use super::{Acp, OpenSession, commands, replay};
+use super::{Acp, commands, replay};
 use crate::protocol::{Command, ErrorEvent, EventKind, Models, Op, Submission};
 use crate::sessions::{self, Transcript};
 
@@ -32,7 +32,7 @@ pub async fn new(acp: &Acp, id: Value, params: Value) {
         check_cwd(acp, &request.cwd)?;
         note_mcp_servers(request.mcp_servers.len());
         let session = sessions::new_id("acp");
-        acp.lock().insert(session.clone(), OpenSession::default());
+        acp.open(&session);
         let options = model_options(acp, &session).await?;
         Ok((session, options))
     }
@@ -64,7 +64,7 @@ pub async fn load(acp: &Acp, id: Value, params: Value) {
         let records = sessions::load(&path).map_err(|e| RpcError::internal(format!("{e:#}")))?;
         // The history goes out before the answer, as the protocol asks.
         replay::send(acp, &session, &records);
-        acp.lock().entry(session.clone()).or_default();
+        acp.open(&session);
         let options = model_options(acp, &session).await?;
         Ok((session, options))
     }
