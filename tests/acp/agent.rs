@@ -307,7 +307,7 @@ async fn cancel_ends_the_prompt_cancelled_and_a_later_client_loads_the_session()
 }
 
 #[tokio::test]
-async fn an_editor_that_serves_files_gets_the_writes_and_its_buffers_are_edited() {
+async fn an_editor_that_serves_files_gets_the_writes_and_its_buffers_are_read_and_edited() {
     let fake = FakeLlama::start().await;
     fake.push_replies([
         Reply::tool_calls(&[("write_file", r#"{"path": "new.txt", "content": "hello\n"}"#)]),
@@ -322,6 +322,8 @@ async fn an_editor_that_serves_files_gets_the_writes_and_its_buffers_are_edited(
             r#"{"path": ".egirl/approvals.toml", "content": "x"}"#,
         )]),
         Reply::text("could not"),
+        Reply::tool_calls(&[("read_file", r#"{"path": "draft.md"}"#)]),
+        Reply::text("read it"),
     ]);
     let cli = Cli::new(&fake, "");
     let ws = cli.workspace();
@@ -338,6 +340,7 @@ async fn an_editor_that_serves_files_gets_the_writes_and_its_buffers_are_edited(
             {"do": "prompt", "text": "write new.txt"},
             {"do": "prompt", "text": "edit the draft"},
             {"do": "prompt", "text": "approve yourself"},
+            {"do": "prompt", "text": "read the draft"},
         ]),
         &[],
         buffers,
@@ -379,6 +382,12 @@ async fn an_editor_that_serves_files_gets_the_writes_and_its_buffers_are_edited(
         .iter()
         .filter_map(|c| c["path"].as_str())
         .collect();
+    let read = updates(ok(&report, 5), "tool_call_update");
+    let output = read.last().expect("read")["rawOutput"].to_string();
+    assert!(
+        output.contains("edited line") && !output.contains("saved line"),
+        "{output}"
+    );
     assert!(
         asked.iter().all(|p| !p.contains(".egirl")),
         "a protected path went to the editor: {asked:?}"
