@@ -135,6 +135,7 @@ impl Session {
             | Command::Compact { .. }
             | Command::PinModel { .. }
             | Command::ClientFiles { .. }
+            | Command::WorkIn { .. }
             | Command::ListModels => {}
         }
     }

@@ -217,6 +217,10 @@ pub enum Command {
     /// for the file tools from now on (`egirl acp`): each access is a
     /// `file_request`, answered by a `file_answer` op.
     ClientFiles { read: bool, write: bool },
+    /// The session's relative paths and commands start in `dir` (an
+    /// editor's project, `egirl acp`), which must lie in the workspace
+    /// or an allowed path: answered by `error` when it does not.
+    WorkIn { dir: String },
 }
 
 /// Names one submission; the events it causes carry it. Chosen by whoever

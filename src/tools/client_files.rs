@@ -7,7 +7,7 @@
 //! path is checked (roots, protected paths) before the request goes out.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -34,6 +34,9 @@ type Answer = Result<Option<String>, String>;
 #[derive(Clone, Default)]
 pub struct ClientFiles {
     offers: Arc<Mutex<HashMap<SessionId, Offer>>>,
+    /// The directory a session's client works in (its project), when it
+    /// is not the workspace.
+    dirs: Arc<Mutex<HashMap<SessionId, PathBuf>>>,
     waiting: Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>,
 }
 
@@ -41,6 +44,26 @@ impl ClientFiles {
     /// From now on `session`'s file tools use its client as `offer` says.
     pub fn offer(&self, session: &str, offer: Offer) {
         lock(&self.offers).insert(session.to_string(), offer);
+    }
+
+    /// From now on `session`'s relative paths and commands start in
+    /// `dir`, which must lie in one of `roots` (canonical): why not, else.
+    pub fn work_in(&self, session: &str, dir: &Path, roots: &[&Path]) -> Result<(), String> {
+        let canonical = std::fs::canonicalize(dir)
+            .map_err(|e| format!("cannot work in {}: {e}", dir.display()))?;
+        if !canonical.is_dir() || !roots.iter().any(|root| canonical.starts_with(root)) {
+            return Err(format!(
+                "cannot work in {}: it is not a directory inside the workspace or an allowed path",
+                dir.display()
+            ));
+        }
+        lock(&self.dirs).insert(session.to_string(), canonical);
+        Ok(())
+    }
+
+    /// The directory `session` works in, when its client set one.
+    pub fn work_dir(&self, session: &str) -> Option<PathBuf> {
+        lock(&self.dirs).get(session).cloned()
     }
 
     pub fn offered(&self, session: &str) -> Offer {
@@ -155,5 +178,29 @@ mod tests {
         assert_eq!(read(&ctx, &path).await, Some(Ok("buffer text".into())));
         answering.await.unwrap();
         assert!(!path.exists(), "nothing was written to the disk");
+    }
+
+    #[test]
+    fn a_session_works_only_in_a_directory_inside_the_roots() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("project")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let files = ClientFiles::default();
+        let roots = [root.as_path()];
+        assert!(
+            files
+                .work_in("s", &root.join("project/../project"), &roots)
+                .is_ok()
+        );
+        assert_eq!(files.work_dir("s"), Some(root.join("project")));
+        assert!(files.work_in("s", outside.path(), &roots).is_err());
+        assert!(files.work_in("s", &root.join("missing"), &roots).is_err());
+        assert_eq!(
+            files.work_dir("s"),
+            Some(root.join("project")),
+            "a refusal changes nothing"
+        );
+        assert_eq!(files.work_dir("other"), None);
     }
 }

@@ -202,13 +202,27 @@ impl ToolContext {
         roots
     }
 
+    /// Where relative paths and commands start: the workspace, or the
+    /// directory the session's client works in (an editor's project).
+    pub fn work_dir(&self) -> PathBuf {
+        self.client_files
+            .work_dir(&self.session)
+            .unwrap_or_else(|| self.workspace.clone())
+    }
+
     /// `paths::resolve` against the roots the access allows, then the
-    /// protected paths: the one check every file tool makes.
+    /// protected paths: the one check every file tool makes. A relative
+    /// path starts in [`ToolContext::work_dir`].
     pub fn resolve(&self, requested: &str, access: paths::Access) -> Result<PathBuf, String> {
         let roots = match access {
             paths::Access::Read => self.readable_roots(),
             paths::Access::Write => self.allowed_paths.clone(),
         };
+        let in_work_dir = self.client_files.work_dir(&self.session).filter(|_| {
+            !requested.trim().is_empty() && !crate::config::expand_home(requested).is_absolute()
+        });
+        let joined = in_work_dir.map(|dir| dir.join(requested).display().to_string());
+        let requested = joined.as_deref().unwrap_or(requested);
         let path = paths::resolve(&self.workspace, &roots, requested, access)?;
         let shown = paths::display(&self.workspace, &path);
         let refusal = match access {

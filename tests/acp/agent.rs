@@ -393,3 +393,58 @@ async fn an_editor_that_serves_files_gets_the_writes_and_its_buffers_are_read_an
         "a protected path went to the editor: {asked:?}"
     );
 }
+
+#[tokio::test]
+async fn a_project_in_an_allowed_path_is_where_relative_paths_and_commands_start() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[(
+            "write_file",
+            r#"{"path": "src/lib.rs", "content": "fn a() {}\n"}"#,
+        )]),
+        Reply::text("wrote it"),
+        Reply::tool_calls(&[("exec", r#"{"command": "touch made-here"}"#)]),
+        Reply::text("ran it"),
+    ]);
+    let project_dir = tempfile::tempdir().expect("project");
+    let project = project_dir.path().canonicalize().expect("project");
+    let extra = format!(
+        "[tools]\nallowed_paths = [{:?}]\n",
+        project.display().to_string()
+    );
+    let cli = Cli::new(&fake, &extra);
+    std::fs::create_dir_all(cli.workspace()).expect("workspace");
+    let report = run_client(
+        &cli,
+        json!([
+            {"do": "initialize"},
+            {"do": "new", "cwd": project},
+            {"do": "prompt", "text": "write src/lib.rs"},
+            {"do": "prompt", "text": "touch a file"},
+        ]),
+        &["allow_once"],
+    )
+    .await;
+    assert_only_frames(&report);
+    let wrote = ok(&report, 2);
+    let written = project.join("src/lib.rs");
+    assert_eq!(
+        std::fs::read_to_string(&written).expect("in the project"),
+        "fn a() {}\n"
+    );
+    assert!(
+        !cli.workspace().join("src/lib.rs").exists(),
+        "written in the workspace"
+    );
+    let call = updates(wrote, "tool_call");
+    assert_eq!(call[0]["locations"][0]["path"], json!(written));
+    let ran = ok(&report, 3);
+    assert_eq!(
+        report["permissions"][0]["toolCall"]["toolCallId"],
+        updates(ran, "tool_call")[0]["toolCallId"]
+    );
+    assert!(
+        project.join("made-here").exists(),
+        "the command ran elsewhere: {ran}"
+    );
+}

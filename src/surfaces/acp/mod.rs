@@ -72,6 +72,9 @@ struct ClientFiles {
 struct OpenSession {
     /// Set by `session/cancel` while a prompt runs: it ends `cancelled`.
     cancelled: Option<Arc<AtomicBool>>,
+    /// The client's project (canonical): where the session's relative
+    /// paths and commands start.
+    cwd: PathBuf,
 }
 
 /// Serves the client on stdin/stdout until it closes stdin or a signal
@@ -190,10 +193,19 @@ impl Acp {
         };
     }
 
-    /// Opens `session` here; when the client serves files, the core's
-    /// file tools use it for this session from now on.
-    fn open(&self, session: &str) {
-        self.lock().entry(session.to_string()).or_default();
+    /// Opens `session` here, working in `cwd` (the core's tools start
+    /// there); when the client serves files, the core's file tools use it
+    /// for this session from now on.
+    fn open(&self, session: &str, cwd: PathBuf) {
+        if cwd != self.options.workspace {
+            self.link.submit(Op::Command {
+                session: session.to_string(),
+                command: crate::protocol::Command::WorkIn {
+                    dir: cwd.display().to_string(),
+                },
+            });
+        }
+        self.lock().entry(session.to_string()).or_default().cwd = cwd;
         let files = *self.client_files.lock().unwrap_or_else(|e| e.into_inner());
         if files.read || files.write {
             self.link.submit(Op::Command {
@@ -204,6 +216,14 @@ impl Acp {
                 },
             });
         }
+    }
+
+    /// Where `session`'s relative paths start (the workspace until open).
+    fn cwd(&self, session: &str) -> PathBuf {
+        self.lock()
+            .get(session)
+            .map(|s| s.cwd.clone())
+            .unwrap_or_else(|| self.options.workspace.clone())
     }
 
     /// Sends `update` for `session` to the client.

@@ -247,7 +247,8 @@ impl Stream {
             EventKind::ToolCall(call) => {
                 self.answered = false;
                 self.running.push((call.id.clone(), call.name.clone()));
-                updates::tool_call(&call.id, &call.name, &call.arguments, workspace)
+                let cwd = acp.cwd(session);
+                updates::tool_call(&call.id, &call.name, &call.arguments, &cwd)
             }
             EventKind::ApprovalRequest(request) => {
                 let call = self.call_for(&request.tool);

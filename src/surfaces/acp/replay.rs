@@ -7,8 +7,9 @@ use crate::protocol::{Role, ToolOutcome};
 use crate::sessions::Record;
 
 /// Sends `records` as `session/update`s of `session`.
-pub fn send(acp: &Acp, session: &str, records: &[Record]) {
-    for update in replayed(records, &acp.options.workspace) {
+/// (`cwd`: where the calls' relative paths start).
+pub fn send(acp: &Acp, session: &str, records: &[Record], cwd: &std::path::Path) {
+    for update in replayed(records, &acp.options.workspace, cwd) {
         acp.update(session, update);
     }
 }
@@ -16,6 +17,7 @@ pub fn send(acp: &Acp, session: &str, records: &[Record]) {
 fn replayed(
     records: &[Record],
     workspace: &std::path::Path,
+    cwd: &std::path::Path,
 ) -> Vec<agent_client_protocol::v1::schema::SessionUpdate> {
     let mut out = Vec::new();
     for record in records.iter().filter(|r| r.compaction.is_none()) {
@@ -38,7 +40,7 @@ fn replayed(
                         &call.id,
                         &call.name,
                         &call.arguments,
-                        workspace,
+                        cwd,
                     ));
                 }
             }
@@ -107,10 +109,8 @@ mod tests {
             text: "@@ -0,0 +1 @@\n+hi".into(),
         });
         let answer = record(ChatMessage::assistant("done"));
-        let got = replayed(
-            &[asked, calling, result, answer],
-            std::path::Path::new("/ws"),
-        );
+        let ws = std::path::Path::new("/ws");
+        let got = replayed(&[asked, calling, result, answer], ws, ws);
         let kinds: Vec<&str> = got
             .iter()
             .map(|u| match u {

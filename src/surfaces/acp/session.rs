@@ -29,10 +29,10 @@ const MAX_LISTED: usize = 200;
 pub async fn new(acp: &Acp, id: Value, params: Value) {
     let result = async {
         let request: NewSessionRequest = parse(params)?;
-        check_cwd(acp, &request.cwd)?;
+        let cwd = check_cwd(acp, &request.cwd)?;
         note_mcp_servers(request.mcp_servers.len());
         let session = sessions::new_id("acp");
-        acp.open(&session);
+        acp.open(&session, cwd);
         let options = model_options(acp, &session).await?;
         Ok((session, options))
     }
@@ -50,7 +50,7 @@ pub async fn new(acp: &Acp, id: Value, params: Value) {
 pub async fn load(acp: &Acp, id: Value, params: Value) {
     let result = async {
         let request: LoadSessionRequest = parse(params)?;
-        check_cwd(acp, &request.cwd)?;
+        let cwd = check_cwd(acp, &request.cwd)?;
         note_mcp_servers(request.mcp_servers.len());
         let session = request.session_id.0.to_string();
         sessions::validate_id(&session).map_err(|e| RpcError::invalid(e.to_string()))?;
@@ -63,8 +63,8 @@ pub async fn load(acp: &Acp, id: Value, params: Value) {
         }
         let records = sessions::load(&path).map_err(|e| RpcError::internal(format!("{e:#}")))?;
         // The history goes out before the answer, as the protocol asks.
-        replay::send(acp, &session, &records);
-        acp.open(&session);
+        replay::send(acp, &session, &records, &cwd);
+        acp.open(&session, cwd);
         let options = model_options(acp, &session).await?;
         Ok((session, options))
     }
@@ -230,13 +230,14 @@ pub async fn ask_core<T>(
 
 /// The client's working directory must be the workspace or lie inside
 /// it or one of `[tools] allowed_paths`: where the file tools may work.
-fn check_cwd(acp: &Acp, cwd: &Path) -> Result<(), RpcError> {
+/// The directory, canonical.
+fn check_cwd(acp: &Acp, cwd: &Path) -> Result<PathBuf, RpcError> {
     let options = &acp.options;
     let canonical = std::fs::canonicalize(cwd)
         .map_err(|e| RpcError::invalid(format!("cwd {}: {e}", cwd.display())))?;
     let mut roots = std::iter::once(&options.workspace).chain(&options.allowed_paths);
     if roots.any(|root| canonical.starts_with(root)) {
-        return Ok(());
+        return Ok(canonical);
     }
     let shown: Vec<String> = std::iter::once(&options.workspace)
         .chain(&options.allowed_paths)

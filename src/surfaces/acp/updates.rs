@@ -64,15 +64,16 @@ pub fn title_of(tool: &str, arguments: &Value) -> String {
     }
 }
 
-/// The files a call touches, absolute (relative paths are the workspace's).
-pub fn locations_of(tool: &str, arguments: &Value, workspace: &Path) -> Vec<ToolCallLocation> {
+/// The files a call touches, absolute (relative paths start in `cwd`,
+/// where the session works).
+pub fn locations_of(tool: &str, arguments: &Value, cwd: &Path) -> Vec<ToolCallLocation> {
     if !matches!(tool, "read_file" | "write_file" | "edit_file") {
         return Vec::new();
     }
     let Some(path) = arguments.get("path").and_then(Value::as_str) else {
         return Vec::new();
     };
-    let mut location = ToolCallLocation::new(absolute(workspace, path));
+    let mut location = ToolCallLocation::new(absolute(cwd, path));
     if tool == "read_file"
         && let Some(offset) = arguments.get("offset").and_then(Value::as_u64)
     {
@@ -90,13 +91,14 @@ fn absolute(workspace: &Path, path: &str) -> PathBuf {
     }
 }
 
-/// A call that starts (`tool_call`, in progress).
-pub fn tool_call(id: &str, tool: &str, arguments: &Value, workspace: &Path) -> SessionUpdate {
+/// A call that starts (`tool_call`, in progress); `cwd`: where the
+/// session's relative paths start.
+pub fn tool_call(id: &str, tool: &str, arguments: &Value, cwd: &Path) -> SessionUpdate {
     SessionUpdate::ToolCall(
         ToolCall::new(id.to_string(), title_of(tool, arguments))
             .kind(kind_of(tool))
             .status(ToolCallStatus::InProgress)
-            .locations(locations_of(tool, arguments, workspace))
+            .locations(locations_of(tool, arguments, cwd))
             .raw_input(arguments.clone()),
     )
 }
