@@ -136,6 +136,7 @@ async fn an_editor_session_streams_text_diffs_and_asks_before_running() {
         Reply::text("ran it"),
         exec("rejected.txt"),
         Reply::text("did not run it"),
+        Reply::text("a small picture"),
     ]);
     let cli = Cli::new(&fake, "");
     let ws = cli.workspace();
@@ -149,6 +150,7 @@ async fn an_editor_session_streams_text_diffs_and_asks_before_running() {
             {"do": "prompt", "text": "write notes"},
             {"do": "prompt", "text": "touch allowed"},
             {"do": "prompt", "text": "touch rejected"},
+            {"do": "prompt", "text": "what is this", "image": PNG_1X1},
         ]),
         &["allow_once", "reject_once"],
     )
@@ -240,7 +242,18 @@ async fn an_editor_session_streams_text_diffs_and_asks_before_running() {
     );
     assert!(!ws.join("rejected.txt").exists(), "reject_once ran it");
     assert_eq!(chunks(rejected, "agent_message_chunk"), "did not run it");
+
+    assert_eq!(ok(&report, 6)["response"]["stopReason"], "end_turn");
+    assert_eq!(
+        init["agentCapabilities"]["promptCapabilities"]["image"],
+        true
+    );
+    let stored = std::fs::read_dir(ws.join(".egirl/images")).expect("the image store");
+    assert_eq!(stored.count(), 1, "the prompt's image was not stored");
 }
+
+/// A 1x1 PNG, base64.
+const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 #[tokio::test]
 async fn cancel_ends_the_prompt_cancelled_and_a_later_client_loads_the_session() {

@@ -9,7 +9,7 @@
 //   "buffers": {PATH: TEXT}           (given: the client offers fs/read_text_file and
 //                                      fs/write_text_file, served from these buffers)
 //   "steps": [{"do": "initialize"} | {"do": "new", "cwd": ...} |
-//             {"do": "prompt", "text": ..., "cancel_on": "agent_message_chunk"} |
+//             {"do": "prompt", "text": ..., "image": BASE64_PNG?, "cancel_on": "agent_message_chunk"} |
 //             {"do": "load", "session": ID | "$new"} | {"do": "list"} |
 //             {"do": "set_model", "value": ...}]}
 // Prints one JSON report on stdout: each step's response or error and the
@@ -92,7 +92,10 @@ async function step(ctx, s) {
       cancelOn = s.cancel_on ?? null;
       return ctx.request(methods.agent.session.prompt, {
         sessionId,
-        prompt: [{ type: "text", text: s.text }],
+        prompt: [
+          { type: "text", text: s.text },
+          ...(s.image ? [{ type: "image", data: s.image, mimeType: "image/png" }] : []),
+        ],
       });
     case "load": {
       const id = s.session === "$new" ? sessionId : s.session;

@@ -11,6 +11,7 @@
 //! own and a prompt in flight never holds up a `session/cancel`.
 
 mod commands;
+mod content;
 mod files;
 mod permission;
 mod prompt;
@@ -237,11 +238,11 @@ impl Acp {
 }
 
 /// What `initialize` answers: protocol 1, sessions that load and list,
-/// text and resources in prompts, no sign-in.
+/// text, images and resources in prompts, no sign-in.
 fn initialize() -> Value {
     let capabilities = AgentCapabilities::new()
         .load_session(true)
-        .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+        .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
         .mcp_capabilities(McpCapabilities::new())
         .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
     let response = InitializeResponse::new(ProtocolVersion::V1)

@@ -8,18 +8,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use agent_client_protocol::v1::schema::{
-    ContentBlock, EmbeddedResourceResource, PromptRequest, PromptResponse, StopReason,
-};
+use agent_client_protocol::v1::schema::{ContentBlock, PromptRequest, PromptResponse, StopReason};
 use serde_json::Value;
 
 use super::commands::{self, Slash};
 use super::rpc::RpcError;
 use super::session::ask_core;
-use super::{Acp, files, permission, updates};
+use super::{Acp, content, files, permission, updates};
 use crate::protocol::{
-    ApprovalRules, Command, Compacted, Event, EventKind, MemoryHits, Op, Origin, Rewound,
-    Submission,
+    ApprovalRules, Command, Compacted, Event, EventKind, ImagePart, MemoryHits, Op, Origin,
+    Rewound, Submission,
 };
 
 /// The start of the error a turn ends with when it used up `[agent]
@@ -62,7 +60,7 @@ async fn prompt(
     blocks: &[ContentBlock],
     cancelled: &AtomicBool,
 ) -> Result<StopReason, RpcError> {
-    let text = prompt_text(blocks);
+    let (text, images) = content::prompt(blocks, &acp.options.workspace)?;
     if text.trim().is_empty() {
         return Err(RpcError::invalid("the prompt has no text"));
     }
@@ -79,7 +77,7 @@ async fn prompt(
         }
         Some(Slash::Core(command)) => return command_turn(acp, session, command).await,
     };
-    turn(acp, session, text, cancelled).await
+    turn(acp, session, text, images, cancelled).await
 }
 
 /// One line of the agent's, and the turn is over.
@@ -150,43 +148,12 @@ async fn command_turn(acp: &Acp, session: &str, command: Command) -> Result<Stop
     Ok(say(acp, session, &answer))
 }
 
-/// The prompt as the text the core gets: text as it is, a linked file by
-/// its path, an embedded file with its content.
-fn prompt_text(blocks: &[ContentBlock]) -> String {
-    let mut text = String::new();
-    for block in blocks {
-        match block {
-            ContentBlock::Text(t) => text.push_str(&t.text),
-            ContentBlock::ResourceLink(link) => {
-                text.push_str(&format!("`{}`", file_path(&link.uri)));
-            }
-            ContentBlock::Resource(resource) => {
-                if let EmbeddedResourceResource::TextResourceContents(file) = &resource.resource {
-                    text.push_str(&format!(
-                        "\n\n{}:\n```\n{}\n```\n",
-                        file_path(&file.uri),
-                        file.text
-                    ));
-                }
-            }
-            // Not offered in `initialize`: a client that sends one anyway
-            // is told nothing more than the text says.
-            _ => {}
-        }
-    }
-    text
-}
-
-/// A `file://` URI as a path; any other URI as it is.
-fn file_path(uri: &str) -> &str {
-    uri.strip_prefix("file://").unwrap_or(uri)
-}
-
 /// A message's turn, streamed, until the core says it ended.
 async fn turn(
     acp: &Arc<Acp>,
     session: &str,
     text: String,
+    images: Vec<ImagePart>,
     cancelled: &AtomicBool,
 ) -> Result<StopReason, RpcError> {
     let mut events = acp.link.subscribe();
@@ -194,7 +161,7 @@ async fn turn(
         session: session.to_string(),
         origin: Origin::Acp,
         text,
-        images: Vec::new(),
+        images,
     });
     let id = submission.id.clone();
     acp.link.submit_with(submission);
@@ -317,17 +284,6 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_client_protocol::v1::schema::{ResourceLink, TextContent};
-
-    #[test]
-    fn a_prompt_becomes_its_text_with_files_by_path() {
-        let blocks = vec![
-            ContentBlock::Text(TextContent::new("look at ")),
-            ContentBlock::ResourceLink(ResourceLink::new("main.rs", "file:///ws/src/main.rs")),
-            ContentBlock::Text(TextContent::new(" please")),
-        ];
-        assert_eq!(prompt_text(&blocks), "look at `/ws/src/main.rs` please");
-    }
 
     #[test]
     fn the_turn_end_maps_to_a_stop_reason() {
