@@ -169,6 +169,12 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     if let Some(code) = remote::headless(&cli, &env, &session).await {
         return Ok(code);
     }
+    // So does an editor's session (it shows in the daemon's windows too).
+    if let Some(CliCommand::Acp) = cli.command
+        && let Some(link) = remote::daemon(&env.workspace).await
+    {
+        return Ok(acp::attached(&env, link).await);
+    }
     tracing::info!(config = ?env.config_path, workspace = %env.workspace.display(), "starting");
 
     let servers = start_managed_servers(&env, &log_dir).await?;

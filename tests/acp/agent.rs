@@ -461,3 +461,57 @@ async fn a_project_in_an_allowed_path_is_where_relative_paths_and_commands_start
         "the command ran elsewhere: {ran}"
     );
 }
+
+#[tokio::test]
+async fn beside_a_running_daemon_the_editor_goes_through_its_core() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::text("from the daemon"));
+    let cli = Cli::new(&fake, "");
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"))
+        .arg("--config")
+        .arg(cli.config())
+        .arg("serve")
+        .env("HOME", cli.dir.path())
+        .env_remove("EGIRL_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("egirl serve");
+    let socket = egirl::link::client::socket_path(&cli.workspace());
+    let waiting = tokio::time::Instant::now();
+    while !socket.exists() {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(60),
+            "no daemon socket"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let ws = cli.workspace();
+    let report = run_client(
+        &cli,
+        json!([
+            {"do": "initialize"},
+            {"do": "new", "cwd": ws},
+            {"do": "prompt", "text": "hi"},
+        ]),
+        &[],
+    )
+    .await;
+    assert_only_frames(&report);
+    let answered = ok(&report, 2);
+    assert_eq!(answered["response"]["stopReason"], "end_turn");
+    assert_eq!(chunks(answered, "agent_message_chunk"), "from the daemon");
+    let logs: String = std::fs::read_dir(cli.dir.path().join("logs"))
+        .expect("logs")
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(
+        logs.contains("acp: through the daemon"),
+        "the editor ran a core of its own"
+    );
+    let _ = serve.kill().await;
+}
