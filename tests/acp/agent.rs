@@ -260,9 +260,11 @@ async fn cancel_ends_the_prompt_cancelled_and_a_later_client_loads_the_session()
     let fake = FakeLlama::start().await;
     fake.push_replies([
         Reply::text("noted the color"),
+        Reply::tool_calls(&[("glob", r#"{"pattern": "*"}"#)]),
         Reply::endless("more ", 50_000_000).frame_delay(Duration::from_millis(20)),
     ]);
-    let cli = Cli::new(&fake, "");
+    // One model request per turn: a turn that calls a tool runs out.
+    let cli = Cli::new(&fake, "[agent]\nmax_turns = 1\n");
     let ws = cli.workspace();
     std::fs::create_dir_all(&ws).expect("workspace");
     let first = run_client(
@@ -271,6 +273,7 @@ async fn cancel_ends_the_prompt_cancelled_and_a_later_client_loads_the_session()
             {"do": "initialize"},
             {"do": "new", "cwd": ws},
             {"do": "prompt", "text": "my color is blue"},
+            {"do": "prompt", "text": "look around"},
             {"do": "prompt", "text": "talk forever", "cancel_on": "agent_message_chunk"},
         ]),
         &[],
@@ -278,7 +281,12 @@ async fn cancel_ends_the_prompt_cancelled_and_a_later_client_loads_the_session()
     .await;
     assert_only_frames(&first);
     assert_eq!(ok(&first, 2)["response"]["stopReason"], "end_turn");
-    let cancelled = ok(&first, 3);
+    let out_of_requests = ok(&first, 3);
+    assert_eq!(
+        out_of_requests["response"]["stopReason"], "max_turn_requests",
+        "{out_of_requests}"
+    );
+    let cancelled = ok(&first, 4);
     assert_eq!(
         cancelled["response"]["stopReason"], "cancelled",
         "{cancelled}"
@@ -308,7 +316,7 @@ async fn cancel_ends_the_prompt_cancelled_and_a_later_client_loads_the_session()
     let loaded = ok(&second, 2);
     assert_eq!(
         chunks(loaded, "user_message_chunk"),
-        "my color is bluetalk forever"
+        "my color is bluelook aroundtalk forever"
     );
     assert!(
         chunks(loaded, "agent_message_chunk").starts_with("noted the color"),
