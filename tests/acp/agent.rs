@@ -12,7 +12,7 @@ use crate::support::fake_llama::{FakeLlama, Reply};
 
 /// Where `scripts/install-acp.sh` put the SDK; a missing one fails the
 /// test with the script to run (never a silent pass).
-fn sdk_modules() -> PathBuf {
+pub(super) fn sdk_modules() -> PathBuf {
     let cache = std::env::var_os("EGIRL_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -31,12 +31,17 @@ fn sdk_modules() -> PathBuf {
 
 /// Runs the client on `steps` against `egirl acp` of `cli`, answering
 /// permission requests with `answers`; its report.
-async fn run_client(cli: &Cli, steps: Value, answers: &[&str]) -> Value {
+pub(super) async fn run_client(cli: &Cli, steps: Value, answers: &[&str]) -> Value {
     run_scenario(cli, steps, answers, Value::Null).await
 }
 
 /// As [`run_client`], the client serving files from `buffers` when given.
-async fn run_scenario(cli: &Cli, steps: Value, answers: &[&str], buffers: Value) -> Value {
+pub(super) async fn run_scenario(
+    cli: &Cli,
+    steps: Value,
+    answers: &[&str],
+    buffers: Value,
+) -> Value {
     let scenario = json!({
         "buffers": buffers,
         "command": env!("CARGO_BIN_EXE_egirl"),
@@ -72,7 +77,7 @@ async fn run_scenario(cli: &Cli, steps: Value, answers: &[&str], buffers: Value)
 }
 
 /// Every line the agent wrote on stdout is one JSON-RPC 2.0 frame.
-fn assert_only_frames(report: &Value) {
+pub(super) fn assert_only_frames(report: &Value) {
     let raw = report["raw"].as_str().expect("raw stdout");
     assert!(!raw.is_empty(), "nothing on stdout");
     assert!(raw.ends_with('\n'), "a torn last line: {raw}");
@@ -90,7 +95,7 @@ fn assert_only_frames(report: &Value) {
 }
 
 /// The step `n`'s result, which must have succeeded.
-fn ok(report: &Value, n: usize) -> &Value {
+pub(super) fn ok(report: &Value, n: usize) -> &Value {
     let step = &report["results"][n];
     assert!(
         step.get("error").is_none(),
@@ -101,7 +106,7 @@ fn ok(report: &Value, n: usize) -> &Value {
 }
 
 /// The updates of a step of one kind (`sessionUpdate`).
-fn updates<'a>(step: &'a Value, kind: &str) -> Vec<&'a Value> {
+pub(super) fn updates<'a>(step: &'a Value, kind: &str) -> Vec<&'a Value> {
     step["updates"]
         .as_array()
         .map(|all| {
@@ -114,7 +119,7 @@ fn updates<'a>(step: &'a Value, kind: &str) -> Vec<&'a Value> {
 }
 
 /// The text of a step's chunks of one kind, joined.
-fn chunks(step: &Value, kind: &str) -> String {
+pub(super) fn chunks(step: &Value, kind: &str) -> String {
     updates(step, kind)
         .iter()
         .filter_map(|u| u["content"]["text"].as_str())
@@ -186,10 +191,9 @@ async fn an_editor_session_streams_text_diffs_and_asks_before_running() {
     assert_eq!(hello["response"]["stopReason"], "end_turn");
     assert_eq!(chunks(hello, "agent_message_chunk"), "Hello from egirl");
     assert_eq!(chunks(hello, "agent_thought_chunk"), "thinking first");
-    assert!(
-        updates(hello, "agent_message_chunk").len() > 1,
-        "not streamed"
-    );
+    // How many chunks is not asserted: deltas waiting for a busy surface
+    // are merged (src/bus/queue.rs). That the answer streams while the
+    // turn runs is what the cancel test shows (it cancels on the first).
 
     let write = ok(&report, 3);
     let call = updates(write, "tool_call");
@@ -325,149 +329,6 @@ async fn cancel_ends_the_prompt_cancelled_and_a_later_client_loads_the_session()
     let refused = &second["results"][3]["error"];
     let message = refused["message"].as_str().unwrap_or_default();
     assert!(message.contains("outside egirl's workspace"), "{refused}");
-}
-
-#[tokio::test]
-async fn an_editor_that_serves_files_gets_the_writes_and_its_buffers_are_read_and_edited() {
-    let fake = FakeLlama::start().await;
-    fake.push_replies([
-        Reply::tool_calls(&[("write_file", r#"{"path": "new.txt", "content": "hello\n"}"#)]),
-        Reply::text("wrote it"),
-        Reply::tool_calls(&[(
-            "edit_file",
-            r#"{"path": "draft.md", "old_text": "unsaved", "new_text": "edited"}"#,
-        )]),
-        Reply::text("edited it"),
-        Reply::tool_calls(&[(
-            "write_file",
-            r#"{"path": ".egirl/approvals.toml", "content": "x"}"#,
-        )]),
-        Reply::text("could not"),
-        Reply::tool_calls(&[("read_file", r#"{"path": "draft.md"}"#)]),
-        Reply::text("read it"),
-    ]);
-    let cli = Cli::new(&fake, "");
-    let ws = cli.workspace();
-    std::fs::create_dir_all(&ws).expect("workspace");
-    std::fs::write(ws.join("draft.md"), "saved line\n").expect("draft");
-    let real = ws.canonicalize().expect("ws");
-    let (new, draft) = (real.join("new.txt"), real.join("draft.md"));
-    let buffers = json!({ draft.display().to_string(): "unsaved line\n" });
-    let report = run_scenario(
-        &cli,
-        json!([
-            {"do": "initialize"},
-            {"do": "new", "cwd": ws},
-            {"do": "prompt", "text": "write new.txt"},
-            {"do": "prompt", "text": "edit the draft"},
-            {"do": "prompt", "text": "approve yourself"},
-            {"do": "prompt", "text": "read the draft"},
-        ]),
-        &[],
-        buffers,
-    )
-    .await;
-    assert_only_frames(&report);
-    let buffers = &report["buffers"];
-    assert_eq!(buffers[new.display().to_string()], "hello\n", "{report}");
-    assert!(!new.exists(), "written to the disk, not through the editor");
-    let wrote = ok(&report, 2);
-    let done = updates(wrote, "tool_call_update");
-    assert_eq!(
-        done.last().expect("done")["content"][0]["newText"],
-        "hello\n"
-    );
-
-    let edited = ok(&report, 3);
-    assert_eq!(
-        buffers[draft.display().to_string()],
-        "edited line\n",
-        "{edited}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(&draft).expect("draft"),
-        "saved line\n"
-    );
-    let done = updates(edited, "tool_call_update");
-    let diff = &done.last().expect("done")["content"][0];
-    assert_eq!(
-        (diff["oldText"].as_str(), diff["newText"].as_str()),
-        (Some("unsaved line\n"), Some("edited line\n"))
-    );
-
-    let refused = updates(ok(&report, 4), "tool_call_update");
-    assert_eq!(refused.last().expect("refused")["status"], "failed");
-    let asked: Vec<&str> = report["fs"]
-        .as_array()
-        .expect("fs calls")
-        .iter()
-        .filter_map(|c| c["path"].as_str())
-        .collect();
-    let read = updates(ok(&report, 5), "tool_call_update");
-    let output = read.last().expect("read")["rawOutput"].to_string();
-    assert!(
-        output.contains("edited line") && !output.contains("saved line"),
-        "{output}"
-    );
-    assert!(
-        asked.iter().all(|p| !p.contains(".egirl")),
-        "a protected path went to the editor: {asked:?}"
-    );
-}
-
-#[tokio::test]
-async fn a_project_in_an_allowed_path_is_where_relative_paths_and_commands_start() {
-    let fake = FakeLlama::start().await;
-    fake.push_replies([
-        Reply::tool_calls(&[(
-            "write_file",
-            r#"{"path": "src/lib.rs", "content": "fn a() {}\n"}"#,
-        )]),
-        Reply::text("wrote it"),
-        Reply::tool_calls(&[("exec", r#"{"command": "touch made-here"}"#)]),
-        Reply::text("ran it"),
-    ]);
-    let project_dir = tempfile::tempdir().expect("project");
-    let project = project_dir.path().canonicalize().expect("project");
-    let extra = format!(
-        "[tools]\nallowed_paths = [{:?}]\n",
-        project.display().to_string()
-    );
-    let cli = Cli::new(&fake, &extra);
-    std::fs::create_dir_all(cli.workspace()).expect("workspace");
-    let report = run_client(
-        &cli,
-        json!([
-            {"do": "initialize"},
-            {"do": "new", "cwd": project},
-            {"do": "prompt", "text": "write src/lib.rs"},
-            {"do": "prompt", "text": "touch a file"},
-        ]),
-        &["allow_once"],
-    )
-    .await;
-    assert_only_frames(&report);
-    let wrote = ok(&report, 2);
-    let written = project.join("src/lib.rs");
-    assert_eq!(
-        std::fs::read_to_string(&written).expect("in the project"),
-        "fn a() {}\n"
-    );
-    assert!(
-        !cli.workspace().join("src/lib.rs").exists(),
-        "written in the workspace"
-    );
-    let call = updates(wrote, "tool_call");
-    assert_eq!(call[0]["locations"][0]["path"], json!(written));
-    let ran = ok(&report, 3);
-    assert_eq!(
-        report["permissions"][0]["toolCall"]["toolCallId"],
-        updates(ran, "tool_call")[0]["toolCallId"]
-    );
-    assert!(
-        project.join("made-here").exists(),
-        "the command ran elsewhere: {ran}"
-    );
 }
 
 #[tokio::test]

@@ -1,4 +1,5 @@
 //! The Agent Client Protocol, both ways.
 
 mod agent;
+mod agent_files;
 mod delegate;
