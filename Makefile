@@ -21,6 +21,7 @@ install:
 	@bash scripts/install-llama.sh
 	@bash scripts/install-claude-code.sh
 	@bash scripts/install-mcp-servers.sh >/dev/null
+	@bash scripts/install-acp.sh >/dev/null
 	@bash scripts/install-acp-agents.sh >/dev/null
 
 build:
@@ -35,6 +36,7 @@ lint:
 unit:
 	@bash scripts/install-claude-code.sh
 	@bash scripts/install-mcp-servers.sh >/dev/null
+	@bash scripts/install-acp.sh >/dev/null
 	@bash scripts/install-acp-agents.sh >/dev/null
 	@bash scripts/install-chromium.sh >/dev/null
 	$(CARGO) test --locked --lib --bins --test all

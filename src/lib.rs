@@ -33,7 +33,7 @@
 //! | 14 | `skills` | SKILL.md folders |
 //! | 15 | `tools` | the tools the model may call, and their approvals |
 //! | 16 | `agent` | the core: sessions' turns, events out |
-//! | 17 | `surfaces` | the windows onto the core: TUI, headless, bots, webhook, heartbeat, cron |
+//! | 17 | `surfaces` | the windows onto the core: TUI, headless, bots, webhook, heartbeat, cron, editors (ACP) |
 //! | 18 | `cli` | the command line and start-up; outcomes to exit codes |
 
 pub mod agent;

@@ -71,6 +71,7 @@ use crate::providers::remote::RemoteProviders;
 use crate::redact::Redactor;
 use crate::skills;
 use crate::tools::approval::PendingApprovals;
+use crate::tools::client_files::Offer;
 use crate::tools::sandbox::ProtectedPaths;
 
 /// How long an approval raised by an unattended origin (webhook, cron,
@@ -306,6 +307,13 @@ async fn run_core(
                 session,
                 command: Command::RevokeApproval { id },
             } => approvals::revoke(&shared, &session, &id),
+            Op::Command {
+                session,
+                command: command @ (Command::ClientFiles { .. } | Command::WorkIn { .. }),
+            } => client_session(&shared, &session, command),
+            Op::FileAnswer { id, content, error } => {
+                shared.client_files.answer(&id, content, error)
+            }
             Op::Command { session, command } => {
                 let handle = sessions
                     .entry(session.clone())
@@ -335,4 +343,27 @@ async fn run_core(
     slots::save_all(&shared.main, &shared.slot_owners).await;
     // No server outlives egirl.
     shared.mcp.shutdown().await;
+}
+
+/// What a session's client provides (`egirl acp`): `client_files` (it
+/// reads and writes files for the file tools), `work_in` (its project,
+/// where the session's files and commands start, when it lies in the
+/// workspace or an allowed path).
+fn client_session(shared: &Shared, session: &str, command: Command) {
+    let dir = match command {
+        Command::ClientFiles { read, write } => {
+            return shared.client_files.offer(session, Offer { read, write });
+        }
+        Command::WorkIn { dir } => dir,
+        _ => return,
+    };
+    let roots: Vec<&std::path::Path> = std::iter::once(shared.workspace.as_path())
+        .chain(shared.allowed_paths.iter().map(PathBuf::as_path))
+        .collect();
+    let dir = std::path::Path::new(&dir);
+    if let Err(message) = shared.client_files.work_in(session, dir, &roots) {
+        let origin = crate::protocol::Origin::Acp;
+        let error = EventKind::Error(crate::protocol::ErrorEvent { message });
+        shared.bus.emit(session, &origin, error);
+    }
 }

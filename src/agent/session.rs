@@ -141,6 +141,8 @@ impl Session {
             | Command::Rewind { .. }
             | Command::Compact { .. }
             | Command::PinModel { .. }
+            | Command::ClientFiles { .. }
+            | Command::WorkIn { .. }
             | Command::ListModels => {}
         }
     }

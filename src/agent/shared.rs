@@ -77,6 +77,8 @@ pub(crate) struct Shared {
     pub mcp: Arc<crate::mcp::McpManager>,
     /// Lines the usage log has written (what a status's spend waits on).
     pub usage_written: tokio::sync::watch::Receiver<u64>,
+    /// Sessions whose editor serves the file tools (`egirl acp`).
+    pub client_files: crate::tools::client_files::ClientFiles,
 }
 
 impl Shared {

@@ -93,6 +93,7 @@ pub(super) fn shared_state(
         slot_owners: slots::SlotOwners::default(),
         redactor,
         usage_written,
+        client_files: Default::default(),
     });
     (shared, pending)
 }

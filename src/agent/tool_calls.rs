@@ -50,6 +50,7 @@ pub(super) async fn run_tools(
         checkpoint,
         mcp: shared.mcp.clone(),
         approval_wait_ms: Default::default(),
+        client_files: shared.client_files.clone(),
     };
     let mut jobs = Vec::with_capacity(calls.len());
     // A catalog call is the named tool's call from here on (the history keeps what was sent).

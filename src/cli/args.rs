@@ -102,6 +102,9 @@ pub enum CliCommand {
     Devices(devices::DevicesArgs),
     /// Approval rules: `egirl approvals list [--json]|revoke ID`.
     Approvals(approvals::ApprovalsArgs),
+    /// Serve an editor (Zed, JetBrains, Neovim...) as an Agent Client
+    /// Protocol agent on stdin/stdout (docs/acp.md).
+    Acp,
 }
 
 impl Cli {

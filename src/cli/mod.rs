@@ -1,6 +1,7 @@
 //! The command line (docs/design.md §3, docs/cli.md) and start-up: config, secrets,
 //! workspace, logs, then the agent core and a surface.
 
+mod acp;
 mod approvals;
 mod args;
 mod attach;
@@ -146,6 +147,7 @@ async fn run_without_agent(
         | CliCommand::Pair(_)
         | CliCommand::Devices(_)
         | CliCommand::Serve
+        | CliCommand::Acp
         | CliCommand::Attach(_) => return None,
     };
     Some(
@@ -166,6 +168,12 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     // A daemon owns the workspace: the headless run goes through its core.
     if let Some(code) = remote::headless(&cli, &env, &session).await {
         return Ok(code);
+    }
+    // So does an editor's session (it shows in the daemon's windows too).
+    if let Some(CliCommand::Acp) = cli.command
+        && let Some(link) = remote::daemon(&env.workspace).await
+    {
+        return Ok(acp::attached(&env, link).await);
     }
     tracing::info!(config = ?env.config_path, workspace = %env.workspace.display(), "starting");
 
@@ -189,6 +197,9 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
             exit_code(headless::run_once(&link, text, &opts).await)
         }
         None if serving => run_serve(&env, &agent, notices).await,
+        None if matches!(cli.command, Some(CliCommand::Acp)) => {
+            acp::run(&env, &agent, notices).await
+        }
         None => run_tui(&env, &agent, session, cli.model.clone(), notices).await,
     };
     shutdown(agent, core).await;

@@ -55,6 +55,9 @@ pub enum EventKind {
     ModelPinned(ModelPinned),
     /// The models a session may be pinned to (`list_models`).
     Models(Models),
+    /// A file tool asks the session's editor to read or write a file
+    /// (`egirl acp`): answered by `Op::FileAnswer`.
+    FileRequest(FileRequest),
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -404,6 +407,18 @@ pub struct ModelPinned {
     pub model: String,
     /// What the status line shows ("local.fast · qwen3-0.6b").
     pub label: String,
+}
+
+/// A file tool's request to the session's editor: the path was checked
+/// against the roots and the protected paths before it went out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileRequest {
+    pub id: String,
+    /// Absolute.
+    pub path: String,
+    /// Write this text; absent: read the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
 }
 
 /// One model a session may be pinned to.

@@ -46,7 +46,7 @@ pub type SessionId = String;
 pub const NO_SESSION: &str = "";
 
 /// Where a message came from. Serialized as `tui`, `cli`, `web`, `webhook`,
-/// `heartbeat`, `discord:<channel>`, `cron:<job>` or `telegram:<chat>`.
+/// `heartbeat`, `acp`, `discord:<channel>`, `cron:<job>` or `telegram:<chat>`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Origin {
     Tui,
@@ -59,6 +59,8 @@ pub enum Origin {
     Cron(String),
     /// A Telegram chat (its numeric id; negative for groups).
     Telegram(String),
+    /// An editor speaking the Agent Client Protocol (`egirl acp`).
+    Acp,
 }
 
 impl Origin {
@@ -86,6 +88,7 @@ impl fmt::Display for Origin {
             Origin::Discord(channel) => write!(f, "discord:{channel}"),
             Origin::Cron(job) => write!(f, "cron:{job}"),
             Origin::Telegram(chat) => write!(f, "telegram:{chat}"),
+            Origin::Acp => f.write_str("acp"),
         }
     }
 }
@@ -99,6 +102,7 @@ impl FromStr for Origin {
             "web" => Ok(Origin::Web),
             "webhook" => Ok(Origin::Webhook),
             "heartbeat" => Ok(Origin::Heartbeat),
+            "acp" => Ok(Origin::Acp),
             other => match other.split_once(':') {
                 Some(("discord", channel)) if !channel.is_empty() => {
                     Ok(Origin::Discord(channel.to_string()))
@@ -214,6 +218,14 @@ pub enum Command {
     PinModel { model: String },
     /// What `/model` offers: answered by `models`.
     ListModels,
+    /// The session's client reads (`read`) and writes (`write`) files
+    /// for the file tools from now on (`egirl acp`): each access is a
+    /// `file_request`, answered by a `file_answer` op.
+    ClientFiles { read: bool, write: bool },
+    /// The session's relative paths and commands start in `dir` (an
+    /// editor's project, `egirl acp`), which must lie in the workspace
+    /// or an allowed path: answered by `error` when it does not.
+    WorkIn { dir: String },
 }
 
 /// Names one submission; the events it causes carry it. Chosen by whoever
@@ -287,6 +299,15 @@ pub enum Op {
     Command {
         session: SessionId,
         command: Command,
+    },
+    /// The answer to `file_request` `id`: the text read (a read), or
+    /// `error` (why it failed); neither: written.
+    FileAnswer {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     #[serde(skip)]
     Shutdown,

@@ -1,5 +1,6 @@
 //! Surfaces: each a thin adapter over the protocol; none knows another.
 
+pub mod acp;
 pub mod attachments;
 pub mod clock;
 pub mod cron;

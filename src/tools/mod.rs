@@ -6,6 +6,7 @@ pub mod approval;
 pub mod builtin;
 pub mod catalog;
 pub mod checkpoints;
+pub mod client_files;
 pub mod diff;
 pub mod hooks;
 pub mod mcp;
@@ -131,6 +132,9 @@ pub struct ToolContext {
     /// Milliseconds this call waited for the user's approval: its
     /// duration is the run without them (one counter per call).
     pub approval_wait_ms: Arc<std::sync::atomic::AtomicU64>,
+    /// The sessions whose editor reads and writes files for the file
+    /// tools (`client_files`).
+    pub client_files: client_files::ClientFiles,
 }
 
 impl ToolContext {
@@ -187,6 +191,7 @@ impl ToolContext {
             checkpoint: None,
             mcp: crate::mcp::McpManager::none(),
             approval_wait_ms: Arc::default(),
+            client_files: client_files::ClientFiles::default(),
         }
     }
 
@@ -198,13 +203,27 @@ impl ToolContext {
         roots
     }
 
+    /// Where relative paths and commands start: the workspace, or the
+    /// directory the session's client works in (an editor's project).
+    pub fn work_dir(&self) -> PathBuf {
+        self.client_files
+            .work_dir(&self.session)
+            .unwrap_or_else(|| self.workspace.clone())
+    }
+
     /// `paths::resolve` against the roots the access allows, then the
-    /// protected paths: the one check every file tool makes.
+    /// protected paths: the one check every file tool makes. A relative
+    /// path starts in [`ToolContext::work_dir`].
     pub fn resolve(&self, requested: &str, access: paths::Access) -> Result<PathBuf, String> {
         let roots = match access {
             paths::Access::Read => self.readable_roots(),
             paths::Access::Write => self.allowed_paths.clone(),
         };
+        let in_work_dir = self.client_files.work_dir(&self.session).filter(|_| {
+            !requested.trim().is_empty() && !crate::config::expand_home(requested).is_absolute()
+        });
+        let joined = in_work_dir.map(|dir| dir.join(requested).display().to_string());
+        let requested = joined.as_deref().unwrap_or(requested);
         let path = paths::resolve(&self.workspace, &roots, requested, access)?;
         let shown = paths::display(&self.workspace, &path);
         let refusal = match access {

@@ -275,7 +275,7 @@ impl Driver {
             Op::Command { session, .. } | Op::Interrupt { session } => {
                 (session.clone(), Origin::Tui, false)
             }
-            Op::ApprovalDecision { .. } | Op::Shutdown => return,
+            Op::ApprovalDecision { .. } | Op::FileAnswer { .. } | Op::Shutdown => return,
         };
         if self.sent.len() == REMEMBERED_OPS {
             self.sent.pop_front();

@@ -448,9 +448,9 @@ fn check_op(op: &Op) -> Result<(), String> {
         _ => return Ok(()),
     };
     match origin {
-        Origin::Tui | Origin::Cli | Origin::Web => Ok(()),
+        Origin::Tui | Origin::Cli | Origin::Web | Origin::Acp => Ok(()),
         other => Err(format!(
-            "a client speaks as `tui`, `cli` or `web`, not as `{other}`"
+            "a client speaks as `tui`, `cli`, `web` or `acp`, not as `{other}`"
         )),
     }
 }

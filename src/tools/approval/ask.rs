@@ -30,7 +30,7 @@ impl Approver {
                 id,
                 tool: tool.into(),
                 command: command.into(),
-                cwd: ctx.workspace.display().to_string(),
+                cwd: ctx.work_dir().display().to_string(),
                 rule,
                 rule_covers: rule_covers.map(Into::into),
                 sandbox: sandbox.map(Into::into),

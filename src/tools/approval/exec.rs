@@ -54,7 +54,7 @@ impl Approver {
 
     /// After a sandboxed command failed in a way that looks like the
     /// sandbox refused it: asks whether to run it once outside the sandbox.
-    /// Only an attended origin (the TUI, the web page) is asked; only
+    /// Only an attended origin (the TUI, the web page, an editor) is asked; only
     /// `ApprovedOutsideSandbox` says yes. Never a rule, never implied by
     /// `approval = "full"` or another approval.
     pub async fn check_escalation(
@@ -64,7 +64,9 @@ impl Approver {
         ctx: &ToolContext,
     ) -> Result<Granted, Refusal> {
         // No surface listening (an in-process run): nobody could answer.
-        if !matches!(ctx.origin, Origin::Tui | Origin::Web) || !self.bus.has_subscribers() {
+        if !matches!(ctx.origin, Origin::Tui | Origin::Web | Origin::Acp)
+            || !self.bus.has_subscribers()
+        {
             return Err(Refusal::Policy(
                 "nobody at a keyboard can approve running it outside the sandbox".into(),
             ));

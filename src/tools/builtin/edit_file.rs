@@ -10,6 +10,7 @@ use std::path::Path;
 use crate::chat::ToolSpec;
 use crate::fsutil::atomic::write_atomic;
 use crate::tools::checkpoints::TurnCheckpoint;
+use crate::tools::client_files;
 use crate::tools::diff;
 use crate::tools::paths::{self, Access};
 use crate::tools::{ToolContext, ToolOutput, arg_str};
@@ -51,6 +52,9 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::fail(e),
     };
     let shown = paths::display(&ctx.workspace, &path);
+    if ctx.client_files.offered(&ctx.session).write {
+        return through_editor(ctx, &path, &shown, old_text, new_text).await;
+    }
     let (old_text, new_text) = (old_text.to_string(), new_text.to_string());
     let checkpoint = ctx.checkpoint.clone();
     let job = tokio::task::spawn_blocking(move || {
@@ -70,6 +74,44 @@ fn string_args(args: &serde_json::Value) -> Result<(&str, &str, &str), ToolOutpu
     ))
 }
 
+/// The edit through the session's editor (`tools::client_files`): the
+/// text as the editor has it (its unsaved buffer), else the disk's, and
+/// the result written back through the editor.
+async fn through_editor(
+    ctx: &ToolContext,
+    path: &Path,
+    shown: &str,
+    old_text: &str,
+    new_text: &str,
+) -> ToolOutput {
+    let content = match client_files::read(ctx, path).await {
+        Some(Ok(text)) => Ok(text),
+        Some(Err(e)) => Err(format!("cannot read `{shown}` in the editor: {e}")),
+        None => {
+            let (path, shown) = (path.to_path_buf(), shown.to_string());
+            tokio::task::spawn_blocking(move || load(&path, &shown))
+                .await
+                .unwrap_or_else(|e| Err(format!("edit_file failed: {e}")))
+        }
+    };
+    let content = match content {
+        Ok(content) => content,
+        Err(e) => return ToolOutput::fail(e),
+    };
+    let (updated, summary) = match apply(&content, shown, old_text, new_text) {
+        Ok(done) => done,
+        Err(output) => return output,
+    };
+    if let Some(checkpoint) = &ctx.checkpoint {
+        checkpoint.before_write(path, shown);
+    }
+    if let Some(Err(e)) = client_files::write(ctx, path, &updated).await {
+        return ToolOutput::fail(format!("cannot write `{shown}` in the editor: {e}"));
+    }
+    let diff = diff::between(shown, Some(content.as_bytes()), updated.as_bytes());
+    ToolOutput::ok(summary).with_diff(diff)
+}
+
 fn edit(
     path: &Path,
     shown: &str,
@@ -81,6 +123,29 @@ fn edit(
         Ok(c) => c,
         Err(e) => return ToolOutput::fail(e),
     };
+    let (updated, summary) = match apply(&content, shown, old_text, new_text) {
+        Ok(done) => done,
+        Err(output) => return output,
+    };
+    // Kept for `/rewind` before it changes.
+    if let Some(checkpoint) = checkpoint {
+        checkpoint.before_write(path, shown);
+    }
+    if let Err(e) = write_atomic(path, updated.as_bytes()) {
+        return ToolOutput::fail(format!("cannot write `{shown}`: {e}"));
+    }
+    let diff = diff::between(shown, Some(content.as_bytes()), updated.as_bytes());
+    ToolOutput::ok(summary).with_diff(diff)
+}
+
+/// `content` with the one match of `old_text` replaced, and the line
+/// that reports it; the failure to tell the model otherwise.
+fn apply(
+    content: &str,
+    shown: &str,
+    old_text: &str,
+    new_text: &str,
+) -> Result<(String, String), ToolOutput> {
     // Models write `\n`; a CRLF file would otherwise never match. Convert
     // both sides so the file keeps its line endings.
     let (old_text, new_text) = if content.contains("\r\n") && !old_text.contains('\r') {
@@ -91,41 +156,37 @@ fn edit(
     } else {
         (old_text.to_string(), new_text.to_string())
     };
-    let starts = match_starts(&content, &old_text);
+    let starts = match_starts(content, &old_text);
     match starts.as_slice() {
-        [] => ToolOutput::fail_escalate(not_found_hint(&content, &old_text, shown)),
+        [] => Err(ToolOutput::fail_escalate(not_found_hint(
+            content, &old_text, shown,
+        ))),
         [start] => {
             let mut updated = String::with_capacity(content.len() + new_text.len());
             updated.push_str(&content[..*start]);
             updated.push_str(&new_text);
             updated.push_str(&content[start + old_text.len()..]);
-            // Kept for `/rewind` before it changes.
-            if let Some(checkpoint) = checkpoint {
-                checkpoint.before_write(path, shown);
-            }
-            if let Err(e) = write_atomic(path, updated.as_bytes()) {
-                return ToolOutput::fail(format!("cannot write `{shown}`: {e}"));
-            }
-            let line = line_of(&content, *start);
+            let line = line_of(content, *start);
             let removed = old_text.lines().count().max(1);
             let added = new_text.lines().count();
-            let diff = diff::between(shown, Some(content.as_bytes()), updated.as_bytes());
-            ToolOutput::ok(format!(
-                "edited {shown}: replaced {removed} line(s) at line {line} with {added} line(s)"
+            Ok((
+                updated,
+                format!(
+                    "edited {shown}: replaced {removed} line(s) at line {line} with {added} line(s)"
+                ),
             ))
-            .with_diff(diff)
         }
         many => {
             let lines: Vec<String> = many
                 .iter()
                 .take(5)
-                .map(|&s| line_of(&content, s).to_string())
+                .map(|&s| line_of(content, s).to_string())
                 .collect();
-            ToolOutput::fail(format!(
+            Err(ToolOutput::fail(format!(
                 "old_text matches {} times in {shown} (lines {}); include more surrounding lines so it matches once",
                 many.len(),
                 lines.join(", ")
-            ))
+            )))
         }
     }
 }

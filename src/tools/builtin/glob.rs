@@ -98,10 +98,16 @@ fn plan(pattern: &str, ctx: &ToolContext) -> Result<Plan, String> {
 /// pattern names the longest root it lies in, any other the workspace.
 fn split_root(pattern: &str, ctx: &ToolContext) -> Result<(PathBuf, String, bool), String> {
     let expanded = crate::config::expand_home(pattern);
-    if !expanded.is_absolute() {
+    let work_dir = ctx.work_dir();
+    if !expanded.is_absolute() && work_dir == ctx.workspace {
         let rest = pattern.trim_start_matches("./").to_string();
         return Ok((ctx.workspace.clone(), rest, false));
     }
+    // A client's project: the pattern starts there, under its root.
+    let expanded = match expanded.is_absolute() {
+        true => expanded,
+        false => work_dir.join(pattern.trim_start_matches("./")),
+    };
     let roots = std::iter::once(&ctx.workspace).chain(&ctx.allowed_paths);
     let found = roots
         .filter_map(|root| Some((root, expanded.strip_prefix(root).ok()?)))

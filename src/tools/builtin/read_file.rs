@@ -9,6 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use crate::chat::ToolSpec;
+use crate::tools::client_files;
 use crate::tools::paths::{self, Access};
 use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
 
@@ -62,7 +63,22 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         .snapshot()
         .by_file(&path)
         .map(|s| s.base_dir.clone());
-    let job = tokio::task::spawn_blocking(move || read(&path, &shown, first, limit));
+    // Through the session's editor when it serves files: its text, an
+    // unsaved buffer included (`tools::client_files`).
+    let editor = match path.is_dir() {
+        true => None,
+        false => client_files::read(ctx, &path).await,
+    };
+    let job = match editor {
+        Some(Ok(text)) => tokio::task::spawn_blocking(move || {
+            let size = text.len() as u64;
+            read_lines(text.as_bytes(), size, &shown, first, limit)
+        }),
+        Some(Err(e)) => {
+            return ToolOutput::fail(format!("cannot read `{shown}` in the editor: {e}"));
+        }
+        None => tokio::task::spawn_blocking(move || read(&path, &shown, first, limit)),
+    };
     match job.await {
         Ok(Ok(text)) => ToolOutput::ok(match base_dir {
             Some(dir) => crate::skills::skill::expand_base_dir(&text, &dir),
@@ -92,7 +108,19 @@ fn read(path: &Path, shown: &str, first: u64, limit: u64) -> Result<String, Stri
     }
     let file = crate::fsutil::regular_file::open(path)
         .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let reader = BufReader::with_capacity(64 * 1024, file);
+    read_lines(reader, meta.len(), shown, first, limit)
+}
+
+/// Lines `first..first+limit` (1-based) of what `reader` reads (`size`
+/// bytes in all): the file, or the editor's text of it.
+fn read_lines(
+    mut reader: impl BufRead,
+    size: u64,
+    shown: &str,
+    first: u64,
+    limit: u64,
+) -> Result<String, String> {
     let io_err = |e: std::io::Error| format!("cannot read `{shown}`: {e}");
 
     let head = reader.fill_buf().map_err(io_err)?;
@@ -114,7 +142,7 @@ fn read(path: &Path, shown: &str, first: u64, limit: u64) -> Result<String, Stri
         let len = chunk.len();
         scan.feed(chunk);
         reader.consume(len);
-        if (scan.line > last || scan.full) && meta.len() > COUNT_LINES_UP_TO {
+        if (scan.line > last || scan.full) && size > COUNT_LINES_UP_TO {
             break;
         }
     }
@@ -136,7 +164,7 @@ fn read(path: &Path, shown: &str, first: u64, limit: u64) -> Result<String, Stri
         Some(n) => format!("{shown} (lines {first}-{shown_last} of {n})"),
         None => format!(
             "{shown} (lines {first}-{shown_last} of a {} MiB file)",
-            meta.len() / (1024 * 1024)
+            size / (1024 * 1024)
         ),
     };
     let mut text = String::from_utf8_lossy(&scan.out).into_owned();

@@ -6,6 +6,7 @@ use crate::chat::ToolSpec;
 use crate::fsutil::atomic::write_atomic;
 use crate::protocol::FileDiff;
 use crate::tools::checkpoints::TurnCheckpoint;
+use crate::tools::client_files;
 use crate::tools::diff;
 use crate::tools::paths::{self, Access};
 use crate::tools::{ToolContext, ToolOutput, arg_str};
@@ -39,6 +40,9 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::fail(e),
     };
     let shown = paths::display(&ctx.workspace, &path);
+    if ctx.client_files.offered(&ctx.session).write && !path.is_dir() {
+        return through_editor(ctx, &path, &shown, &content).await;
+    }
     let checkpoint = ctx.checkpoint.clone();
     let job =
         tokio::task::spawn_blocking(move || write(&path, &content, &shown, checkpoint.as_deref()));
@@ -47,6 +51,34 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Ok(Err(e)) => ToolOutput::fail(e),
         Err(e) => ToolOutput::fail(format!("write_file failed: {e}")),
     }
+}
+
+/// The write through the session's editor (`tools::client_files`): the
+/// text before is the editor's (its unsaved buffer) when it reads files
+/// too, else the disk's.
+async fn through_editor(ctx: &ToolContext, path: &Path, shown: &str, content: &str) -> ToolOutput {
+    let before = match client_files::read(ctx, path).await {
+        Some(Ok(text)) => Some(text.into_bytes()),
+        // Most often: no such file yet.
+        Some(Err(_)) => None,
+        None => crate::fsutil::regular_file::read(path).ok(),
+    };
+    if let Some(checkpoint) = &ctx.checkpoint {
+        checkpoint.before_write(path, shown);
+    }
+    if let Some(Err(e)) = client_files::write(ctx, path, content).await {
+        return ToolOutput::fail(format!("cannot write `{shown}` in the editor: {e}"));
+    }
+    let verb = if before.is_some() {
+        "overwrote"
+    } else {
+        "created"
+    };
+    let lines = content.lines().count();
+    let s = if lines == 1 { "" } else { "s" };
+    let summary = format!("{verb} {shown} ({lines} line{s}, {} bytes)", content.len());
+    let diff = diff::between(shown, before.as_deref(), content.as_bytes());
+    ToolOutput::ok(summary).with_diff(diff)
 }
 
 fn write(

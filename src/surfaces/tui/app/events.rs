@@ -100,6 +100,8 @@ impl App {
                 self.on_models(&session, models, ours);
             }
             EventKind::ModelPinned(pinned) => self.on_model_pinned(&session, pinned),
+            // An editor's own round trip (`egirl acp`): nothing to show.
+            EventKind::FileRequest(_) => {}
             kind @ (EventKind::Forked(_) | EventKind::Rewound(_)) => {
                 self.on_timeline(submission.as_ref(), &session, kind)
             }

@@ -43,6 +43,7 @@ pub fn badge(origin: &Origin) -> String {
         Origin::Discord(channel) => format!("Discord #{channel}"),
         Origin::Cron(job) => format!("cron {job}"),
         Origin::Telegram(chat) => format!("Telegram {chat}"),
+        Origin::Acp => "editor".into(),
     }
 }
 

@@ -117,9 +117,10 @@ async fn execute(
 ) -> ToolOutput {
     let started = Instant::now();
     let env = command_env(&ctx.exec.env_passthrough, ctx.protected.env_files());
-    let mut child = match spawn("bash", command, &ctx.workspace, &env, sandbox) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && ctx.workspace.is_dir() => {
-            match spawn("sh", command, &ctx.workspace, &env, sandbox) {
+    let cwd = ctx.work_dir();
+    let mut child = match spawn("bash", command, &cwd, &env, sandbox) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && cwd.is_dir() => {
+            match spawn("sh", command, &cwd, &env, sandbox) {
                 Ok(child) => child,
                 Err(e) => return ToolOutput::fail(format!("cannot start a shell: {e}")),
             }
@@ -127,14 +128,11 @@ async fn execute(
         Err(e) if sandbox.is_some() => {
             return ToolOutput::fail(format!(
                 "cannot start bash in {} inside the sandbox: {e}",
-                ctx.workspace.display()
+                cwd.display()
             ));
         }
         Err(e) => {
-            return ToolOutput::fail(format!(
-                "cannot start bash in {}: {e}",
-                ctx.workspace.display()
-            ));
+            return ToolOutput::fail(format!("cannot start bash in {}: {e}", cwd.display()));
         }
         Ok(child) => child,
     };
