@@ -70,10 +70,6 @@ macro_rules! tool {
     ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr, catalog: $purpose:expr) => {
         tool!($tool, fixed: $fixed, offered_when: $when, listing: Listing::Catalog($purpose))
     };
-    ($tool:ident, fixed: $fixed:expr, offered_when: $when:expr, spec: $spec:expr, catalog: $purpose:expr) => {
-        tool!($tool, fixed: $fixed, offered_when: $when, spec: $spec,
-            listing: Listing::Catalog($purpose))
-    };
     ($tool:ident, catalog: $purpose:expr) => {
         tool!($tool, fixed: true, offered_when: |_| true, catalog: $purpose)
     };
@@ -118,11 +114,11 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(delegate_claude_code, fixed: false, offered_when: |config| {
         config.delegate.claude_code.executable().is_ok()
     }, catalog: "hand a coding task to Claude Code"),
-    // Offered with at least one `[delegate.agents.NAME]`; its schema names
-    // the configured agents.
+    // Offered with at least one `[delegate.agents.NAME]`, whole: its spec
+    // names the agents the user configured, which the model should see
+    // without asking.
     tool!(delegate, fixed: false, offered_when: builtin::delegate::offered,
-        spec: builtin::delegate::spec_for,
-        catalog: "hand a task to another agent over ACP (its schema names them)"),
+        spec: builtin::delegate::spec_for, listing: Listing::Whole),
 ];
 
 /// The fixed set of tools, in prompt order (see [`ToolEntry::fixed`]):
@@ -278,6 +274,7 @@ mod tests {
                 "memory_search",
                 "memory_save",
                 "web_fetch",
+                "browser",
                 "more_tools"
             ]
         );

@@ -13,7 +13,7 @@ use crate::agent::{start, tool_results};
 use crate::support::cli::{Cli, events, of_type, stderr, tool_outcome};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
-const CORE: [&str; 8] = [
+const CORE: [&str; 9] = [
     "read_file",
     "write_file",
     "edit_file",
@@ -22,6 +22,7 @@ const CORE: [&str; 8] = [
     "memory_search",
     "memory_save",
     "web_fetch",
+    "browser",
 ];
 
 fn catalog_call(args: Value) -> Reply {
@@ -59,7 +60,9 @@ async fn core_tools_are_whole_and_the_catalog_names_the_rest_in_every_request() 
         Reply::tool_calls(&[("glob", r#"{"pattern": "*"}"#)]),
         Reply::text("done"),
     ]);
-    let search = "[tools.web.search]\nprovider = \"searxng\"\nendpoint = \"http://127.0.0.1:9\"\n";
+    // The browser is offered when its executable exists (never started here).
+    let search = "[tools.web.search]\nprovider = \"searxng\"\nendpoint = \"http://127.0.0.1:9\"\n\
+                  [tools.browser]\nexecutable = \"/bin/sh\"\n";
     let cli = Cli::new(&fake, search);
     run(&cli, &[]).await;
     let requests = fake.requests();
