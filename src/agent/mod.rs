@@ -327,6 +327,17 @@ async fn run_core(
         }
     }
     shutdown.cancel();
+    stop_core(&shared, ops, &busy, sessions).await;
+}
+
+/// After `Op::Shutdown`: what was sent later never runs, every session's
+/// running turn ends, slots are saved and the MCP servers stopped.
+async fn stop_core(
+    shared: &Shared,
+    mut ops: mpsc::UnboundedReceiver<Submission>,
+    busy: &watch::Sender<usize>,
+    mut sessions: HashMap<SessionId, SessionHandle>,
+) {
     // Messages sent after the shutdown never run: count them out, so
     // `idle()` resolves. Closed first: later sends fail (and say so).
     ops.close();

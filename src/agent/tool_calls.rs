@@ -33,25 +33,7 @@ pub(super) async fn run_tools(
     checkpoint: Option<Arc<tools::checkpoints::TurnCheckpoint>>,
 ) -> Vec<tools::ToolOutput> {
     let shared = turn.shared;
-    let ctx = ToolContext {
-        workspace: shared.workspace.clone(),
-        allowed_paths: shared.allowed_paths.clone(),
-        exec: shared.config.tools.exec.clone(),
-        session: session_id.to_string(),
-        origin: turn.origin.clone(),
-        approver: shared.approver.clone(),
-        cancel: cancel.clone(),
-        skills: shared.skills.clone(),
-        memory: Some(shared.memory.clone()),
-        protected: shared.protected.clone(),
-        config: shared.config.clone(),
-        bus: turn.shared.bus.clone(),
-        call_id: String::new(),
-        checkpoint,
-        mcp: shared.mcp.clone(),
-        approval_wait_ms: Default::default(),
-        client_files: shared.client_files.clone(),
-    };
+    let ctx = tool_context(turn, session_id, cancel, checkpoint);
     let mut jobs = Vec::with_capacity(calls.len());
     // A catalog call is the named tool's call from here on (the history keeps what was sent).
     for call in calls.iter().map(ToolCall::resolved) {
@@ -124,6 +106,36 @@ pub(super) async fn run_tools(
         });
     }
     join_all(jobs).await
+}
+
+/// What every call of one batch shares: the session's roots, policies and
+/// services; each call then gets its own id.
+fn tool_context(
+    turn: &Turn<'_>,
+    session_id: &str,
+    cancel: &CancellationToken,
+    checkpoint: Option<Arc<tools::checkpoints::TurnCheckpoint>>,
+) -> ToolContext {
+    let shared = turn.shared;
+    ToolContext {
+        workspace: shared.workspace.clone(),
+        allowed_paths: shared.allowed_paths.clone(),
+        exec: shared.config.tools.exec.clone(),
+        session: session_id.to_string(),
+        origin: turn.origin.clone(),
+        approver: shared.approver.clone(),
+        cancel: cancel.clone(),
+        skills: shared.skills.clone(),
+        memory: Some(shared.memory.clone()),
+        protected: shared.protected.clone(),
+        config: shared.config.clone(),
+        bus: turn.shared.bus.clone(),
+        call_id: String::new(),
+        checkpoint,
+        mcp: shared.mcp.clone(),
+        approval_wait_ms: Default::default(),
+        client_files: shared.client_files.clone(),
+    }
 }
 
 /// The `pre_tool` hooks of a call: why one blocked it, if one did.
