@@ -321,7 +321,7 @@ async fn measure_mcp(
 }
 
 /// Every built-in offered (`web_search` configured, `delegate_claude_code`'s
-/// binary present) and the two MCP servers: the largest tool list a turn
+/// binary present, two ACP agents for `delegate`, the browser) and the two MCP servers: the largest tool list a turn
 /// gets, as `tools::offered` lists it, then the `mcp` tool.
 async fn measure_everything_on(
     count: &impl AsyncFn(&str) -> Result<u64, String>,
@@ -335,6 +335,19 @@ async fn measure_everything_on(
     });
     // Any executable stands for `claude`: only its presence is checked.
     config.delegate.claude_code.binary = "/bin/sh".into();
+    // Two ACP agents, described as a user would (`delegate` names them).
+    for (name, description) in [
+        ("claude", "Claude Code, for large refactors"),
+        ("codex", "OpenAI codex, for a second opinion"),
+    ] {
+        let agent: egirl::config::DelegateAgent = toml::from_str(&format!(
+            "command = \"{name}-acp\"\ndescription = {description:?}"
+        ))
+        .map_err(|e| e.to_string())?;
+        config.delegate.agents.insert(name.into(), agent);
+    }
+    // The browser is offered when its executable exists.
+    config.tools.browser.executable = "/bin/sh".into();
     let mut specs = egirl::tools::offered(&config);
     let builtins = specs.len();
     specs.extend(mcp_specs.iter().cloned());
