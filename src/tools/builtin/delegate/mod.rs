@@ -13,7 +13,6 @@
 //! interrupt or the timeout sends `session/cancel`, then kills its whole
 //! process group: nothing it started outlives the call.
 
-mod rpc;
 mod serve;
 mod updates;
 
@@ -27,8 +26,8 @@ use tokio::io::AsyncReadExt;
 use super::delegate_claude_code::{GroupGuard, confine};
 use crate::chat::ToolSpec;
 use crate::config::DelegateAgent;
+use crate::jsonrpc::{Connection, Incoming, Started};
 use crate::tools::{ToolContext, ToolOutput, arg_str, paths};
-use rpc::Connection;
 use updates::Transcript;
 
 /// ACP's protocol version egirl speaks.
@@ -43,6 +42,12 @@ const STDERR_KEPT: u64 = 4096;
 /// Variables every agent keeps from egirl's environment (HOME is its
 /// state dir); others only when its entry names them.
 const ENV_KEPT: [&str; 5] = ["PATH", "USER", "LANG", "LC_ALL", "TERM"];
+
+/// How the agent's frames are read: a line past this ends the connection.
+const FRAMING: crate::jsonrpc::Options = crate::jsonrpc::Options {
+    max_line: 8 * 1024 * 1024,
+    gone: "the agent closed its connection",
+};
 
 /// Where each agent keeps its state (its HOME), by name.
 const STATE_ROOT: &str = "~/.cache/egirl/delegate";
@@ -134,7 +139,11 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return ToolOutput::fail(format!("{name}'s stdio could not be opened"));
     };
-    let (conn, incoming) = Connection::start(stdin, stdout);
+    let Started {
+        connection: conn,
+        incoming,
+        ..
+    } = Connection::start(stdout, stdin, FRAMING);
     let server = serve::Server {
         ctx: ctx.clone(),
         agent: name.to_string(),
@@ -199,7 +208,7 @@ struct Ended {
 /// requests served meanwhile; an interrupt or the timeout cancels it.
 async fn drive(
     server: &serve::Server,
-    mut incoming: tokio::sync::mpsc::Receiver<rpc::Incoming>,
+    mut incoming: tokio::sync::mpsc::Receiver<Incoming>,
     agent: &DelegateAgent,
     task: &str,
 ) -> Ended {
@@ -273,14 +282,21 @@ async fn drive(
     Ended { transcript, result }
 }
 
-/// An update is shown under the call; a request is answered aside.
-fn handle(server: &serve::Server, transcript: &mut Transcript, message: rpc::Incoming) {
-    if message.method == "session/update" {
-        for line in transcript.read(&message.params["update"]) {
-            server.ctx.progress(line);
+/// An update is shown under the call; a request is answered aside; a
+/// line that is not JSON-RPC (a stray log line) is skipped, as ACP
+/// clients do.
+fn handle(server: &serve::Server, transcript: &mut Transcript, message: Incoming) {
+    match message {
+        Incoming::Notification { method, params } if method == "session/update" => {
+            for line in transcript.read(&params["update"]) {
+                server.ctx.progress(line);
+            }
         }
-    } else {
-        server.spawn(message);
+        Incoming::Request { id, method, params } => server.spawn(id, method, params),
+        Incoming::Notification { method, .. } => {
+            tracing::debug!("delegate: ignoring the notification `{method}`");
+        }
+        Incoming::Invalid { why, .. } => tracing::debug!("delegate: skipped a line: {why}"),
     }
 }
 

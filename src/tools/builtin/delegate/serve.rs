@@ -9,15 +9,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::rpc::{Connection, Incoming};
 use crate::config::ClaudePermissions;
+use crate::jsonrpc::{Connection, RpcError};
 use crate::protocol::FileDiff;
 use crate::tools::paths::Access;
 use crate::tools::{ToolContext, builtin};
-
-/// JSON-RPC's "method not found" and "invalid params".
-const NOT_FOUND: i64 = -32601;
-const INVALID: i64 = -32602;
 
 /// What a request needs to be answered: the call's context, the agent,
 /// its task, and where diffs of its writes go.
@@ -41,14 +37,11 @@ pub struct Server {
 impl Server {
     /// Answers one request on a task of its own (a permission may wait
     /// long for the user; updates keep flowing meanwhile).
-    pub fn spawn(&self, request: Incoming) {
-        let Some(id) = request.id else { return };
+    pub fn spawn(&self, id: Value, method: String, params: Value) {
         let server = self.clone();
         let task = tokio::spawn(async move {
             let submission = server.submission.clone();
-            let answer =
-                crate::bus::answering(submission, server.answer(&request.method, &request.params))
-                    .await;
+            let answer = crate::bus::answering(submission, server.answer(&method, &params)).await;
             server.conn.respond(id, answer);
         });
         if let Ok(mut answering) = self.answering.lock() {
@@ -66,12 +59,14 @@ impl Server {
         }
     }
 
-    async fn answer(&self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+    async fn answer(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
         match method {
             "session/request_permission" => Ok(self.permission(params).await),
             "fs/read_text_file" => self.read(params).await,
             "fs/write_text_file" => self.write(params).await,
-            other => Err((NOT_FOUND, format!("egirl does not offer `{other}`"))),
+            other => Err(RpcError::no_method(format!(
+                "egirl does not offer `{other}`"
+            ))),
         }
     }
 
@@ -134,20 +129,20 @@ impl Server {
         }
     }
 
-    async fn read(&self, params: &Value) -> Result<Value, (i64, String)> {
+    async fn read(&self, params: &Value) -> Result<Value, RpcError> {
         let path = path_param(params)?;
         let resolved = self
             .ctx
             .resolve(path, Access::Read)
-            .map_err(|e| (INVALID, e))?;
+            .map_err(RpcError::invalid)?;
         let text = tokio::task::spawn_blocking(move || {
             crate::fsutil::regular_file::read(&resolved)
                 .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
                 .map_err(|e| format!("cannot read {}: {e}", resolved.display()))
         })
         .await
-        .map_err(|e| (INVALID, e.to_string()))?
-        .map_err(|e| (INVALID, e))?;
+        .map_err(|e| RpcError::invalid(e.to_string()))?
+        .map_err(RpcError::invalid)?;
         let text = lines_of(&text, params["line"].as_u64(), params["limit"].as_u64());
         self.ctx
             .progress(format!("  read {}", self.shown(Path::new(path))));
@@ -155,17 +150,17 @@ impl Server {
     }
 
     /// Through `write_file` itself: the same path rules, checkpoint and diff.
-    async fn write(&self, params: &Value) -> Result<Value, (i64, String)> {
+    async fn write(&self, params: &Value) -> Result<Value, RpcError> {
         let path = path_param(params)?;
         let Some(content) = params["content"].as_str() else {
-            return Err((INVALID, "`content` is missing".into()));
+            return Err(RpcError::invalid("`content` is missing"));
         };
         let args = json!({"path": path, "content": content});
         let out = builtin::write_file::run(&args, &self.ctx).await;
         if !out.success {
             self.ctx
                 .progress(format!("  ✗ write refused: {}", out.output));
-            return Err((INVALID, out.output));
+            return Err(RpcError::invalid(out.output));
         }
         self.ctx.progress(format!("  {}", out.output));
         if let (Some(diff), Ok(mut diffs)) = (out.diff, self.diffs.lock()) {
@@ -189,11 +184,11 @@ fn bounded(text: &str) -> String {
     }
 }
 
-fn path_param(params: &Value) -> Result<&str, (i64, String)> {
+fn path_param(params: &Value) -> Result<&str, RpcError> {
     params["path"]
         .as_str()
         .filter(|p| !p.is_empty())
-        .ok_or((INVALID, "`path` is missing".into()))
+        .ok_or_else(|| RpcError::invalid("`path` is missing"))
 }
 
 /// `limit` lines from 1-based line `line` (ACP's `fs/read_text_file`).
