@@ -1,29 +1,26 @@
 #!/usr/bin/env bash
-# Installs the ACP agents the `delegate` tests run against, from the npm
+# Installs the ACP agent the `delegate` tests run against, from the npm
 # registry, pinned:
 #   @zed-industries/claude-agent-acp  (Claude Code's ACP adapter; its Claude
-#                                      Code is bundled; runs on node 20)
-#   @agentclientprotocol/sdk          (the ACP SDK the adapter uses; the
-#                                      tests' own agent script tests/acp/fs_agent.mjs
-#                                      is written against it)
+#                                      Code and its own ACP SDK come with it;
+#                                      runs on node 20)
+# The tests' own agent script tests/acp/fs_agent.mjs uses the ACP SDK that
+# scripts/install-acp.sh installs (one version of the SDK for both sides).
 #
-# They land in ${EGIRL_CACHE:-$HOME/.cache/egirl}/acp-agents/node_modules.
-# Idempotent: a stamp names the pins, so a second run with the same pins
-# does nothing and bumping a pin reinstalls.
+# It lands in ${EGIRL_CACHE:-$HOME/.cache/egirl}/acp-agents/node_modules.
+# Idempotent: a stamp names the pin, so a second run with the same pin does
+# nothing and bumping the pin reinstalls.
 #
 # Usage: scripts/install-acp-agents.sh [--print-paths]
 set -euo pipefail
 
 CLAUDE_ACP_VERSION="0.23.1"
-# The version the adapter itself depends on.
-SDK_VERSION="0.17.0"
 
 CACHE="${EGIRL_CACHE:-$HOME/.cache/egirl}"
 DIR="$CACHE/acp-agents"
 STAMP="$DIR/.installed"
-WANT="claude-agent-acp=$CLAUDE_ACP_VERSION sdk=$SDK_VERSION"
+WANT="claude-agent-acp=$CLAUDE_ACP_VERSION"
 CLAUDE_ACP="$DIR/node_modules/@zed-industries/claude-agent-acp/dist/index.js"
-SDK="$DIR/node_modules/@agentclientprotocol/sdk/package.json"
 
 print_paths() {
   echo "ACP_CLAUDE_AGENT=$CLAUDE_ACP"
@@ -35,7 +32,7 @@ if [[ "${1:-}" == "--print-paths" ]]; then
   exit 0
 fi
 
-if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" && -f "$CLAUDE_ACP" && -f "$SDK" ]]; then
+if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" && -f "$CLAUDE_ACP" ]]; then
   print_paths
   exit 0
 fi
@@ -43,12 +40,12 @@ fi
 command -v npm >/dev/null || { echo "install-acp-agents: npm is not installed (node 20+ with npm is needed)" >&2; exit 1; }
 mkdir -p "$DIR"
 cd "$DIR"
-[[ -f package.json ]] || echo '{"name":"egirl-acp-agents","private":true}' > package.json
-npm install --no-audit --no-fund --loglevel=error --save-exact \
-  "@zed-industries/claude-agent-acp@$CLAUDE_ACP_VERSION" \
-  "@agentclientprotocol/sdk@$SDK_VERSION" >&2
-for f in "$CLAUDE_ACP" "$SDK"; do
-  [[ -f "$f" ]] || { echo "install-acp-agents: $f is missing after npm install" >&2; exit 1; }
-done
+# The manifest names the adapter alone (an earlier install also named the
+# SDK: written anew, npm prunes what is no longer asked for).
+cat > package.json <<JSON
+{"name":"egirl-acp-agents","private":true,"dependencies":{"@zed-industries/claude-agent-acp":"$CLAUDE_ACP_VERSION"}}
+JSON
+npm install --no-audit --no-fund --loglevel=error >&2
+[[ -f "$CLAUDE_ACP" ]] || { echo "install-acp-agents: $CLAUDE_ACP is missing after npm install" >&2; exit 1; }
 echo "$WANT" > "$STAMP"
 print_paths

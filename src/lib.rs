@@ -15,6 +15,7 @@
 //! | 1 | `fsutil` | atomic writes, opening only regular files, file locks |
 //! | 1 | `print` | printing outside the TUI, escape sequences removed |
 //! | 1 | `stop_signals` | the signals that stop `-m` and `serve` |
+//! | 1 | `jsonrpc` | JSON-RPC 2.0 a line at a time over a pipe: requests and their answers by id (ACP both ways) |
 //! | 2 | `bus` | fans every event out to each surface's own queue |
 //! | 2 | `chat` | messages, tool calls, tool specs and token usage |
 //! | 3 | `link` | a surface's connection to the core: in this process or over its socket |
@@ -44,6 +45,7 @@ pub mod config;
 pub mod cron;
 pub mod fsutil;
 pub mod images;
+pub mod jsonrpc;
 pub mod link;
 pub mod logging;
 pub mod mcp;

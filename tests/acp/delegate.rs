@@ -3,7 +3,8 @@
 //! adapter (`@zed-industries/claude-agent-acp`, installed by
 //! scripts/install-acp-agents.sh) against the fake Anthropic API the
 //! delegation tests use, and tests/acp/fs_agent.mjs (an agent on the ACP
-//! SDK) for file requests and an agent that will not stop.
+//! SDK scripts/install-acp.sh installs) for file requests and an agent
+//! that will not stop.
 
 use std::path::{Path, PathBuf};
 
@@ -44,11 +45,17 @@ fn claude_config(permissions: &str) -> String {
     )
 }
 
+/// The ACP SDK tests/acp/fs_agent.mjs is written against: the one
+/// scripts/install-acp.sh installs for tests/acp/client.mjs.
+pub fn fs_agent_sdk() -> PathBuf {
+    super::agent::sdk_modules().join("@agentclientprotocol/sdk/dist/v1/stable/acp.js")
+}
+
 /// `[delegate.agents.scripted]`: tests/acp/fs_agent.mjs; `marker` is an
 /// extra argument that names its process in /proc.
 pub fn scripted_config(marker: &str, timeout: &str) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/fs_agent.mjs");
-    let sdk = node_modules().join("@agentclientprotocol/sdk/dist/acp.js");
+    let sdk = fs_agent_sdk();
     format!(
         "[delegate.agents.scripted]\ncommand = \"node\"\nargs = [\"{}\", \"{}\", \"{marker}\"]\ntimeout = \"{timeout}\"\n",
         script.display(),

@@ -11,7 +11,7 @@ use egirl::protocol::{
 };
 use serde_json::json;
 
-use super::delegate::{delegate_call, node_modules};
+use super::delegate::{delegate_call, fs_agent_sdk};
 use super::delegate_fs::processes_with;
 use crate::agent::{Harness, start};
 use crate::support::fake_llama::{FakeLlama, Reply};
@@ -20,7 +20,7 @@ use crate::support::fake_llama::{FakeLlama, Reply};
 /// `marker` naming its process), its permissions asked in the modal.
 fn harness(fake: &FakeLlama, marker: &str) -> Harness {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/fs_agent.mjs");
-    let sdk = node_modules().join("@agentclientprotocol/sdk/dist/acp.js");
+    let sdk = fs_agent_sdk();
     let agent = DelegateAgent {
         command: "node".into(),
         args: vec![

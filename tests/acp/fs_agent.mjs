@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// A small ACP agent written against the SDK's AgentSideConnection, for the
-// `delegate` tests of what Claude Code's adapter never sends (it writes the
-// disk itself): fs/write_text_file and fs/read_text_file requests, and an
-// agent that ignores session/cancel while its child process runs.
+// A small ACP agent written against the SDK's agent side (`agent()`), for
+// the `delegate` tests of what Claude Code's adapter never sends (it writes
+// the disk itself): fs/write_text_file and fs/read_text_file requests, and
+// an agent that ignores session/cancel while its child process runs.
 //
-// argv[2]: the SDK's dist/acp.js. The prompt's text is a JSON script:
+// argv[2]: the SDK's dist/v1/stable/acp.js (the one scripts/install-acp.sh
+// installs, as tests/acp/client.mjs uses). The prompt's text is a JSON script:
 //   {"ask": title, "writes": [[path, content], ...], "read": path, "hang": seconds,
 //    "disk_writes": [[path, content], ...], "disk_reads": [path, ...]}
 // "disk_*" go to the disk directly, not through the client (the sandbox's bounds).
@@ -12,40 +13,36 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
 
-const acp = await import(process.argv[2]);
+const { agent, methods, ndJsonStream, PROTOCOL_VERSION } = await import(pathToFileURL(process.argv[2]).href);
 
-class ScriptedAgent {
-  constructor(connection) {
-    this.connection = connection;
+// One client per process: what its `initialize` and `session/new` said.
+const state = { fs: {}, terminal: null, cwd: null };
+
+function say(client, sessionId, text) {
+  return client.notify(methods.client.session.update, {
+    sessionId,
+    update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
+  });
+}
+
+class ScriptedTurn {
+  constructor(client) {
+    this.client = client;
+    this.fs = state.fs;
+    this.terminal = state.terminal;
+    this.cwd = state.cwd;
   }
-  async initialize(params) {
-    this.fs = params.clientCapabilities?.fs ?? {};
-    this.terminal = params.clientCapabilities?.terminal ?? null;
-    return { protocolVersion: acp.PROTOCOL_VERSION, agentCapabilities: { loadSession: false } };
+  say(sessionId, text) {
+    return say(this.client, sessionId, text);
   }
-  async newSession(params) {
-    this.cwd = params.cwd;
-    return { sessionId: "fs-agent-session" };
-  }
-  async authenticate() {
-    return {};
-  }
-  async cancel() {
-    // Ignored on purpose: egirl must still end it.
-  }
-  async say(sessionId, text) {
-    await this.connection.sessionUpdate({
-      sessionId,
-      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
-    });
-  }
-  async prompt(params) {
+  async run(params) {
     const sessionId = params.sessionId;
     const script = JSON.parse(params.prompt.map((p) => p.text ?? "").join(""));
     await this.say(sessionId, `cwd ${this.cwd}; fs ${JSON.stringify(this.fs)}; terminal ${JSON.stringify(this.terminal)}\n`);
     if (script.ask) {
-      const { outcome } = await this.connection.requestPermission({
+      const { outcome } = await this.client.request(methods.client.session.requestPermission, {
         sessionId,
         toolCall: { toolCallId: "ask1", title: script.ask, kind: "edit", status: "pending", rawInput: { writes: script.writes } },
         options: [
@@ -63,7 +60,7 @@ class ScriptedAgent {
     }
     for (const [path, content] of script.writes ?? []) {
       try {
-        await this.connection.writeTextFile({ sessionId, path, content });
+        await this.client.request(methods.client.fs.writeTextFile, { sessionId, path, content });
         await this.say(sessionId, `wrote ${path}\n`);
       } catch (e) {
         await this.say(sessionId, `refused ${path}: ${e.message ?? JSON.stringify(e)}\n`);
@@ -71,7 +68,7 @@ class ScriptedAgent {
     }
     if (script.read) {
       try {
-        const { content } = await this.connection.readTextFile({ sessionId, path: script.read });
+        const { content } = await this.client.request(methods.client.fs.readTextFile, { sessionId, path: script.read });
         await this.say(sessionId, `read ${script.read}: ${content.trim()}\n`);
       } catch (e) {
         await this.say(sessionId, `refused ${script.read}: ${e.message ?? JSON.stringify(e)}\n`);
@@ -95,7 +92,7 @@ class ScriptedAgent {
     await this.say(sessionId, `env ${Object.keys(process.env).sort().join(",")}\n`);
     if (script.hang) {
       const child = spawn("sleep", [String(script.hang)], { stdio: "ignore" });
-      await this.connection.sessionUpdate({
+      await this.client.notify(methods.client.session.update, {
         sessionId,
         update: { sessionUpdate: "tool_call", toolCallId: "t1", title: `sleep ${script.hang} (pid ${child.pid})`, status: "in_progress" },
       });
@@ -106,6 +103,20 @@ class ScriptedAgent {
   }
 }
 
-const input = Writable.toWeb(process.stdout);
-const output = Readable.toWeb(process.stdin);
-new acp.AgentSideConnection((conn) => new ScriptedAgent(conn), acp.ndJsonStream(input, output));
+const app = agent({ name: "fs-agent" })
+  .onRequest(methods.agent.initialize, ({ params }) => {
+    state.fs = params.clientCapabilities?.fs ?? {};
+    state.terminal = params.clientCapabilities?.terminal ?? null;
+    return { protocolVersion: PROTOCOL_VERSION, agentCapabilities: { loadSession: false } };
+  })
+  .onRequest(methods.agent.authenticate, () => ({}))
+  .onRequest(methods.agent.session.new, ({ params }) => {
+    state.cwd = params.cwd;
+    return { sessionId: "fs-agent-session" };
+  })
+  .onRequest(methods.agent.session.prompt, ({ params, client }) => new ScriptedTurn(client).run(params))
+  // Ignored on purpose: egirl must still end it.
+  .onNotification(methods.agent.session.cancel, () => {});
+
+const connection = app.connect(ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+await connection.closed;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
 
-use super::rpc::RpcError;
+use crate::jsonrpc::RpcError;
 use crate::protocol::ImagePart;
 
 /// The text and images of `blocks`; an image that is not one (or not of

@@ -4,11 +4,12 @@
 //! `session/update` notifications, its approval requests become
 //! `session/request_permission`, `session/cancel` becomes `Op::Interrupt`.
 //!
-//! stdout carries nothing but ACP frames (`rpc`'s writer owns it); logs
-//! go to the log file, notices to stderr. The message types are the
-//! `agent-client-protocol` crate's schema; the framing is this module's
-//! own (one line per message), so every request runs as a task of its
-//! own and a prompt in flight never holds up a `session/cancel`.
+//! stdout carries nothing but ACP frames (`crate::jsonrpc`'s writer owns
+//! it); logs go to the log file, notices to stderr. The message types are
+//! the `agent-client-protocol` crate's schema; the framing is
+//! `crate::jsonrpc` (one line per message, shared with the `delegate`
+//! tool's client side), so every request runs as a task of its own and a
+//! prompt in flight never holds up a `session/cancel`.
 
 mod commands;
 mod content;
@@ -16,7 +17,6 @@ mod files;
 mod permission;
 mod prompt;
 mod replay;
-mod rpc;
 mod session;
 mod updates;
 
@@ -25,19 +25,23 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
+use crate::jsonrpc::{Connection, Incoming, RpcError, Started};
+use crate::link::CoreLink;
+use crate::protocol::Op;
+use crate::stop_signals::StopSignals;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, McpCapabilities,
     PromptCapabilities, SessionCapabilities, SessionListCapabilities,
 };
 use serde_json::Value;
-use tokio::io::AsyncBufReadExt;
-use tokio::sync::mpsc;
 
-use crate::link::CoreLink;
-use crate::protocol::Op;
-use crate::stop_signals::StopSignals;
-use rpc::{Incoming, Peer, RpcError};
+/// How the client's frames are read: a prompt may embed images and
+/// resources, so a line may be large, but not without bound.
+const FRAMING: crate::jsonrpc::Options = crate::jsonrpc::Options {
+    max_line: 64 * 1024 * 1024,
+    gone: "the client closed the connection",
+};
 
 /// What the surface needs beyond the core.
 pub struct AcpOptions {
@@ -53,7 +57,7 @@ pub struct AcpOptions {
 /// The agent: the core, the client, and the sessions this client opened.
 pub struct Acp {
     link: CoreLink,
-    peer: Peer,
+    peer: Connection,
     options: AcpOptions,
     sessions: Mutex<HashMap<String, OpenSession>>,
     /// What the client's `initialize` offered: it reads and writes files
@@ -81,28 +85,25 @@ struct OpenSession {
 /// Serves the client on stdin/stdout until it closes stdin or a signal
 /// comes; a prompt still running is interrupted.
 pub async fn run(link: CoreLink, options: AcpOptions) {
-    let (frames, queue) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(rpc::write_frames(queue));
+    let Started {
+        connection,
+        mut incoming,
+        writer,
+    } = Connection::start(tokio::io::stdin(), tokio::io::stdout(), FRAMING);
     let acp = Arc::new(Acp {
         link,
-        peer: Peer::new(frames),
+        peer: connection,
         options,
         sessions: Mutex::new(HashMap::new()),
         client_files: Mutex::new(ClientFiles::default()),
     });
     acp.link.start_mcp();
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stop = StopSignals::watch();
     loop {
         tokio::select! {
-            line = lines.next_line() => match line {
-                Ok(Some(line)) if line.trim().is_empty() => {}
-                Ok(Some(line)) => acp.receive(&line),
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::warn!("acp: cannot read stdin: {e}");
-                    break;
-                }
+            message = incoming.recv() => match message {
+                Some(message) => acp.receive(message),
+                None => break,
             },
             () = stop.next() => break,
         }
@@ -122,21 +123,18 @@ impl Acp {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One line from the client.
-    fn receive(self: &Arc<Self>, line: &str) {
-        match rpc::parse(line) {
-            Ok(Incoming::Request { id, method, params }) => {
+    /// One message from the client (answers to our requests went to
+    /// their waiter already).
+    fn receive(self: &Arc<Self>, message: Incoming) {
+        match message {
+            Incoming::Request { id, method, params } => {
                 let acp = self.clone();
                 tokio::spawn(async move { acp.request(id, &method, params).await });
             }
-            Ok(Incoming::Notification { method, params }) => self.notification(&method, &params),
-            Ok(Incoming::Response { id, outcome }) => self.peer.answered(&id, outcome),
-            Err((id, why)) => {
+            Incoming::Notification { method, params } => self.notification(&method, &params),
+            Incoming::Invalid { id, why } => {
                 tracing::warn!("acp: {why}");
-                let error = RpcError {
-                    code: -32700,
-                    message: why,
-                };
+                let error = RpcError::new(crate::jsonrpc::PARSE_ERROR, why);
                 self.peer.respond(id, Err(error));
             }
         }
@@ -155,10 +153,9 @@ impl Acp {
             "session/list" => session::list(&self, params).await,
             "session/set_config_option" => session::set_config_option(&self, params).await,
             "session/prompt" => prompt::run(&self, params).await,
-            other => Err(RpcError {
-                code: rpc::METHOD_NOT_FOUND,
-                message: format!("egirl does not implement `{other}`"),
-            }),
+            other => Err(RpcError::no_method(format!(
+                "egirl does not implement `{other}`"
+            ))),
         };
         self.peer.respond(id, result);
     }

@@ -12,9 +12,9 @@ use agent_client_protocol::v1::schema::{ContentBlock, PromptRequest, PromptRespo
 use serde_json::Value;
 
 use super::commands::{self, Slash};
-use super::rpc::RpcError;
 use super::session::ask_core;
 use super::{Acp, content, files, permission, updates};
+use crate::jsonrpc::RpcError;
 use crate::protocol::{
     ApprovalRules, Command, Compacted, Event, EventKind, ImagePart, MemoryHits, Op, Origin,
     Rewound, Submission,

@@ -13,8 +13,8 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
-use super::rpc::RpcError;
 use super::{Acp, commands, replay};
+use crate::jsonrpc::RpcError;
 use crate::protocol::{Command, ErrorEvent, EventKind, Models, Op, Submission};
 use crate::sessions::{self, Transcript};
 

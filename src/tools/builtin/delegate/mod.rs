@@ -13,7 +13,7 @@
 //! interrupt or the timeout sends `session/cancel`, then kills its whole
 //! process group: nothing it started outlives the call.
 
-mod rpc;
+mod messages;
 mod serve;
 mod updates;
 
@@ -21,18 +21,20 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, InitializeResponse, NewSessionRequest, NewSessionResponse,
+    PromptRequest, StopReason, TextContent,
+};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::delegate_claude_code::{GroupGuard, confine};
 use crate::chat::ToolSpec;
 use crate::config::DelegateAgent;
+use crate::jsonrpc::{Connection, Incoming, Started};
 use crate::tools::{ToolContext, ToolOutput, arg_str, paths};
-use rpc::Connection;
+use messages::{PROTOCOL_VERSION, Stop, answer_of, initialize_params, stop_of};
 use updates::Transcript;
-
-/// ACP's protocol version egirl speaks.
-const PROTOCOL_VERSION: u64 = 1;
 
 /// How long a cancelled agent has to end its turn before it is killed.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
@@ -43,6 +45,12 @@ const STDERR_KEPT: u64 = 4096;
 /// Variables every agent keeps from egirl's environment (HOME is its
 /// state dir); others only when its entry names them.
 const ENV_KEPT: [&str; 5] = ["PATH", "USER", "LANG", "LC_ALL", "TERM"];
+
+/// How the agent's frames are read: a line past this ends the connection.
+const FRAMING: crate::jsonrpc::Options = crate::jsonrpc::Options {
+    max_line: 8 * 1024 * 1024,
+    gone: "the agent closed its connection",
+};
 
 /// Where each agent keeps its state (its HOME), by name.
 const STATE_ROOT: &str = "~/.cache/egirl/delegate";
@@ -134,7 +142,11 @@ pub async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return ToolOutput::fail(format!("{name}'s stdio could not be opened"));
     };
-    let (conn, incoming) = Connection::start(stdin, stdout);
+    let Started {
+        connection: conn,
+        incoming,
+        ..
+    } = Connection::start(stdout, stdin, FRAMING);
     let server = serve::Server {
         ctx: ctx.clone(),
         agent: name.to_string(),
@@ -192,14 +204,14 @@ fn agent_and_task<'a>(
 /// How the session ended: its stop reason and text, or why it failed.
 struct Ended {
     transcript: Transcript,
-    result: Result<String, String>,
+    result: Result<Stop, String>,
 }
 
 /// The session from `initialize` to the prompt's answer, the agent's
 /// requests served meanwhile; an interrupt or the timeout cancels it.
 async fn drive(
     server: &serve::Server,
-    mut incoming: tokio::sync::mpsc::Receiver<rpc::Incoming>,
+    mut incoming: tokio::sync::mpsc::Receiver<Incoming>,
     agent: &DelegateAgent,
     task: &str,
 ) -> Ended {
@@ -209,26 +221,23 @@ async fn drive(
     let session_id = std::sync::Mutex::new(None::<String>);
     let session = async {
         let init = conn.request("initialize", initialize_params()).await?;
-        if init["protocolVersion"].as_u64() != Some(PROTOCOL_VERSION) {
+        let init: InitializeResponse = answer_of("initialize", init)?;
+        if init.protocol_version != PROTOCOL_VERSION {
             return Err(format!(
                 "it speaks ACP version {}, egirl speaks {PROTOCOL_VERSION}",
-                init["protocolVersion"]
+                init.protocol_version
             ));
         }
-        let cwd = ctx.workspace.display().to_string();
-        let new = conn
-            .request("session/new", json!({"cwd": cwd, "mcpServers": []}))
-            .await?;
-        let id = new["sessionId"].as_str().unwrap_or_default().to_string();
+        let new = NewSessionRequest::new(ctx.workspace.clone());
+        let new = conn.request("session/new", new).await?;
+        let new: NewSessionResponse = answer_of("session/new", new)?;
         if let Ok(mut s) = session_id.lock() {
-            *s = Some(id.clone());
+            *s = Some(new.session_id.to_string());
         }
-        let prompt = json!({"sessionId": id, "prompt": [{"type": "text", "text": task}]});
+        let prompt = vec![ContentBlock::Text(TextContent::new(task))];
+        let prompt = PromptRequest::new(new.session_id, prompt);
         let answer = conn.request("session/prompt", prompt).await?;
-        Ok(answer["stopReason"]
-            .as_str()
-            .unwrap_or("end_turn")
-            .to_string())
+        Ok(stop_of(&answer))
     };
     tokio::pin!(session);
     let timeout = tokio::time::sleep(agent.timeout.0);
@@ -273,33 +282,31 @@ async fn drive(
     Ended { transcript, result }
 }
 
-/// An update is shown under the call; a request is answered aside.
-fn handle(server: &serve::Server, transcript: &mut Transcript, message: rpc::Incoming) {
-    if message.method == "session/update" {
-        for line in transcript.read(&message.params["update"]) {
-            server.ctx.progress(line);
+/// An update is shown under the call; a request is answered aside; a
+/// line that is not JSON-RPC (a stray log line) is skipped, as ACP
+/// clients do.
+fn handle(server: &serve::Server, transcript: &mut Transcript, message: Incoming) {
+    match message {
+        Incoming::Notification { method, params } if method == "session/update" => {
+            let Some(update) = updates::update_of(params) else {
+                return;
+            };
+            for line in transcript.read(update) {
+                server.ctx.progress(line);
+            }
         }
-    } else {
-        server.spawn(message);
+        Incoming::Request { id, method, params } => server.spawn(id, method, params),
+        Incoming::Notification { method, .. } => {
+            tracing::debug!("delegate: ignoring the notification `{method}`");
+        }
+        Incoming::Invalid { why, .. } => tracing::debug!("delegate: skipped a line: {why}"),
     }
 }
 
 fn cancel(conn: &Connection, session_id: &std::sync::Mutex<Option<String>>) {
     if let Some(id) = session_id.lock().ok().and_then(|s| s.clone()) {
-        conn.notify("session/cancel", json!({"sessionId": id}));
+        conn.notify("session/cancel", CancelNotification::new(id));
     }
-}
-
-/// egirl as a client: it serves file reads and writes, not terminals.
-fn initialize_params() -> Value {
-    json!({
-        "protocolVersion": PROTOCOL_VERSION,
-        "clientCapabilities": {
-            "fs": {"readTextFile": true, "writeTextFile": true},
-            "terminal": false
-        },
-        "clientInfo": {"name": "egirl", "version": env!("CARGO_PKG_VERSION")}
-    })
 }
 
 /// What the model reads: the agent's text with how it ended.
@@ -311,10 +318,10 @@ fn outcome(name: &str, ended: Ended, stderr: String) -> ToolOutput {
         ""
     };
     match ended.result {
-        Ok(reason) if reason == "end_turn" => {
+        Ok(Stop::Known(StopReason::EndTurn)) => {
             ToolOutput::ok(format!("{name} finished:\n{cut}{text}"))
         }
-        Ok(reason) => ToolOutput::fail(format!("{name} stopped ({reason}):\n{cut}{text}")),
+        Ok(stop) => ToolOutput::fail(format!("{name} stopped ({}):\n{cut}{text}", stop.name())),
         Err(why) => {
             let said = match stderr.trim() {
                 "" => String::new(),

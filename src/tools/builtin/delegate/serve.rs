@@ -4,20 +4,25 @@
 //! and `fs/read_text_file` / `fs/write_text_file` inside the workspace with
 //! the protected paths enforced, as `read_file` / `write_file` would.
 //! `terminal/*` is not offered (the capabilities say so) and is refused.
+//! Requests and answers are the `agent-client-protocol` crate's schema
+//! types (fields newer than it are ignored).
 
 use std::path::Path;
 
+use agent_client_protocol::v1::schema::{
+    PermissionOptionKind, ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
+    WriteTextFileRequest, WriteTextFileResponse,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::rpc::{Connection, Incoming};
 use crate::config::ClaudePermissions;
+use crate::jsonrpc::{Connection, RpcError};
 use crate::protocol::FileDiff;
 use crate::tools::paths::Access;
 use crate::tools::{ToolContext, builtin};
-
-/// JSON-RPC's "method not found" and "invalid params".
-const NOT_FOUND: i64 = -32601;
-const INVALID: i64 = -32602;
 
 /// What a request needs to be answered: the call's context, the agent,
 /// its task, and where diffs of its writes go.
@@ -41,14 +46,11 @@ pub struct Server {
 impl Server {
     /// Answers one request on a task of its own (a permission may wait
     /// long for the user; updates keep flowing meanwhile).
-    pub fn spawn(&self, request: Incoming) {
-        let Some(id) = request.id else { return };
+    pub fn spawn(&self, id: Value, method: String, params: Value) {
         let server = self.clone();
         let task = tokio::spawn(async move {
             let submission = server.submission.clone();
-            let answer =
-                crate::bus::answering(submission, server.answer(&request.method, &request.params))
-                    .await;
+            let answer = crate::bus::answering(submission, server.answer(&method, &params)).await;
             server.conn.respond(id, answer);
         });
         if let Ok(mut answering) = self.answering.lock() {
@@ -66,21 +68,23 @@ impl Server {
         }
     }
 
-    async fn answer(&self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+    async fn answer(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
         match method {
-            "session/request_permission" => Ok(self.permission(params).await),
-            "fs/read_text_file" => self.read(params).await,
-            "fs/write_text_file" => self.write(params).await,
-            other => Err((NOT_FOUND, format!("egirl does not offer `{other}`"))),
+            "session/request_permission" => to_value(self.permission(parse(params)?).await),
+            "fs/read_text_file" => to_value(self.read(parse(params)?).await?),
+            "fs/write_text_file" => to_value(self.write(parse(params)?).await?),
+            other => Err(RpcError::no_method(format!(
+                "egirl does not offer `{other}`"
+            ))),
         }
     }
 
     /// Picks an `allow_once` option when egirl's approval says yes, a
     /// `reject_once` one when it says no.
-    async fn permission(&self, params: &Value) -> Value {
-        let call = &params["toolCall"];
-        let title = call["title"].as_str().unwrap_or("a tool call");
-        let input = call.get("rawInput").map(|i| bounded(&i.to_string()));
+    async fn permission(&self, request: RequestPermissionRequest) -> RequestPermissionResponse {
+        let call = &request.tool_call.fields;
+        let title = call.title.as_deref().unwrap_or("a tool call");
+        let input = call.raw_input.as_ref().map(|i| bounded(&i.to_string()));
         let what = format!(
             "{}: {title}{}",
             self.agent,
@@ -100,7 +104,7 @@ impl Server {
                     }
                 }
                 ClaudePermissions::LocalModel => {
-                    let raw = call.get("rawInput").cloned().unwrap_or(Value::Null);
+                    let raw = call.raw_input.clone().unwrap_or(Value::Null);
                     builtin::delegate_claude_code::local_model::decide(
                         ctx, &self.task, &self.dir, title, &raw,
                     )
@@ -116,62 +120,66 @@ impl Server {
         tracing::info!(target: "egirl::delegate", agent = %self.agent, "{line}");
         ctx.progress(line);
         let wanted = if verdict.is_ok() {
-            ["allow_once", "allow_always"]
+            [
+                PermissionOptionKind::AllowOnce,
+                PermissionOptionKind::AllowAlways,
+            ]
         } else {
-            ["reject_once", "reject_always"]
+            [
+                PermissionOptionKind::RejectOnce,
+                PermissionOptionKind::RejectAlways,
+            ]
         };
-        let options = params["options"].as_array().cloned().unwrap_or_default();
-        let chosen = wanted.iter().find_map(|kind| {
-            options
-                .iter()
-                .find(|o| o["kind"] == *kind)
-                .and_then(|o| o["optionId"].as_str())
-        });
-        match chosen {
-            Some(option) => json!({"outcome": {"outcome": "selected", "optionId": option}}),
+        let chosen = wanted
+            .iter()
+            .find_map(|kind| request.options.iter().find(|o| o.kind == *kind));
+        RequestPermissionResponse::new(match chosen {
+            Some(option) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                option.option_id.clone(),
+            )),
             // No option says no: the request is withdrawn, which denies it.
-            None => json!({"outcome": {"outcome": "cancelled"}}),
-        }
+            None => RequestPermissionOutcome::Cancelled,
+        })
     }
 
-    async fn read(&self, params: &Value) -> Result<Value, (i64, String)> {
-        let path = path_param(params)?;
+    async fn read(&self, request: ReadTextFileRequest) -> Result<ReadTextFileResponse, RpcError> {
+        let path = path_param(&request.path)?;
         let resolved = self
             .ctx
             .resolve(path, Access::Read)
-            .map_err(|e| (INVALID, e))?;
+            .map_err(RpcError::invalid)?;
         let text = tokio::task::spawn_blocking(move || {
             crate::fsutil::regular_file::read(&resolved)
                 .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
                 .map_err(|e| format!("cannot read {}: {e}", resolved.display()))
         })
         .await
-        .map_err(|e| (INVALID, e.to_string()))?
-        .map_err(|e| (INVALID, e))?;
-        let text = lines_of(&text, params["line"].as_u64(), params["limit"].as_u64());
+        .map_err(|e| RpcError::invalid(e.to_string()))?
+        .map_err(RpcError::invalid)?;
+        let text = lines_of(&text, request.line, request.limit);
         self.ctx
             .progress(format!("  read {}", self.shown(Path::new(path))));
-        Ok(json!({"content": text}))
+        Ok(ReadTextFileResponse::new(text))
     }
 
     /// Through `write_file` itself: the same path rules, checkpoint and diff.
-    async fn write(&self, params: &Value) -> Result<Value, (i64, String)> {
-        let path = path_param(params)?;
-        let Some(content) = params["content"].as_str() else {
-            return Err((INVALID, "`content` is missing".into()));
-        };
-        let args = json!({"path": path, "content": content});
+    async fn write(
+        &self,
+        request: WriteTextFileRequest,
+    ) -> Result<WriteTextFileResponse, RpcError> {
+        let path = path_param(&request.path)?;
+        let args = json!({"path": path, "content": request.content});
         let out = builtin::write_file::run(&args, &self.ctx).await;
         if !out.success {
             self.ctx
                 .progress(format!("  ✗ write refused: {}", out.output));
-            return Err((INVALID, out.output));
+            return Err(RpcError::invalid(out.output));
         }
         self.ctx.progress(format!("  {}", out.output));
         if let (Some(diff), Ok(mut diffs)) = (out.diff, self.diffs.lock()) {
             diffs.push(diff);
         }
-        Ok(json!({}))
+        Ok(WriteTextFileResponse::new())
     }
 
     fn shown(&self, path: &Path) -> String {
@@ -189,15 +197,25 @@ fn bounded(text: &str) -> String {
     }
 }
 
-fn path_param(params: &Value) -> Result<&str, (i64, String)> {
-    params["path"]
-        .as_str()
+/// A request's params as their schema type (a field missing or of the
+/// wrong type is the agent's error).
+fn parse<T: DeserializeOwned>(params: &Value) -> Result<T, RpcError> {
+    T::deserialize(params).map_err(|e| RpcError::invalid(format!("bad params: {e}")))
+}
+
+fn to_value(answer: impl Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(answer).map_err(|e| RpcError::internal(e.to_string()))
+}
+
+/// The path of a file request (JSON text, so always UTF-8).
+fn path_param(path: &Path) -> Result<&str, RpcError> {
+    path.to_str()
         .filter(|p| !p.is_empty())
-        .ok_or((INVALID, "`path` is missing".into()))
+        .ok_or_else(|| RpcError::invalid("`path` is missing"))
 }
 
 /// `limit` lines from 1-based line `line` (ACP's `fs/read_text_file`).
-fn lines_of(text: &str, line: Option<u64>, limit: Option<u64>) -> String {
+fn lines_of(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
     if line.is_none() && limit.is_none() {
         return text.to_string();
     }

@@ -1,9 +1,14 @@
 //! The agent's `session/update` notifications, read into what egirl shows
 //! under the call (its text a line at a time, its tool calls with their
-//! titles and status, its plan) and what the model gets (its text).
+//! titles and status, its plan) and what the model gets (its text). The
+//! updates arrive as the `agent-client-protocol` crate's `SessionUpdate`;
+//! kinds egirl does not show are passed over.
 
 use std::collections::HashMap;
 
+use agent_client_protocol::v1::schema::{
+    ContentBlock, PlanEntryStatus, SessionNotification, SessionUpdate, ToolCallStatus,
+};
 use serde_json::Value;
 
 /// Characters of one progress line.
@@ -12,6 +17,14 @@ const SHOWN: usize = 160;
 /// Bytes of the agent's text kept for the model (the end is kept: the
 /// answer comes last).
 pub const KEPT: usize = 16 * 1024;
+
+/// The update a `session/update` notification carries; None for a kind
+/// newer than egirl's schema (passed over, as ACP clients do).
+pub fn update_of(params: Value) -> Option<SessionUpdate> {
+    serde_json::from_value::<SessionNotification>(params)
+        .ok()
+        .map(|note| note.update)
+}
 
 /// What the agent said and did so far.
 #[derive(Default)]
@@ -28,11 +41,15 @@ pub struct Transcript {
 
 impl Transcript {
     /// Reads one update; returns the progress lines it makes.
-    pub fn read(&mut self, update: &Value) -> Vec<String> {
-        let str_of = |v: &Value| v.as_str().unwrap_or("").to_string();
-        match update["sessionUpdate"].as_str() {
-            Some("agent_message_chunk") => {
-                let text = update["content"]["text"].as_str().unwrap_or("");
+    pub fn read(&mut self, update: SessionUpdate) -> Vec<String> {
+        match update {
+            SessionUpdate::AgentMessageChunk(chunk) => {
+                // Only text is the agent's answer: an image or a resource
+                // in its message is not shown.
+                let ContentBlock::Text(text) = chunk.content else {
+                    return Vec::new();
+                };
+                let text = text.text.as_str();
                 self.push_text(text);
                 self.pending.push_str(text);
                 match self.pending.rfind('\n') {
@@ -43,37 +60,36 @@ impl Transcript {
                     None => Vec::new(),
                 }
             }
-            Some("tool_call") => {
+            SessionUpdate::ToolCall(call) => {
                 let mut out = self.flush();
-                let id = str_of(&update["toolCallId"]);
-                let title = str_of(&update["title"]);
-                out.push(short(&format!("→ {title}")));
-                self.titles.insert(id, title);
+                out.push(short(&format!("→ {}", call.title)));
+                self.titles
+                    .insert(call.tool_call_id.to_string(), call.title);
                 out
             }
-            Some("tool_call_update") => {
-                let id = str_of(&update["toolCallId"]);
-                if let Some(title) = update["title"].as_str() {
-                    self.titles.insert(id.clone(), title.to_string());
+            SessionUpdate::ToolCallUpdate(update) => {
+                let id = update.tool_call_id.to_string();
+                if let Some(title) = update.fields.title {
+                    self.titles.insert(id.clone(), title);
                 }
                 let title = self.titles.get(&id).cloned().unwrap_or_default();
-                match update["status"].as_str() {
-                    Some("completed") => vec![short(&format!("  ✓ {title}"))],
-                    Some("failed") => vec![short(&format!("  ✗ {title}"))],
+                match update.fields.status {
+                    Some(ToolCallStatus::Completed) => vec![short(&format!("  ✓ {title}"))],
+                    Some(ToolCallStatus::Failed) => vec![short(&format!("  ✗ {title}"))],
                     _ => Vec::new(),
                 }
             }
-            Some("plan") => {
-                let entries = update["entries"].as_array().cloned().unwrap_or_default();
-                let shown: Vec<String> = entries
+            SessionUpdate::Plan(plan) => {
+                let shown: Vec<String> = plan
+                    .entries
                     .iter()
                     .map(|e| {
-                        let mark = match e["status"].as_str() {
-                            Some("completed") => "[x]",
-                            Some("in_progress") => "[~]",
+                        let mark = match e.status {
+                            PlanEntryStatus::Completed => "[x]",
+                            PlanEntryStatus::InProgress => "[~]",
                             _ => "[ ]",
                         };
-                        format!("{mark} {}", e["content"].as_str().unwrap_or(""))
+                        format!("{mark} {}", e.content)
                     })
                     .collect();
                 vec![short(&format!("plan: {}", shown.join("; ")))]
@@ -122,22 +138,34 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// An update as an agent sends it.
+    fn update(value: Value) -> SessionUpdate {
+        serde_json::from_value(value).expect("a session update")
+    }
+
     #[test]
     fn text_is_shown_by_line_and_tool_calls_by_title_and_status() {
         let mut t = Transcript::default();
-        let chunk = |s: &str| json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": s}});
-        assert!(t.read(&chunk("Let me ")).is_empty());
-        assert_eq!(t.read(&chunk("look.\nThen ")), ["Let me look."]);
-        let call = json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Write a.txt", "status": "pending"});
-        assert_eq!(t.read(&call), ["Then", "→ Write a.txt"]);
-        let done =
-            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"});
-        assert_eq!(t.read(&done), ["  ✓ Write a.txt"]);
-        let plan = json!({"sessionUpdate": "plan", "entries": [
+        let chunk = |s: &str| {
+            update(
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": s}}),
+            )
+        };
+        assert!(t.read(chunk("Let me ")).is_empty());
+        assert_eq!(t.read(chunk("look.\nThen ")), ["Let me look."]);
+        let call = update(
+            json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Write a.txt", "status": "pending"}),
+        );
+        assert_eq!(t.read(call), ["Then", "→ Write a.txt"]);
+        let done = update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}),
+        );
+        assert_eq!(t.read(done), ["  ✓ Write a.txt"]);
+        let plan = update(json!({"sessionUpdate": "plan", "entries": [
             {"content": "read", "status": "completed", "priority": "high"},
             {"content": "write", "status": "pending", "priority": "high"}
-        ]});
-        assert_eq!(t.read(&plan), ["plan: [x] read; [ ] write"]);
+        ]}));
+        assert_eq!(t.read(plan), ["plan: [x] read; [ ] write"]);
         assert_eq!(t.text, "Let me look.\nThen ");
     }
 
@@ -145,10 +173,27 @@ mod tests {
     fn the_text_kept_for_the_model_is_bounded_to_its_end() {
         let mut t = Transcript::default();
         let big = "é".repeat(KEPT);
-        t.read(&json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": big}}));
-        t.read(&json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "the answer"}}));
+        t.read(update(
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": big}}),
+        ));
+        t.read(update(
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "the answer"}}),
+        ));
         assert!(t.text.len() <= KEPT);
         assert!(t.text.ends_with("the answer"));
         assert!(t.cut);
+    }
+
+    #[test]
+    fn an_update_of_a_newer_kind_is_passed_over_and_newer_fields_are_ignored() {
+        let newer = json!({"sessionId": "s", "update": {"sessionUpdate": "hologram", "x": 1}});
+        assert_eq!(update_of(newer), None);
+        let chunk = json!({"sessionId": "s", "update": {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "hi\n", "sparkle": true},
+            "mood": "calm"
+        }});
+        let mut t = Transcript::default();
+        assert_eq!(t.read(update_of(chunk).expect("a known kind")), ["hi"]);
     }
 }
