@@ -326,7 +326,7 @@ fn setup() -> Setup {
         .expect("search");
     assert_eq!(first.fallback, None, "hybrid");
     println!(
-        "first hybrid search (loads {} MB of vectors): {:.1?}",
+        "first hybrid search (reads {} MB of f32 vectors, keeps them as 8-bit codes): {:.1?}",
         (chunks as usize * DIMS * 4) >> 20,
         started.elapsed()
     );
@@ -457,6 +457,10 @@ fn benches(c: &mut Criterion) {
             &query_vectors[n % query_vectors.len()],
         ));
     });
+    let codes_only = time(&mut |n| {
+        let q = &query_vectors[n % query_vectors.len()];
+        black_box(s.vectors.candidates(q, 96));
+    });
     let quantized = time(&mut |n| {
         let q = &query_vectors[n % query_vectors.len()];
         black_box(s.vectors.top_k(&s.conn, q, 24).expect("top k"));
@@ -481,6 +485,7 @@ fn benches(c: &mut Criterion) {
         "search's vector side: 8-bit scan (top 96) + f32 rescoring (top 24)",
         quantized,
     );
+    percentiles("8-bit scan alone (top 96; part of the above)", codes_only);
     percentiles("query embedding round trip (part of hybrid)", embed);
     percentiles("no-change re-index, 1,001 files", reindex);
     println!(
