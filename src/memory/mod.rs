@@ -13,6 +13,7 @@ pub mod daily;
 mod embed;
 pub mod files;
 mod index;
+mod quantized;
 mod query;
 mod search;
 mod snippet;

@@ -182,10 +182,14 @@ impl Memory {
         };
         let this = self.clone();
         blocking(move || {
-            // The scan needs no database, only the loaded vectors.
-            let vectors = this.read(|conn| this.vectors(conn))?;
-            Ok((!vectors.is_empty() && vectors.dims == query_vector.len())
-                .then(|| vectors.top_k(&query_vector, pool)))
+            this.read(|conn| {
+                let vectors = this.vectors(conn)?;
+                if vectors.is_empty() || vectors.dims != query_vector.len() {
+                    return Ok(None);
+                }
+                // The candidates' exact scores come from the index.
+                vectors.top_k(conn, &query_vector, pool).map(Some)
+            })
         })
         .await
     }
@@ -217,7 +221,8 @@ impl Memory {
                             .as_ref()
                             .zip(query_vector.as_ref())
                             .filter(|(v, q)| !v.is_empty() && v.dims == q.len())
-                            .map(|(v, q)| v.top_k(q, pool));
+                            .map(|(v, q)| v.top_k(conn, q, pool))
+                            .transpose()?;
                         (text, vector_hits)
                     }
                 };
