@@ -243,6 +243,18 @@ fn handle(event: CdpEvent, cdp: &Cdp, guard: &Arc<RequestGuard>, tabs: &Arc<Mute
                 }
             }
         }
+        // The proxy asks for the browser's secret (`proxy`); a site's own
+        // sign-in prompt is cancelled, as nobody could answer it.
+        "Fetch.authRequired" => {
+            let id = event.params["requestId"].clone();
+            let answer = match event.params["authChallenge"]["source"].as_str() {
+                Some("Proxy") => json!({"response": "ProvideCredentials",
+                    "username": "egirl", "password": guard.proxy_secret()}),
+                _ => json!({"response": "CancelAuth"}),
+            };
+            let params = json!({"requestId": id, "authChallengeResponse": answer});
+            cdp.send("Fetch.continueWithAuth", params, session.as_deref());
+        }
         "Page.javascriptDialogOpening" => cdp.send(
             "Page.handleJavaScriptDialog",
             json!({"accept": false}),
@@ -267,7 +279,7 @@ async fn set_up(params: &Value, cdp: &Cdp, tabs: &Mutex<Tabs>) {
         let intercepted = cdp
             .call(
                 "Fetch.enable",
-                json!({"patterns": [{"urlPattern": "*"}]}),
+                json!({"patterns": [{"urlPattern": "*"}], "handleAuthRequests": true}),
                 s,
             )
             .await;
