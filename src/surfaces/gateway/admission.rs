@@ -4,6 +4,7 @@
 //! at `hello`, before each op, and for `pair`.
 
 use crate::protocol::wire::{PairRequest, Paired};
+use crate::protocol::{Command, Op};
 
 /// Whom a connection was admitted as.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,6 +15,29 @@ pub enum Admitted {
     GatewayToken,
     /// A paired device, by id.
     Device(String),
+}
+
+impl Admitted {
+    /// Whether this client may send `op`: serving a session's files
+    /// (`file_answer`, `client_files`, `work_in`: `egirl acp`, through
+    /// the owner's socket) is never a paired device's, which could answer
+    /// an editor's reads with its own text or point them elsewhere.
+    pub fn may_send(&self, op: &Op) -> Result<(), String> {
+        let serves_files = matches!(
+            op,
+            Op::FileAnswer { .. }
+                | Op::Command {
+                    command: Command::ClientFiles { .. } | Command::WorkIn { .. },
+                    ..
+                }
+        );
+        match self {
+            Admitted::Device(_) if serves_files => {
+                Err("a paired device does not serve a session's files".into())
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A listener's rules for its connections.

@@ -382,7 +382,10 @@ async fn read_ops(
             return;
         }
         let id = Some(submission.id.0.clone());
-        if let Err(why) = check_op(&submission.op).and_then(|()| turns.take(&submission.op)) {
+        let checked = who
+            .may_send(&submission.op)
+            .and_then(|()| check_op(&submission.op));
+        if let Err(why) = checked.and_then(|()| turns.take(&submission.op)) {
             reject(&replies, id, why).await;
         } else if !link.submit_with(submission) {
             reject(&replies, id, "the core is stopping".into()).await;

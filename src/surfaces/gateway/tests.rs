@@ -169,6 +169,38 @@ async fn an_op_in_another_origin_s_name_is_rejected_in_its_session() {
     assert!(seen.lock().unwrap().is_empty());
 }
 
+/// Only the editor's own link (the owner's socket) serves a session's
+/// files: a paired device may not answer its reads or redirect them.
+#[test]
+fn a_paired_device_serves_no_session_s_files() {
+    use super::admission::Admitted;
+    use crate::protocol::Command;
+    let device = Admitted::Device("phone".into());
+    let command = |command| Op::Command {
+        session: "acp-1".into(),
+        command,
+    };
+    let serving = [
+        Op::FileAnswer {
+            id: "r1".into(),
+            content: Some("not what the file says".into()),
+            error: None,
+        },
+        command(Command::ClientFiles {
+            read: true,
+            write: true,
+        }),
+        command(Command::WorkIn { dir: "/tmp".into() }),
+    ];
+    for op in &serving {
+        let why = device.may_send(op).unwrap_err();
+        assert!(why.contains("paired device"), "{why}");
+        assert_eq!(Admitted::Owner.may_send(op), Ok(()));
+    }
+    let typed = message("hi", Origin::Web).op;
+    assert_eq!(device.may_send(&typed), Ok(()));
+}
+
 /// `/model`'s commands pass the gateway's checks: an attached TUI pins
 /// and lists models as one in process does.
 #[tokio::test]

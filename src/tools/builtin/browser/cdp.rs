@@ -1,19 +1,26 @@
 //! A small DevTools protocol client: commands by id (to the browser or to
-//! one attached target's session, flattened on one socket), their answers
-//! routed back, and events handed to one receiver in order.
+//! one attached target's session, flattened on one connection), their
+//! answers routed back, and events handed to one receiver in order.
+//!
+//! The connection is the pipe pair of `--remote-debugging-pipe` (JSON
+//! messages ended by a NUL byte), never a TCP port: any process of this
+//! machine could connect to a port and drive the browser, which runs
+//! outside the exec sandbox (read `file://` pages, download anywhere).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
 use tokio::sync::{mpsc, oneshot};
-use ws_client::tungstenite::Message;
 
 /// An answer not back in this long is an error (a hung renderer).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest message read from the browser (a screenshot is a few MB).
+const MAX_MESSAGE: u64 = 64 * 1024 * 1024;
 
 /// An event: its method, params and the session it came from.
 pub struct CdpEvent {
@@ -27,41 +34,51 @@ type Pending = Arc<std::sync::Mutex<HashMap<u64, oneshot::Sender<Result<Value, S
 /// The connection; cheap to clone.
 #[derive(Clone)]
 pub struct Cdp {
-    out: mpsc::UnboundedSender<Message>,
+    out: mpsc::UnboundedSender<String>,
     pending: Pending,
     next_id: Arc<AtomicU64>,
 }
 
 impl Cdp {
-    /// Connects to the browser's DevTools WebSocket; events arrive on the
-    /// receiver until the socket closes.
-    pub async fn connect(url: &str) -> Result<(Cdp, mpsc::UnboundedReceiver<CdpEvent>), String> {
-        let (socket, _) = ws_client::connect_async(url)
-            .await
-            .map_err(|e| format!("connecting to Chromium's DevTools at {url}: {e}"))?;
-        let (mut write, mut read) = socket.split();
-        let (out, mut outgoing) = mpsc::unbounded_channel::<Message>();
+    /// Talks to the browser over its DevTools pipes (`to` its fd 3, `from`
+    /// its fd 4); events arrive on the receiver until the browser closes
+    /// its end.
+    pub fn connect(
+        to: pipe::Sender,
+        from: pipe::Receiver,
+    ) -> (Cdp, mpsc::UnboundedReceiver<CdpEvent>) {
+        let (out, mut outgoing) = mpsc::unbounded_channel::<String>();
         let (events_tx, events) = mpsc::unbounded_channel();
         let pending: Pending = Arc::default();
         tokio::spawn(async move {
+            let mut to = to;
             while let Some(message) = outgoing.recv().await {
-                if write.send(message).await.is_err() {
+                if to.write_all(message.as_bytes()).await.is_err()
+                    || to.write_all(b"\0").await.is_err()
+                {
                     return;
                 }
             }
         });
         let routes = pending.clone();
         tokio::spawn(async move {
-            while let Some(Ok(message)) = read.next().await {
-                let Message::Text(text) = message else {
-                    continue;
-                };
-                let Ok(value) = serde_json::from_str::<Value>(text.as_str()) else {
-                    continue;
-                };
-                route(value, &routes, &events_tx);
+            let mut from = BufReader::new(from);
+            let mut message = Vec::new();
+            loop {
+                message.clear();
+                let read = tokio::io::AsyncReadExt::take(&mut from, MAX_MESSAGE)
+                    .read_until(0, &mut message)
+                    .await;
+                // Closed, failed, or a message past the bound: the end.
+                if !matches!(read, Ok(n) if n > 0 && message.last() == Some(&0)) {
+                    break;
+                }
+                message.pop();
+                if let Ok(value) = serde_json::from_slice::<Value>(&message) {
+                    route(value, &routes, &events_tx);
+                }
             }
-            // The socket is gone: every caller still waiting hears it.
+            // The browser is gone: every caller still waiting hears it.
             let waiting: Vec<_> = match routes.lock() {
                 Ok(mut map) => map.drain().map(|(_, tx)| tx).collect(),
                 Err(_) => Vec::new(),
@@ -75,7 +92,7 @@ impl Cdp {
             pending,
             next_id: Arc::new(AtomicU64::new(1)),
         };
-        Ok((cdp, events))
+        (cdp, events)
     }
 
     /// Sends `method` (to `session`, or the browser) and waits for its result.
@@ -94,7 +111,7 @@ impl Cdp {
         if let Ok(mut map) = self.pending.lock() {
             map.insert(id, tx);
         }
-        if self.out.send(Message::text(message.to_string())).is_err() {
+        if self.out.send(message.to_string()).is_err() {
             return Err("the browser's DevTools connection is closed".into());
         }
         match tokio::time::timeout(COMMAND_TIMEOUT, rx).await {
@@ -119,7 +136,7 @@ impl Cdp {
         if let Some(session) = session {
             message["sessionId"] = json!(session);
         }
-        let _ = self.out.send(Message::text(message.to_string()));
+        let _ = self.out.send(message.to_string());
     }
 }
 

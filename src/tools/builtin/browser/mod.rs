@@ -34,11 +34,8 @@ use session::{Browser, Tab};
 /// What `egirl doctor` says of the browser: (ok, detail).
 pub fn doctor_line(config: &crate::config::Config) -> (Option<bool>, String) {
     let browser = &config.tools.browser;
-    if !browser.enabled {
-        return (None, "not offered ([tools.browser] enabled = false)".into());
-    }
-    if config.tools.web.fetch == crate::config::WebFetchPolicy::Off {
-        return (None, "not offered ([tools.web] fetch = \"off\")".into());
+    if let Some(why) = switched_off(config) {
+        return (None, format!("not offered ({why})"));
     }
     match browser.chromium() {
         Ok(path) => (
@@ -84,6 +81,9 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
             "no browser was open"
         });
     }
+    if let Some(why) = switched_off(&ctx.config) {
+        return ToolOutput::fail(format!("the browser is off ({why})"));
+    }
     let Some(action) = Action::read(&action, args) else {
         return ToolOutput::fail(format!(
             "unknown action `{action}`; use open, snapshot, click, type, submit, scroll, screenshot, back, tabs or close"
@@ -106,6 +106,17 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
     browser.guard.set_call(None);
     browser.touch();
     output
+}
+
+/// Why the config turns the browser off, if it does: then the tool is not
+/// offered, and a call that names it anyway (the model may name any
+/// built-in) is refused before a browser starts.
+fn switched_off(config: &crate::config::Config) -> Option<&'static str> {
+    if !config.tools.browser.enabled {
+        return Some("[tools.browser] enabled = false");
+    }
+    (config.tools.web.fetch == crate::config::WebFetchPolicy::Off)
+        .then_some("[tools.web] fetch = \"off\"")
 }
 
 /// A call's arguments, checked before the browser starts.
@@ -367,6 +378,33 @@ async fn tabs(browser: &Browser, choice: Option<u64>) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::target_url;
+
+    #[tokio::test]
+    async fn a_browser_the_config_turns_off_never_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = crate::tools::approval::test_context(dir.path(), Default::default());
+        let mut config = crate::config::Config::default();
+        config.tools.browser.enabled = false;
+        // Were it started, this is what it would fail on.
+        config.tools.browser.executable = "/nonexistent/chromium".into();
+        ctx.config = std::sync::Arc::new(config);
+        let args = serde_json::json!({"action": "open", "url": "https://example.com/"});
+        let out = super::run(&args, &ctx).await;
+        assert!(!out.success);
+        assert_eq!(
+            out.output,
+            "the browser is off ([tools.browser] enabled = false)"
+        );
+        let mut config = crate::config::Config::default();
+        config.tools.web.fetch = crate::config::WebFetchPolicy::Off;
+        config.tools.browser.executable = "/nonexistent/chromium".into();
+        ctx.config = std::sync::Arc::new(config);
+        let out = super::run(&args, &ctx).await;
+        assert_eq!(
+            out.output,
+            "the browser is off ([tools.web] fetch = \"off\")"
+        );
+    }
 
     #[test]
     fn only_http_and_https_are_opened() {

@@ -5,15 +5,12 @@
 //! one launcher thread living as long as the process, so a killed egirl
 //! (even SIGKILL) takes its browsers with it.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
-
-/// How long Chromium may take to open its DevTools port.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A running Chromium; killed (its whole process group) when dropped.
 pub struct Process {
@@ -99,13 +96,20 @@ fn sweep_stale(parent: &Path) {
     }
 }
 
-/// Starts Chromium on a fresh profile; its pid and DevTools WebSocket URL.
-pub async fn launch(
+/// The browser's DevTools pipes, egirl's ends: what it writes to Chromium
+/// (its fd 3) and what it reads from it (its fd 4).
+pub struct DevToolsPipes {
+    pub to: tokio::net::unix::pipe::Sender,
+    pub from: tokio::net::unix::pipe::Receiver,
+}
+
+/// Starts Chromium on a fresh profile, DevTools on a pipe pair (no port).
+pub fn launch(
     bin: &Path,
     profile: &Path,
     env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     proxy_port: u16,
-) -> Result<(Process, String), String> {
+) -> Result<(Process, DevToolsPipes), String> {
     let _ = std::fs::remove_dir_all(profile);
     if let Some(parent) = profile.parent() {
         sweep_stale(parent);
@@ -140,22 +144,50 @@ pub async fn launch(
     if unsafe { libc::geteuid() } == 0 {
         command.arg("--no-sandbox");
     }
-    // SAFETY: prctl is async-signal-safe.
+    let pipe_error = |e: std::io::Error| format!("cannot make the browser's DevTools pipes: {e}");
+    let (its_in, our_out) = cloexec_pipe().map_err(pipe_error)?;
+    let (our_in, its_out) = cloexec_pipe().map_err(pipe_error)?;
+    let (child_in, child_out) = (its_in.as_raw_fd(), its_out.as_raw_fd());
+    // SAFETY: prctl, fcntl and dup2 are async-signal-safe. Copied above
+    // 10 first, so neither end is overwritten by the other's dup2.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            let high_in = libc::fcntl(child_in, libc::F_DUPFD_CLOEXEC, 10);
+            let high_out = libc::fcntl(child_out, libc::F_DUPFD_CLOEXEC, 10);
+            if high_in < 0
+                || high_out < 0
+                || libc::dup2(high_in, 3) < 0
+                || libc::dup2(high_out, 4) < 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
             Ok(())
         });
     }
     let child =
         spawn_on_launcher(command).map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+    // Chromium holds its own ends now: a closed pipe then means it is gone.
+    drop((its_in, its_out));
     let process = Process {
         pid: child.id() as i32,
         child: Mutex::new(Some(child)),
         profile: profile.to_path_buf(),
     };
-    let url = wait_for_port(&process, profile).await?;
-    Ok((process, url))
+    let to = tokio::net::unix::pipe::Sender::from_owned_fd(our_out).map_err(pipe_error)?;
+    let from = tokio::net::unix::pipe::Receiver::from_owned_fd(our_in).map_err(pipe_error)?;
+    Ok((process, DevToolsPipes { to, from }))
+}
+
+/// A pipe (read end, write end), both closed on exec.
+fn cloexec_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both were just opened and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Headless, quiet (no background requests of its own, no sync, no
@@ -183,51 +215,34 @@ const FLAGS: &[&str] = &[
     // Loopback too goes through the proxy (`launch`), which Chromium would
     // otherwise never proxy.
     "--proxy-bypass-list=<-loopback>",
-    "--remote-debugging-port=0",
+    // DevTools on fds 3 and 4 (`launch`), never on a port another process
+    // could connect to.
+    "--remote-debugging-pipe",
 ];
 
-/// Reads `DevToolsActivePort` (the port Chromium chose, and its browser
-/// endpoint's path) once Chromium writes it.
-async fn wait_for_port(process: &Process, profile: &Path) -> Result<String, String> {
-    let port_file = profile.join("DevToolsActivePort");
-    let deadline = tokio::time::Instant::now() + START_TIMEOUT;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(&port_file)
-            && let Some((port, path)) = text.split_once('\n')
-            && !path.trim().is_empty()
-        {
-            return Ok(format!("ws://127.0.0.1:{}{}", port.trim(), path.trim()));
-        }
-        let exited = match process.child.lock() {
+impl Process {
+    /// Why Chromium is no longer running (its exit and the last line of
+    /// its log), when it is not: what a start that got no answer says.
+    pub fn exited(&self) -> Option<String> {
+        let status = match self.child.lock() {
             Ok(mut child) => child
                 .as_mut()
                 .and_then(|c| c.try_wait().ok().flatten())
                 .map(|s| s.to_string()),
             Err(_) => None,
+        }?;
+        let log = std::fs::read_to_string(self.profile.join("chromium.log")).unwrap_or_default();
+        let last = log
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let hint = if log.contains("sandbox") {
+            " (Chromium's sandbox cannot run here: user namespaces are off, or its setuid helper is missing)"
+        } else {
+            ""
         };
-        if let Some(status) = exited {
-            let log = std::fs::read_to_string(profile.join("chromium.log")).unwrap_or_default();
-            let last = log
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("");
-            let hint = if log.contains("sandbox") {
-                " (Chromium's sandbox cannot run here: user namespaces are off, or its setuid helper is missing)"
-            } else {
-                ""
-            };
-            return Err(format!(
-                "Chromium exited ({status}) before it listened: {last}{hint}"
-            ));
-        }
-        if tokio::time::Instant::now() > deadline {
-            return Err(format!(
-                "Chromium did not open its DevTools port within {}s",
-                START_TIMEOUT.as_secs()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        Some(format!("Chromium exited ({status}) at start: {last}{hint}"))
     }
 }
 

@@ -27,26 +27,63 @@ pub async fn start(guard: &Arc<RequestGuard>) -> Result<(u16, tokio::task::Abort
         .local_addr()
         .map_err(|e| format!("the browser's proxy: {e}"))?
         .port();
+    let expected: Arc<str> = proxy_authorization(guard.proxy_secret()).into();
     let guard = Arc::downgrade(guard);
     let task = tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
             let Some(guard) = guard.upgrade() else {
                 return;
             };
+            let expected = expected.clone();
             tokio::spawn(async move {
                 let allow_private = guard.allow_private();
                 drop(guard);
-                let _ = serve(client, allow_private).await;
+                let _ = serve(client, allow_private, &expected).await;
             });
         }
     });
     Ok((port, task.abort_handle()))
 }
 
+/// The `Proxy-Authorization` value that opens the proxy: Basic, user
+/// `egirl`, the browser's secret as the password (given to Chromium
+/// through DevTools' `Fetch.authRequired`, `session`).
+pub fn proxy_authorization(secret: &str) -> String {
+    format!(
+        "Basic {}",
+        crate::images::base64(format!("egirl:{secret}").as_bytes())
+    )
+}
+
+/// Whether `head` carries `expected` as its `Proxy-Authorization`
+/// (compared in time that does not depend on where they differ).
+fn authorized(head: &str, expected: &str) -> bool {
+    head.split("\r\n").skip(1).any(|line| {
+        let Some((name, value)) = line.split_once(':') else {
+            return false;
+        };
+        let value = value.trim().as_bytes();
+        name.trim().eq_ignore_ascii_case("proxy-authorization")
+            && value.len() == expected.len()
+            && value
+                .iter()
+                .zip(expected.as_bytes())
+                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                == 0
+    })
+}
+
 /// One connection: a CONNECT tunnel (https) or one plain-http request,
-/// forwarded with `Connection: close`.
-async fn serve(mut client: TcpStream, allow_private: bool) -> std::io::Result<()> {
+/// forwarded with `Connection: close`. Only a client that knows the
+/// browser's secret is served: any process of the machine can connect to
+/// 127.0.0.1, and an open proxy would be theirs too.
+async fn serve(mut client: TcpStream, allow_private: bool, expected: &str) -> std::io::Result<()> {
     let (head, rest) = read_head(&mut client).await?;
+    if !authorized(&head, expected) {
+        return client
+            .write_all(b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"egirl\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            .await;
+    }
     let mut lines = head.split("\r\n");
     let first = lines.next().unwrap_or_default();
     let mut parts = first.split(' ');
@@ -95,7 +132,7 @@ async fn serve(mut client: TcpStream, allow_private: bool) -> std::io::Result<()
             .to_ascii_lowercase();
         if !matches!(
             name.as_str(),
-            "connection" | "proxy-connection" | "keep-alive"
+            "connection" | "proxy-connection" | "keep-alive" | "proxy-authorization"
         ) {
             forwarded.push_str(line);
             forwarded.push_str("\r\n");
@@ -193,7 +230,11 @@ mod tests {
                 let n = conn.read(&mut buf).await.unwrap_or(0);
                 let head = String::from_utf8_lossy(&buf[..n]).into_owned();
                 let line = head.lines().next().unwrap_or("").to_string();
-                let body = format!("saw {line}; close={}", head.contains("Connection: close"));
+                let body = format!(
+                    "saw {line}; close={}; key={}",
+                    head.contains("Connection: close"),
+                    head.contains("Proxy-Authorization")
+                );
                 let reply = format!(
                     "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
                     body.len()
@@ -201,16 +242,25 @@ mod tests {
                 let _ = conn.write_all(reply.as_bytes()).await;
             }
         });
-        let get = format!(
-            "GET http://127.0.0.1:{site_port}/x?q=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nProxy-Connection: keep-alive\r\n\r\n"
-        );
-        let connect = format!("CONNECT 127.0.0.1:{site_port} HTTP/1.1\r\n\r\n");
+        let get = |key: &str| {
+            format!(
+                "GET http://127.0.0.1:{site_port}/x?q=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nProxy-Connection: keep-alive\r\n{key}\r\n"
+            )
+        };
+        let connect = |key: &str| format!("CONNECT 127.0.0.1:{site_port} HTTP/1.1\r\n{key}\r\n");
+        let header = |secret: &str| {
+            format!(
+                "Proxy-Authorization: {}\r\n",
+                super::proxy_authorization(secret)
+            )
+        };
 
         // No call yet: private addresses are not allowed.
         let guard: Arc<RequestGuard> = Arc::default();
         let (port, proxy) = super::start(&guard).await.unwrap();
-        assert!(ask(port, get.clone()).await.starts_with("HTTP/1.1 403"));
-        assert!(ask(port, connect.clone()).await.starts_with("HTTP/1.1 403"));
+        let key = header(guard.proxy_secret());
+        assert!(ask(port, get(&key)).await.starts_with("HTTP/1.1 403"));
+        assert!(ask(port, connect(&key)).await.starts_with("HTTP/1.1 403"));
         proxy.abort();
 
         let dir = tempfile::tempdir().unwrap();
@@ -221,11 +271,22 @@ mod tests {
         let guard: Arc<RequestGuard> = Arc::default();
         guard.set_call(Some(&ctx));
         let (port, _proxy) = super::start(&guard).await.unwrap();
-        let answer = ask(port, get).await;
+        let key = header(guard.proxy_secret());
+        let answer = ask(port, get(&key)).await;
         assert!(
-            answer.ends_with("saw GET /x?q=1 HTTP/1.1; close=true"),
+            answer.ends_with("saw GET /x?q=1 HTTP/1.1; close=true; key=false"),
             "{answer}"
         );
+        // Any other process of the machine: without the browser's secret,
+        // no request and no tunnel.
+        for stranger in ["", &header("guess")] {
+            assert!(ask(port, get(stranger)).await.starts_with("HTTP/1.1 407"));
+            assert!(
+                ask(port, connect(stranger))
+                    .await
+                    .starts_with("HTTP/1.1 407")
+            );
+        }
     }
 
     #[test]

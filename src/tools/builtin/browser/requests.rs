@@ -36,6 +36,10 @@ pub struct RequestGuard {
     asking: tokio::sync::Mutex<()>,
     /// What was refused since the last tool output.
     refusals: Mutex<Vec<String>>,
+    /// The password of this browser's proxy (`proxy`): drawn once from
+    /// the OS's random source, known only to egirl and, through
+    /// DevTools, to this browser.
+    proxy_secret: std::sync::OnceLock<String>,
 }
 
 impl RequestGuard {
@@ -52,6 +56,12 @@ impl RequestGuard {
         if let Ok(mut call) = self.call.lock() {
             *call = ctx.cloned();
         }
+    }
+
+    /// The password this browser gives its proxy.
+    pub fn proxy_secret(&self) -> &str {
+        self.proxy_secret
+            .get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
     }
 
     /// `[tools.web] allow_private` as the last call's config says it.

@@ -63,9 +63,9 @@ impl Browser {
         let env = crate::tools::sandbox::env::command_env(&[], ctx.protected.env_files());
         let guard: Arc<RequestGuard> = Arc::default();
         let (proxy_port, proxy) = proxy::start(&guard).await?;
-        let launched = process::launch(&bin, &profile, env, proxy_port).await;
-        let (process, url) = launched.inspect_err(|_| proxy.abort())?;
-        let (cdp, events) = Cdp::connect(&url).await.inspect_err(|_| proxy.abort())?;
+        let launched = process::launch(&bin, &profile, env, proxy_port);
+        let (process, pipes) = launched.inspect_err(|_| proxy.abort())?;
+        let (cdp, events) = Cdp::connect(pipes.to, pipes.from);
         let browser = Browser {
             cdp,
             process,
@@ -76,14 +76,15 @@ impl Browser {
             last_used: Mutex::new(Instant::now()),
         };
         browser.pump(events);
-        browser
+        // The first answer says Chromium is up; none: why it is not.
+        let downloads = json!({"behavior": "deny"});
+        if let Err(why) = browser
             .cdp
-            .call(
-                "Browser.setDownloadBehavior",
-                json!({"behavior": "deny"}),
-                None,
-            )
-            .await?;
+            .call("Browser.setDownloadBehavior", downloads, None)
+            .await
+        {
+            return Err(browser.process.exited().unwrap_or(why));
+        }
         // The tab Chromium opened by itself is replaced by one opened once
         // its requests are guarded: known (and never made a tab) before
         // anything is attached.
@@ -242,6 +243,18 @@ fn handle(event: CdpEvent, cdp: &Cdp, guard: &Arc<RequestGuard>, tabs: &Arc<Mute
                 }
             }
         }
+        // The proxy asks for the browser's secret (`proxy`); a site's own
+        // sign-in prompt is cancelled, as nobody could answer it.
+        "Fetch.authRequired" => {
+            let id = event.params["requestId"].clone();
+            let answer = match event.params["authChallenge"]["source"].as_str() {
+                Some("Proxy") => json!({"response": "ProvideCredentials",
+                    "username": "egirl", "password": guard.proxy_secret()}),
+                _ => json!({"response": "CancelAuth"}),
+            };
+            let params = json!({"requestId": id, "authChallengeResponse": answer});
+            cdp.send("Fetch.continueWithAuth", params, session.as_deref());
+        }
         "Page.javascriptDialogOpening" => cdp.send(
             "Page.handleJavaScriptDialog",
             json!({"accept": false}),
@@ -266,7 +279,7 @@ async fn set_up(params: &Value, cdp: &Cdp, tabs: &Mutex<Tabs>) {
         let intercepted = cdp
             .call(
                 "Fetch.enable",
-                json!({"patterns": [{"urlPattern": "*"}]}),
+                json!({"patterns": [{"urlPattern": "*"}], "handleAuthRequests": true}),
                 s,
             )
             .await;
@@ -307,5 +320,51 @@ async fn set_up(params: &Value, cdp: &Cdp, tabs: &Mutex<Tabs>) {
             session: session.to_string(),
         });
         tabs.current = Some(target.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The inodes of the TCP sockets of this machine that listen.
+    fn listening_inodes() -> Vec<String> {
+        let mut found = Vec::new();
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let text = std::fs::read_to_string(table).unwrap_or_default();
+            for line in text.lines().skip(1) {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                if fields.get(3) == Some(&"0A") {
+                    found.extend(fields.get(9).map(|inode| inode.to_string()));
+                }
+            }
+        }
+        found
+    }
+
+    /// DevTools is a pipe: the browser holds no listening socket through
+    /// which another process (a sandboxed command with the network on)
+    /// could drive it.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn chromium_listens_on_no_port() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = crate::tools::approval::test_context(dir.path(), Default::default());
+        if let Err(why) = ctx.config.tools.browser.chromium() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let browser = super::Browser::start(&ctx)
+            .await
+            .expect("the browser starts");
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", browser.pid())).unwrap();
+        let held: Vec<String> = fds
+            .flatten()
+            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+            .map(|target| target.display().to_string())
+            .collect();
+        let listening: Vec<String> = listening_inodes()
+            .into_iter()
+            .filter(|inode| held.contains(&format!("socket:[{inode}]")))
+            .collect();
+        browser.kill();
+        assert!(listening.is_empty(), "Chromium listens: {listening:?}");
     }
 }
