@@ -111,7 +111,7 @@ impl ClientFiles {
 /// The text of `path` as the session's editor has it; `None` when the
 /// editor does not read files for this session (read the disk then).
 pub async fn read(ctx: &ToolContext, path: &Path) -> Option<Result<String, String>> {
-    if !ctx.client_files.offered(&ctx.session).read {
+    if !from_the_editor(ctx) || !ctx.client_files.offered(&ctx.session).read {
         return None;
     }
     let answer = ctx.client_files.ask(ctx, path, None).await;
@@ -121,7 +121,7 @@ pub async fn read(ctx: &ToolContext, path: &Path) -> Option<Result<String, Strin
 /// Writes `content` to `path` through the session's editor; `None` when
 /// the editor does not write files for this session (write the disk then).
 pub async fn write(ctx: &ToolContext, path: &Path, content: &str) -> Option<Result<(), String>> {
-    if !ctx.client_files.offered(&ctx.session).write {
+    if !from_the_editor(ctx) || !ctx.client_files.offered(&ctx.session).write {
         return None;
     }
     let answer = ctx
@@ -129,6 +129,13 @@ pub async fn write(ctx: &ToolContext, path: &Path, content: &str) -> Option<Resu
         .ask(ctx, path, Some(content.to_string()))
         .await;
     Some(answer.map(|_| ()))
+}
+
+/// Only a turn the editor itself started is served by it: a turn another
+/// surface (an attached TUI, cron) starts in that session, or any turn
+/// after the editor has quit, would wait for an answer nobody sends.
+fn from_the_editor(ctx: &ToolContext) -> bool {
+    ctx.origin == crate::protocol::Origin::Acp
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -141,6 +148,20 @@ mod tests {
     use super::*;
     use crate::config::ExecConfig;
     use crate::protocol::Origin;
+
+    #[tokio::test]
+    async fn a_turn_another_surface_starts_uses_the_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::standalone(dir.path(), ExecConfig::default(), "s", Origin::Tui);
+        let offer = Offer {
+            read: true,
+            write: true,
+        };
+        ctx.client_files.offer("s", offer);
+        let path = dir.path().join("a.txt");
+        assert!(read(&ctx, &path).await.is_none());
+        assert!(write(&ctx, &path, "x").await.is_none());
+    }
 
     #[tokio::test]
     async fn a_request_goes_out_as_an_event_and_the_answer_comes_back() {

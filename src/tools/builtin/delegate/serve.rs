@@ -148,14 +148,10 @@ impl Server {
             .ctx
             .resolve(path, Access::Read)
             .map_err(RpcError::invalid)?;
-        let text = tokio::task::spawn_blocking(move || {
-            crate::fsutil::regular_file::read(&resolved)
-                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-                .map_err(|e| format!("cannot read {}: {e}", resolved.display()))
-        })
-        .await
-        .map_err(|e| RpcError::invalid(e.to_string()))?
-        .map_err(RpcError::invalid)?;
+        let text = tokio::task::spawn_blocking(move || read_bounded(&resolved))
+            .await
+            .map_err(|e| RpcError::invalid(e.to_string()))?
+            .map_err(RpcError::invalid)?;
         let text = lines_of(&text, request.line, request.limit);
         self.ctx
             .progress(format!("  read {}", self.shown(Path::new(path))));
@@ -207,6 +203,29 @@ fn to_value(answer: impl Serialize) -> Result<Value, RpcError> {
     serde_json::to_value(answer).map_err(|e| RpcError::internal(e.to_string()))
 }
 
+/// The most a delegate may read of one file: it asks by path, and a
+/// multi-gigabyte file in the workspace must not be loaded whole.
+const READ_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// `path`'s text, refused above [`READ_LIMIT`].
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let failed = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let file = crate::fsutil::regular_file::open(path).map_err(failed)?;
+    let size = file.metadata().map_err(failed)?.len();
+    if size > READ_LIMIT {
+        return Err(format!(
+            "{} is {size} bytes; a delegated agent reads at most {READ_LIMIT}",
+            path.display()
+        ));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(READ_LIMIT)
+        .read_to_end(&mut bytes)
+        .map_err(failed)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// The path of a file request (JSON text, so always UTF-8).
 fn path_param(path: &Path) -> Result<&str, RpcError> {
     path.to_str()
@@ -227,6 +246,22 @@ fn lines_of(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_over_the_read_limit_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.bin");
+        // Sparse: the size is what is checked, nothing is written.
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(READ_LIMIT + 1)
+            .unwrap();
+        let why = read_bounded(&big).unwrap_err();
+        assert!(why.contains("reads at most"), "{why}");
+        let small = dir.path().join("small.txt");
+        std::fs::write(&small, "hi\n").unwrap();
+        assert_eq!(read_bounded(&small).unwrap(), "hi\n");
+    }
 
     #[test]
     fn reads_a_window_of_lines() {
