@@ -38,27 +38,26 @@ impl fmt::Debug for Inline {
     }
 }
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+use base64::Engine as _;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 
-/// Standard base64 with padding; a dependency for these lines is not worth it.
+/// Standard alphabet, padding optional on decode (editors and browsers
+/// differ).
+const LENIENT: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
+/// Standard base64 with padding.
 pub fn base64(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Standard base64, padding optional, whitespace ignored; `None` for
+/// anything else.
+pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let digits: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    LENIENT.decode(digits).ok()
 }
 
 #[cfg(test)]
@@ -72,6 +71,20 @@ mod tests {
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64("héllo".as_bytes()), "aMOpbGxv");
+    }
+
+    #[test]
+    fn base64_decodes_the_standard_alphabet_padded_or_not() {
+        assert_eq!(decode_base64("").unwrap(), b"");
+        assert_eq!(decode_base64("Zg==").unwrap(), b"f");
+        assert_eq!(decode_base64("Zm8=").unwrap(), b"fo");
+        assert_eq!(decode_base64("Zm9v\nYmFy").unwrap(), b"foobar");
+        assert_eq!(decode_base64("Zm9vYg").unwrap(), b"foob");
+        assert_eq!(decode_base64("aMOpbGxv").unwrap(), "héllo".as_bytes());
+        assert!(decode_base64("Zm9v!").is_none());
+        assert!(decode_base64("Z!==").is_none());
+        assert!(decode_base64("Z").is_none());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-pub use inline::{Inline, base64};
+pub use inline::{Inline, base64, decode_base64};
 
 use crate::protocol::ImagePart;
 

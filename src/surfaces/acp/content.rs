@@ -33,7 +33,7 @@ pub fn prompt(
                 }
             }
             ContentBlock::Image(image) => {
-                let bytes = decode_base64(&image.data)
+                let bytes = crate::images::decode_base64(&image.data)
                     .ok_or_else(|| RpcError::invalid("an image's data is not base64"))?;
                 let part = crate::images::store(workspace, &bytes, image.uri.clone())
                     .map_err(|e| RpcError::invalid(format!("an image of the prompt: {e}")))?;
@@ -50,39 +50,6 @@ pub fn prompt(
 /// A `file://` URI as a path; any other URI as it is.
 fn file_path(uri: &str) -> &str {
     uri.strip_prefix("file://").unwrap_or(uri)
-}
-
-/// Standard base64 (padding optional, whitespace ignored); `None` for
-/// anything else. A dependency for 20 lines is not worth it.
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let digits: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-    let digits = digits
-        .strip_suffix(b"==")
-        .or_else(|| digits.strip_suffix(b"="))
-        .unwrap_or(&digits);
-    if digits.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for chunk in digits.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= value(c)? << (18 - 6 * i);
-        }
-        let bytes = n.to_be_bytes();
-        out.extend_from_slice(&bytes[1..chunk.len()]);
-    }
-    Some(out)
 }
 
 #[cfg(test)]
@@ -103,24 +70,13 @@ mod tests {
     }
 
     #[test]
-    fn base64_decodes_the_standard_alphabet() {
-        assert_eq!(decode_base64("").unwrap(), b"");
-        assert_eq!(decode_base64("Zg==").unwrap(), b"f");
-        assert_eq!(decode_base64("Zm8=").unwrap(), b"fo");
-        assert_eq!(decode_base64("Zm9v\nYmFy").unwrap(), b"foobar");
-        assert_eq!(decode_base64("Zm9vYg").unwrap(), b"foob");
-        assert!(decode_base64("Zm9v!").is_none());
-        assert!(decode_base64("Z").is_none());
-    }
-
-    #[test]
     fn an_image_is_stored_and_a_bad_one_refuses_the_prompt() {
         let dir = tempfile::tempdir().unwrap();
         let mut png = Vec::new();
         image::RgbImage::new(2, 3)
             .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
             .unwrap();
-        let data = encode(&png);
+        let data = crate::images::base64(&png);
         let blocks = vec![
             ContentBlock::Text(TextContent::new("what is this")),
             ContentBlock::Image(ImageContent::new(data, "image/png")),
@@ -132,24 +88,5 @@ mod tests {
             "image/png",
         ))];
         assert!(prompt(&bad, dir.path()).is_err());
-    }
-
-    /// The encoder the decoder must invert.
-    fn encode(bytes: &[u8]) -> String {
-        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let n = chunk
-                .iter()
-                .enumerate()
-                .fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
-            for i in 0..=chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            }
-        }
-        while !out.len().is_multiple_of(4) {
-            out.push('=');
-        }
-        out
     }
 }

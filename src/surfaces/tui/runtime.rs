@@ -216,7 +216,11 @@ impl Host<CrosstermBackend<io::Stdout>> for Crossterm<'_> {
             Effect::SetMouseCapture(false) => execute!(out, DisableMouseCapture)?,
             Effect::Copy(text) => {
                 // OSC 52: the terminal sets the clipboard, over SSH too.
-                write!(out, "\x1b]52;c;{}\x07", base64(text.as_bytes()))?;
+                write!(
+                    out,
+                    "\x1b]52;c;{}\x07",
+                    crate::images::base64(text.as_bytes())
+                )?;
                 out.flush()?;
                 copy_to_system_clipboard(text);
             }
@@ -418,38 +422,4 @@ fn install_panic_hook() {
             }
         }));
     });
-}
-
-/// Standard base64 (OSC 52 wants it); a dependency for 20 lines is not worth it.
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn base64_matches_the_standard() {
-        assert_eq!(super::base64(b""), "");
-        assert_eq!(super::base64(b"f"), "Zg==");
-        assert_eq!(super::base64(b"fo"), "Zm8=");
-        assert_eq!(super::base64(b"foo"), "Zm9v");
-        assert_eq!(super::base64("héllo".as_bytes()), "aMOpbGxv");
-    }
 }

@@ -208,55 +208,9 @@ pub async fn screenshot(browser: &Browser, tab: &Tab) -> Result<Vec<u8>, String>
         )
         .await?;
     let data = answer["data"].as_str().unwrap_or_default();
-    decode_base64(data).ok_or_else(|| "the browser sent an unreadable screenshot".to_string())
-}
-
-/// Standard base64 (DevTools sends screenshots so); a dependency for this
-/// is not worth it.
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let bytes: Vec<u8> = text
-        .bytes()
-        .filter(|c| *c != b'=' && !c.is_ascii_whitespace())
-        .collect();
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for chunk in bytes.chunks(4) {
-        let mut n = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            n |= value(*c)? << (18 - 6 * i);
-        }
-        let full = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        match chunk.len() {
-            4 => out.extend_from_slice(&full),
-            3 => out.extend_from_slice(&full[..2]),
-            2 => out.push(full[0]),
-            _ => return None,
-        }
-    }
-    Some(out)
+    crate::images::decode_base64(data)
+        .ok_or_else(|| "the browser sent an unreadable screenshot".to_string())
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn base64_decodes_the_standard_alphabet() {
-        assert_eq!(super::decode_base64("").as_deref(), Some(&b""[..]));
-        assert_eq!(super::decode_base64("Zg==").as_deref(), Some(&b"f"[..]));
-        assert_eq!(super::decode_base64("Zm8=").as_deref(), Some(&b"fo"[..]));
-        assert_eq!(super::decode_base64("Zm9v").as_deref(), Some(&b"foo"[..]));
-        assert_eq!(
-            super::decode_base64("aMOpbGxv").as_deref(),
-            Some("héllo".as_bytes())
-        );
-        assert_eq!(super::decode_base64("Z!=="), None);
-    }
-}
+mod tests {}
