@@ -24,3 +24,36 @@ impl Default for ImagesConfig {
         }
     }
 }
+
+impl ImagesConfig {
+    /// A zero size would scale every picture to nothing or refuse them all.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        if self.max_side < 16 {
+            return Err(("images.max_side".into(), "must be at least 16".into()));
+        }
+        if self.max_file_mb == 0 {
+            return Err(("images.max_file_mb".into(), "must be more than 0".into()));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_size_of_nothing_is_refused() {
+        assert!(ImagesConfig::default().check().is_ok());
+        let tiny = ImagesConfig {
+            max_side: 0,
+            ..Default::default()
+        };
+        assert_eq!(tiny.check().unwrap_err().0, "images.max_side");
+        let none = ImagesConfig {
+            max_file_mb: 0,
+            ..Default::default()
+        };
+        assert_eq!(none.check().unwrap_err().0, "images.max_file_mb");
+    }
+}

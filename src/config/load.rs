@@ -181,6 +181,7 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
     validate_memory(&config.memory)?;
     config.tools.web.check()?;
     config.tools.browser.check()?;
+    config.images.check()?;
     config.delegate.check()?;
     super::mcp::validate(&config.mcp)?;
     for (i, hook) in config.hooks.iter().enumerate() {
