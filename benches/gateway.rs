@@ -73,6 +73,7 @@ fn start_core() -> Core {
 
 fn event(session: &str, kind: EventKind) -> Event {
     Event {
+        agent: None,
         submission: None,
         session: session.into(),
         origin: Origin::Tui,

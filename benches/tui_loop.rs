@@ -119,6 +119,7 @@ fn app(events: &[Event]) -> App {
 
 fn ev(kind: EventKind) -> Event {
     Event {
+        agent: None,
         submission: None,
         session: corpus::SESSION.into(),
         origin: Origin::Tui,

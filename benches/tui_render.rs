@@ -103,6 +103,7 @@ impl Streaming {
 
     fn ev(kind: EventKind) -> Event {
         Event {
+            agent: None,
             submission: None,
             session: corpus::SESSION.into(),
             origin: Origin::Tui,

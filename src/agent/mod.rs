@@ -111,6 +111,12 @@ impl AgentHandle {
         self.submit_with(Submission::new(op))
     }
 
+    /// Sends an op for `agent` (a bound channel, `/agent`, `--agent`, the
+    /// webhook's `/api/webhook/{agent}`); false when the core has stopped.
+    pub fn submit_to(&self, agent: &str, op: Op) -> bool {
+        self.submit_with(Submission::to_agent(agent, op))
+    }
+
     /// Hands a submission to the core under the id its events will carry
     /// (a surface that matches answers to its requests picks it).
     pub fn submit_with(&self, submission: Submission) -> bool {
@@ -251,7 +257,10 @@ async fn run_core(
     let mut sessions: HashMap<SessionId, SessionHandle> = HashMap::new();
     // Cancelled at shutdown: the running turns stop and queued ones never start.
     let shutdown = CancellationToken::new();
-    while let Some(Submission { id: submission, op }) = ops.recv().await {
+    while let Some(Submission {
+        id: submission, op, ..
+    }) = ops.recv().await
+    {
         crate::bus::answer(Some(submission.clone()));
         match op {
             Op::UserMessage {

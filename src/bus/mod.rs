@@ -56,6 +56,9 @@ pub struct EventBus {
     /// Applied to every event before it goes out (the core's last guard
     /// against secret values: see `redact::event_guard`).
     guard: Option<EventGuard>,
+    /// The agent every event sent through this handle belongs to (see
+    /// [`EventBus::for_agent`]).
+    agent: Option<crate::protocol::AgentName>,
 }
 
 /// Rewrites an event in place before any surface sees it.
@@ -78,10 +81,25 @@ impl EventBus {
         self
     }
 
+    /// The same bus (same subscribers), stamping `agent` on every event
+    /// emitted through the handle returned: each agent's core holds one.
+    pub fn for_agent(&self, agent: Option<&str>) -> Self {
+        Self {
+            agent: agent.map(str::to_string),
+            ..self.clone()
+        }
+    }
+
+    /// The agent this handle stamps, if any.
+    pub fn agent(&self) -> Option<&str> {
+        self.agent.as_deref()
+    }
+
     /// Sends an event of `session`, carrying the submission the current
     /// task answers (see [`answering`]).
     pub fn emit(&self, session: &str, origin: &Origin, kind: EventKind) {
         self.send(Event {
+            agent: self.agent.clone(),
             submission: current_submission(),
             session: session.to_string(),
             origin: origin.clone(),

@@ -144,6 +144,7 @@ mod tests {
 
     fn ev(session: &str, kind: EventKind) -> Event {
         Event {
+            agent: None,
             submission: None,
             session: session.into(),
             origin: Origin::Cli,

@@ -8,10 +8,10 @@ use clap::{Parser, Subcommand};
 use super::{approvals, attach, devices, export, init, mcp, memory, pair, skills, stats, trust};
 
 /// `egirl --version`: the build, and the `--json` wire version.
-const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 1)");
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 2)");
 // `concat!` takes only literals: the number above is kept equal to the
 // protocol's here, at compile time.
-const _: () = assert!(crate::protocol::PROTOCOL_VERSION == 1);
+const _: () = assert!(crate::protocol::PROTOCOL_VERSION == 2);
 
 #[derive(Debug, Parser)]
 #[command(

@@ -99,6 +99,23 @@ pub fn string_or_int_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>
         .collect())
 }
 
+/// One id written as a string or an integer (`[[bindings]] user = 123`);
+/// with `#[serde(default)]` a missing one is `None`.
+pub fn string_or_int_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Int(u64),
+        Signed(i64),
+    }
+    Ok(Some(match Id::deserialize(d)? {
+        Id::Text(t) => t,
+        Id::Int(n) => n.to_string(),
+        Id::Signed(n) => n.to_string(),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

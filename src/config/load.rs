@@ -183,6 +183,7 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
     config.tools.browser.check()?;
     config.images.check()?;
     config.delegate.check()?;
+    super::agents::check(config)?;
     super::mcp::validate(&config.mcp)?;
     for (i, hook) in config.hooks.iter().enumerate() {
         if hook

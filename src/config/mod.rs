@@ -2,6 +2,7 @@
 //! documented in docs/configuration.md and in the repo's egirl.toml
 //! (tests/docs/config_reference.rs holds all three in step).
 
+pub mod agents;
 mod browser;
 mod delegate;
 mod duration;
@@ -24,6 +25,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+pub use agents::{
+    AgentEntry, Binding, BindingChannel, BindingProblem, BindingTarget, DEFAULT_AGENT,
+};
 pub use browser::BrowserConfig;
 pub use delegate::{ClaudeCodeConfig, ClaudePermissions, DelegateAgent, DelegateConfig};
 pub use duration::{ConfigDuration, parse_duration};
@@ -74,6 +78,11 @@ pub struct Config {
     pub images: ImagesConfig,
     /// `[[hooks]]`: the user's commands at points of a turn.
     pub hooks: Vec<HookConfig>,
+    /// `[agents.NAME]`: agents besides `default`, each with its own
+    /// workspace (see `agents`).
+    pub agents: BTreeMap<String, AgentEntry>,
+    /// `[[bindings]]`: which agent each channel's messages go to.
+    pub bindings: Vec<Binding>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -160,6 +169,10 @@ impl Default for RoutingConfig {
 pub struct ToolsConfig {
     /// Directories outside the workspace the file tools may use.
     pub allowed_paths: Vec<String>,
+    /// Only these tools are offered to the model (empty: all of them).
+    pub allow: Vec<String>,
+    /// Tools never offered, whatever `allow` says (e.g. ["exec"]).
+    pub deny: Vec<String>,
     pub exec: ExecConfig,
     /// `[tools.web]`: web_fetch and web_search.
     pub web: WebConfig,

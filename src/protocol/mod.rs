@@ -18,6 +18,9 @@
 //!   field of version 0 changed: the typed `Route`, `ReviewDecision` and
 //!   `RoutedModel` keep their old fields and strings on the wire
 //!   (`tests/data/json_events_v0.jsonl` is read back unchanged).
+//! - 2: the same, plus `agent` (after `submission`) on every event of a
+//!   config that declares `[agents]`: whose session it is. A submission
+//!   may name the agent its op is for (`{"id", "agent", "op"}`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -25,7 +28,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// The `--json` wire version (see the module doc for what changed).
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 mod controls;
 mod events;
@@ -38,6 +41,9 @@ pub use images::ImagePart;
 pub use route::{LOCAL_PROVIDER, LocalRole, Route, RoutedModel};
 
 pub type SessionId = String;
+
+/// An agent's name (`[agents.NAME]`; `default` is always there).
+pub type AgentName = String;
 
 /// The `session` of an event that belongs to no conversation (an MCP
 /// server's failure notice). No session id is empty
@@ -261,15 +267,29 @@ impl fmt::Display for SubmissionId {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Submission {
     pub id: SubmissionId,
+    /// The agent the op is for. `None`: the agent of the session it names
+    /// (the one that holds its transcript), else `default`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentName>,
     pub op: Op,
 }
 
 impl Submission {
-    /// `op` under a fresh id.
+    /// `op` under a fresh id, for the session's own agent.
     pub fn new(op: Op) -> Self {
         Submission {
             id: SubmissionId::fresh(),
+            agent: None,
             op,
+        }
+    }
+
+    /// `op` under a fresh id, for `agent` (a bound channel, `/agent`,
+    /// `--agent`, `/api/webhook/{agent}`).
+    pub fn to_agent(agent: &str, op: Op) -> Self {
+        Submission {
+            agent: Some(agent.to_string()),
+            ..Submission::new(op)
         }
     }
 }
@@ -405,6 +425,10 @@ pub struct Event {
     pub submission: Option<SubmissionId>,
     pub session: SessionId,
     pub origin: Origin,
+    /// The agent whose session it is; `None` when the config declares no
+    /// `[agents]` (then every event is `default`'s) and on events of no
+    /// agent (an MCP server's state).
+    pub agent: Option<AgentName>,
     pub kind: EventKind,
 }
 
@@ -415,7 +439,7 @@ impl Serialize for Event {
         let serde_json::Value::Object(fields) = value else {
             return Err(S::Error::custom("event kind is not an object"));
         };
-        let mut map = s.serialize_map(Some(fields.len() + 3))?;
+        let mut map = s.serialize_map(Some(fields.len() + 4))?;
         if let Some(kind) = fields.get("type") {
             map.serialize_entry("type", kind)?;
         }
@@ -423,6 +447,9 @@ impl Serialize for Event {
         map.serialize_entry("origin", &self.origin)?;
         if let Some(id) = &self.submission {
             map.serialize_entry("submission", id)?;
+        }
+        if let Some(agent) = &self.agent {
+            map.serialize_entry("agent", agent)?;
         }
         for (key, value) in fields.iter().filter(|(k, _)| k.as_str() != "type") {
             map.serialize_entry(key, value)?;
@@ -449,12 +476,18 @@ impl<'de> Deserialize<'de> for Event {
             Some(id) => Some(serde_json::from_value(id).map_err(D::Error::custom)?),
             None => None,
         };
+        let agent = match value.remove("agent") {
+            Some(serde_json::Value::String(agent)) => Some(agent),
+            Some(_) => return Err(D::Error::custom("`agent` is not a string")),
+            None => None,
+        };
         let kind =
             serde_json::from_value(serde_json::Value::Object(value)).map_err(D::Error::custom)?;
         Ok(Event {
             submission,
             session,
             origin,
+            agent,
             kind,
         })
     }

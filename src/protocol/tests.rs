@@ -3,6 +3,7 @@ use super::*;
 #[test]
 fn event_json_has_type_first_then_session_and_origin() {
     let event = Event {
+        agent: None,
         submission: None,
         session: "s1".into(),
         origin: Origin::Discord("123".into()),

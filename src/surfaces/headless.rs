@@ -193,7 +193,10 @@ impl Turn {
     pub fn submit(agent: &CoreLink, session: &str, op: Op) -> Self {
         let unique = uuid::Uuid::new_v4().simple().to_string();
         let id = SubmissionId(format!("cli-{}", &unique[..12]));
-        agent.submit_with(Submission { id: id.clone(), op });
+        agent.submit_with(Submission {
+            id: id.clone(),
+            ..Submission::new(op)
+        });
         Turn {
             session: session.to_string(),
             id,

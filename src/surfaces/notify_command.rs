@@ -135,6 +135,7 @@ mod tests {
 
     fn event(origin: Origin, kind: EventKind) -> Event {
         Event {
+            agent: None,
             submission: None,
             session: "s".into(),
             origin,

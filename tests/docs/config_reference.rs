@@ -45,6 +45,16 @@ pub(super) fn table_fields(path: &[String]) -> Option<Vec<String>> {
     )
 }
 
+/// Tables of the same type as another (an agent's own `[local]`): each is
+/// documented as one key, "the keys of `[local]`", rather than key by key
+/// (`same_type_tables_have_the_same_fields` holds the claim).
+const SAME_AS: [(&str, &str); 4] = [
+    ("agents.*.local", "local"),
+    ("agents.*.tools.exec", "tools.exec"),
+    ("agents.*.heartbeat", "heartbeat"),
+    ("agents.*.cron", "cron"),
+];
+
 /// Every key the config types accept, as dotted paths (map keys as `*`).
 pub(super) fn type_keys() -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
@@ -56,7 +66,9 @@ fn walk(path: &mut Vec<String>, keys: &mut BTreeSet<String>) {
     let fields = table_fields(path).unwrap_or_else(|| panic!("{path:?} is not a table"));
     for field in fields {
         path.push(field);
-        if table_fields(path).is_some() {
+        if SAME_AS.iter().any(|(alias, _)| *alias == dotted(path)) {
+            keys.insert(dotted(path));
+        } else if table_fields(path).is_some() {
             walk(path, keys);
         } else {
             path.push(MAP_KEY.to_string());
@@ -159,6 +171,10 @@ fn toml_keys(text: &str) -> BTreeSet<String> {
                 .split('.')
                 .map(|p| p.trim().trim_matches('"').to_string())
                 .collect();
+            let name = section.join(".");
+            if SAME_AS.iter().any(|(alias, _)| matches(alias, &name)) {
+                keys.insert(name);
+            }
             continue;
         }
         let Some((key, _)) = line.split_once(" = ") else {
@@ -208,6 +224,25 @@ fn the_probe_finds_tables_maps_and_values() {
         assert!(keys.contains(key), "{key} not found in {keys:#?}");
     }
     assert!(!keys.iter().any(|k| k.contains(PROBE)), "{keys:#?}");
+}
+
+#[test]
+fn same_type_tables_have_the_same_fields() {
+    for (alias, original) in SAME_AS {
+        let path = |dotted: &str| -> Vec<String> {
+            dotted
+                .split('.')
+                .map(|p| if p == WILDCARD { MAP_KEY } else { p }.to_string())
+                .collect()
+        };
+        let alias_fields = table_fields(&path(alias));
+        assert!(alias_fields.is_some(), "{alias} is not a table");
+        assert_eq!(
+            alias_fields,
+            table_fields(&path(original)),
+            "{alias} vs {original}"
+        );
+    }
 }
 
 #[test]

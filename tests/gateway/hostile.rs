@@ -30,6 +30,7 @@ async fn paired_device(daemon: &Daemon, name: &str) -> (String, String) {
 
 fn op(id: &str, op: Op) -> ClientFrame {
     ClientFrame::Op(Submission {
+        agent: None,
         id: SubmissionId(id.into()),
         op,
     })

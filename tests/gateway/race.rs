@@ -37,6 +37,7 @@ async fn three_surfaces_answer_one_approval_and_exactly_one_decision_wins() {
     // All three at once.
     tui.send("y");
     raw.send(&ClientFrame::Op(Submission {
+        agent: None,
         id: SubmissionId("race-raw-1".into()),
         op: Op::ApprovalDecision {
             id: id.clone(),

@@ -186,6 +186,7 @@ pub fn pair(code: &str) -> ClientFrame {
 
 pub fn message(id: &str, text: &str) -> ClientFrame {
     ClientFrame::Op(Submission {
+        agent: None,
         id: SubmissionId(id.into()),
         op: Op::UserMessage {
             images: Vec::new(),

@@ -110,6 +110,7 @@ pub fn events(turns: &[Turn]) -> Vec<Event> {
     let mut out = Vec::new();
     for turn in turns {
         let ev = |kind| Event {
+            agent: None,
             submission: None,
             session: turn.session.clone(),
             origin: turn.origin.clone(),

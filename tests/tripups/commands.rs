@@ -204,6 +204,7 @@ fn defect_5_tab_completes_from_a_list_and_never_moves_focus() {
 fn defect_10_notices_of_no_session_make_no_session() {
     let mut app = app();
     app.apply(Event {
+        agent: None,
         submission: None,
         session: egirl::mcp::NOTICE_SESSION.into(),
         origin: Origin::Tui,
@@ -237,6 +238,7 @@ fn defect_14_memory_hits_show_on_a_small_terminal() {
         .find(|s| matches!(s.op, Op::Command { .. }))
         .expect("the search went out");
     app.apply(Event {
+        agent: None,
         submission: Some(asked.id.clone()),
         session: SESSION.into(),
         origin: Origin::Tui,

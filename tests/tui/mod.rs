@@ -50,6 +50,7 @@ pub fn app() -> App {
 /// An event of the TUI's own session.
 pub fn ev(kind: EventKind) -> Event {
     Event {
+        agent: None,
         submission: None,
         session: SESSION.into(),
         origin: Origin::Tui,
@@ -59,6 +60,7 @@ pub fn ev(kind: EventKind) -> Event {
 
 pub fn ev_from(session: &str, origin: Origin, kind: EventKind) -> Event {
     Event {
+        agent: None,
         submission: None,
         session: session.into(),
         origin,

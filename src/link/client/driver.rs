@@ -243,6 +243,7 @@ impl Driver {
                 continue;
             }
             self.parts.bus.send(Event {
+                agent: None,
                 submission: None,
                 session,
                 origin,
@@ -294,6 +295,7 @@ impl Driver {
             return;
         };
         let event = |kind| Event {
+            agent: None,
             submission: Some(submission.clone()),
             session: session.clone(),
             origin: origin.clone(),

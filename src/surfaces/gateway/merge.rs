@@ -56,6 +56,7 @@ mod tests {
 
     fn ev(session: &str, kind: EventKind) -> Arc<Event> {
         Arc::new(Event {
+            agent: None,
             submission: None,
             session: session.into(),
             origin: Origin::Cli,

@@ -5,6 +5,7 @@ use crate::protocol::{
 
 fn ev(session: &str, kind: EventKind) -> Event {
     Event {
+        agent: None,
         submission: None,
         session: session.into(),
         origin: Origin::Tui,

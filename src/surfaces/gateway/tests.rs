@@ -36,6 +36,7 @@ fn fake_core() -> (CoreLink, EventBus, Arc<Mutex<Vec<Submission>>>) {
         {
             let emit = |kind| {
                 core_bus.send(Event {
+                    agent: None,
                     submission: Some(submission.id.clone()),
                     session: session.clone(),
                     origin: origin.clone(),
@@ -360,6 +361,7 @@ async fn after_a_gap_the_open_approval_reaches_the_client_again() {
     let mut state = link.connection.clone().unwrap();
     let emit = |session: &str, kind| {
         bus.send(Event {
+            agent: None,
             submission: None,
             session: session.into(),
             origin: Origin::Cli,
@@ -442,6 +444,7 @@ async fn a_restarted_server_is_not_resumed_from_the_old_numbers() {
     assert_eq!(text_of(&turn(&mut events).await), "before");
     // A turn the old run never finishes: it dies with it.
     bus.send(Event {
+        agent: None,
         submission: None,
         session: "cut".into(),
         origin: Origin::Cli,

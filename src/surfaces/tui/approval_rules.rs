@@ -226,6 +226,7 @@ mod tests {
 
     fn answer(app: &mut App, submission: SubmissionId, kind: EventKind) {
         app.apply(Event {
+            agent: None,
             submission: Some(submission),
             session: "s".into(),
             origin: Origin::Tui,

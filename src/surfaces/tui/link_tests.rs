@@ -115,6 +115,7 @@ fn a_resync_reloads_the_sessions_from_their_transcripts() {
     app.attach("serve pid 4242".into(), &[]);
     // What the view had before it fell behind: half an answer.
     app.apply(Event {
+        agent: None,
         submission: None,
         session: "discord-5001".into(),
         origin: Origin::Discord("5001".into()),

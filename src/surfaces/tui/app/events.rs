@@ -24,6 +24,7 @@ impl App {
             session,
             origin,
             kind,
+            ..
         } = event;
         // A request that failed gets no other answer: forget it.
         if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {

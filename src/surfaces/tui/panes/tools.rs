@@ -112,6 +112,7 @@ mod tests {
             context_length: 1024,
         });
         app.apply(Event {
+            agent: None,
             submission: None,
             session: "s".into(),
             origin: Origin::Tui,
