@@ -76,7 +76,8 @@ pub enum BindingChannel {
     Webhook,
     /// The TUI's first session, and `egirl -m` without `--agent`.
     Tui,
-    /// `egirl cron …` and `/cron` without `--agent`.
+    /// Whose jobs `/cron` lists before `/agent` picks one (a job always
+    /// runs as the agent whose workspace holds it).
     Cron,
 }
 
