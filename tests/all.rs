@@ -1,6 +1,7 @@
 //! The one integration-test binary: each module is a suite.
 mod acp;
 mod agent;
+mod agents;
 mod cli_stats_export;
 mod compaction;
 mod daily;

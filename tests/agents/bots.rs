@@ -1,0 +1,1 @@
+//! Agents through the real binary with the fake bots (agents-surfaces).

@@ -1,0 +1,1 @@
+//! Agents kept apart: workspaces, memory, tools, sessions (agents-core).

@@ -1,0 +1,5 @@
+//! Several agents in one process: bindings, isolation, surfaces.
+
+mod bots;
+mod isolation;
+mod tui;

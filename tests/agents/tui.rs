@@ -1,0 +1,1 @@
+//! Agents in the TUI (agents-tui).
