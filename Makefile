@@ -4,6 +4,10 @@
 EGIRL_CACHE ?= $(HOME)/.cache/egirl
 export EGIRL_CACHE
 export CARGO_TARGET_DIR ?= $(EGIRL_CACHE)/target
+# Every CI run builds a fresh clone at a new path, whose incremental state no
+# later run can reuse: writing it only costs time and disk (16 GB had piled up
+# under the shared target dir). Set CARGO_INCREMENTAL=1 to keep it.
+export CARGO_INCREMENTAL ?= 0
 CARGO ?= cargo
 
 .PHONY: run test install build fmt lint unit e2e bench clean-cache
