@@ -164,15 +164,76 @@ async fn an_editors_mcp_server_serves_its_session_only_asks_like_a_configured_on
     assert_eq!(marked(&format!("{mark}-probe")), [probe.id().to_string()]);
     let _ = probe.kill();
     let _ = probe.wait();
-    let mut left = marked(&mark);
+    assert_eq!(left_behind(&mark).await, Vec::<String>::new());
+}
+
+/// The processes marked `mark` still alive after a bounded wait (the
+/// kill is sent as the client goes; the kernel may take a moment).
+async fn left_behind(mark: &str) -> Vec<String> {
     for _ in 0..50 {
-        if left.is_empty() {
+        if marked(mark).is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
-        left = marked(&mark);
     }
-    assert!(left.is_empty(), "MCP server processes left: {left:?}");
+    marked(mark)
+}
+
+#[tokio::test]
+async fn through_a_daemons_core_the_editors_server_stops_when_the_editor_goes() {
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("mcp__everything__echo", r#"{"message": "via the daemon"}"#)]),
+        Reply::text("echoed"),
+    ]);
+    let cli = Cli::new(&fake, "");
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"))
+        .arg("--config")
+        .arg(cli.config())
+        .arg("serve")
+        .env("HOME", cli.dir.path())
+        .env_remove("EGIRL_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("egirl serve");
+    let socket = egirl::link::client::socket_path(&cli.workspace());
+    let waiting = tokio::time::Instant::now();
+    while !socket.exists() {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(60),
+            "no daemon socket"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let ws = cli.workspace();
+    let mark = format!("acp-daemon-{}", std::process::id());
+    let report = run_client(
+        &cli,
+        json!([
+            {"do": "initialize"},
+            {"do": "new", "cwd": ws, "mcp": [everything(&mark)]},
+            {"do": "prompt", "text": "echo through the daemon"},
+        ]),
+        &[],
+    )
+    .await;
+    assert_only_frames(&report);
+    let echoed = ok(&report, 2);
+    assert!(
+        tool_output(echoed).contains("Echo: via the daemon"),
+        "{echoed}"
+    );
+    // The daemon runs on; the editor's server went with the editor.
+    assert!(
+        serve.try_wait().expect("serve").is_none(),
+        "the daemon exited"
+    );
+    assert_eq!(left_behind(&mark).await, Vec::<String>::new());
+    let _ = serve.kill().await;
 }
 
 #[tokio::test]

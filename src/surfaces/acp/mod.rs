@@ -120,10 +120,10 @@ pub async fn run(link: CoreLink, options: AcpOptions) {
             session: session.clone(),
         });
         // A daemon's core outlives this client: its servers must not.
+        // Waited for, so the op is through before this process ends.
         if brought_mcp {
-            let servers = Vec::new();
-            let command = crate::protocol::Command::SessionMcp { servers };
-            acp.link.submit(Op::Command { session, command });
+            let stopped = session::connect_mcp(&acp, &session, Vec::new());
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), stopped).await;
         }
     }
     acp.peer.close();

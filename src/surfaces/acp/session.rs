@@ -294,7 +294,7 @@ fn mcp_servers(servers: &[McpServer], cwd: &Path) -> Result<Vec<SessionMcpServer
 /// Hands the session's MCP servers to the core (none: stops those it
 /// had); what connects goes to stderr, a list over egirl's bounds fails
 /// the request with the core's line.
-async fn connect_mcp(
+pub async fn connect_mcp(
     acp: &Acp,
     session: &str,
     servers: Vec<SessionMcpServer>,
