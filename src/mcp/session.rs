@@ -127,10 +127,10 @@ impl McpManager {
         }
     }
 
-    /// Waits until none of `session`'s own servers is still starting
-    /// (each gets at most its `startup_timeout`): its first turn is
-    /// offered their tools. The configured servers are not waited for
-    /// (see `settled`).
+    /// Waits until none of `session`'s own servers is still on its first
+    /// start (each gets at most its `startup_timeout`): its first turn is
+    /// offered their tools. One that failed is not waited for again while
+    /// it retries, nor are the configured servers (see `settled`).
     pub async fn session_settled(&self, session: &str) {
         let Some(servers) = lock(&self.sessions).get(session).map(|s| s.servers.clone()) else {
             return;
@@ -141,9 +141,10 @@ impl McpManager {
             .max()
             .unwrap_or_default();
         let starting = || {
-            servers
-                .iter()
-                .any(|s| lock(&s.inner).state == State::Starting)
+            servers.iter().any(|s| {
+                let inner = lock(&s.inner);
+                inner.state == State::Starting && inner.last_error.is_none()
+            })
         };
         let deadline = tokio::time::Instant::now() + longest + Duration::from_millis(500);
         while starting() && tokio::time::Instant::now() < deadline {

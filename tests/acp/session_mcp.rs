@@ -263,6 +263,8 @@ async fn a_refusal_ends_the_prompt_with_stop_reason_refusal() {
     let cloud = FakeAnthropic::start().await;
     cloud.push(fake_anthropic::Reply::text(&["I can't help with that."]).stop_reason("refusal"));
     cloud.push(fake_anthropic::Reply::text(&["Sure."]));
+    // The chat-completions word for it (OpenAI's, and a local server's).
+    fake.push_reply(Reply::text("Filtered.").finish_reason("content_filter"));
     let model = fake_anthropic::MODEL;
     let extra = format!(
         "[remote.anthropic]\nmodel = \"{model}\"\nbase_url = \"{}\"\n",
@@ -280,6 +282,8 @@ async fn a_refusal_ends_the_prompt_with_stop_reason_refusal() {
             {"do": "set_model", "value": format!("anthropic:{model}")},
             {"do": "prompt", "text": "something it declines"},
             {"do": "prompt", "text": "something it answers"},
+            {"do": "set_model", "value": "local"},
+            {"do": "prompt", "text": "something filtered"},
         ]),
         &[],
     )
@@ -294,9 +298,13 @@ async fn a_refusal_ends_the_prompt_with_stop_reason_refusal() {
     let answered = ok(&report, 4);
     assert_eq!(answered["response"]["stopReason"], "end_turn");
     assert_eq!(cloud.hits(), 2);
-    assert!(
-        fake.requests().is_empty(),
-        "the pinned session asked the local model"
+    let filtered = ok(&report, 6);
+    assert_eq!(filtered["response"]["stopReason"], "refusal", "{filtered}");
+    assert_eq!(chunks(filtered, "agent_message_chunk"), "Filtered.");
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "only the local turn asks the local model"
     );
 }
 
