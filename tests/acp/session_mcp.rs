@@ -237,6 +237,44 @@ async fn through_a_daemons_core_the_editors_server_stops_when_the_editor_goes() 
 }
 
 #[tokio::test]
+async fn an_editors_http_server_is_connected_with_its_headers_as_written() {
+    let (_server, port) = crate::mcp::http::start_http_server().await;
+    let fake = FakeLlama::start().await;
+    fake.push_replies([
+        Reply::tool_calls(&[("mcp__web__get-sum", r#"{"a": 2, "b": 40}"#)]),
+        Reply::text("added"),
+    ]);
+    let cli = Cli::new(&fake, "");
+    let ws = cli.workspace();
+    std::fs::create_dir_all(&ws).expect("workspace");
+    let web = json!({
+        "type": "http",
+        "name": "web",
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        // Taken as written: `${NAME}` reads nothing of egirl's (an unset
+        // name would fail a configured server's start).
+        "headers": [{"name": "X-Egirl-Test", "value": "${EGIRL_ACP_SURELY_UNSET}"}],
+    });
+    let report = run_client(
+        &cli,
+        json!([
+            {"do": "initialize"},
+            {"do": "new", "cwd": ws, "mcp": [web]},
+            {"do": "prompt", "text": "add"},
+        ]),
+        &[],
+    )
+    .await;
+    assert_only_frames(&report);
+    let init = &ok(&report, 0)["response"];
+    assert_eq!(init["agentCapabilities"]["mcpCapabilities"]["http"], true);
+    let added = ok(&report, 2);
+    let done = updates(added, "tool_call_update");
+    assert_eq!(done.last().expect("done")["status"], "completed", "{added}");
+    assert!(tool_output(added).contains("42"), "{added}");
+}
+
+#[tokio::test]
 async fn a_list_over_egirls_bounds_fails_the_session_in_one_line() {
     let fake = FakeLlama::start().await;
     let cli = Cli::new(&fake, "");
