@@ -278,7 +278,7 @@ async fn measure_mcp(
     manager.settled().await;
     let connected = manager.tools().len();
     let mut specs = builtin.to_vec();
-    let mcp_specs = egirl::tools::mcp::specs(&manager);
+    let mcp_specs = egirl::tools::mcp::specs(&manager, "").await;
     specs.extend(mcp_specs.iter().cloned());
     manager.shutdown().await;
     if connected == 0 {

@@ -318,7 +318,10 @@ async fn run_core(
             } => approvals::revoke(&shared, &session, &id),
             Op::Command {
                 session,
-                command: command @ (Command::ClientFiles { .. } | Command::WorkIn { .. }),
+                command:
+                    command @ (Command::ClientFiles { .. }
+                    | Command::WorkIn { .. }
+                    | Command::SessionMcp { .. }),
             } => client_session(&shared, &session, command),
             Op::FileAnswer { id, content, error } => {
                 shared.client_files.answer(&id, content, error)
@@ -368,11 +371,20 @@ async fn stop_core(
 /// What a session's client provides (`egirl acp`): `client_files` (it
 /// reads and writes files for the file tools), `work_in` (its project,
 /// where the session's files and commands start, when it lies in the
-/// workspace or an allowed path).
+/// workspace or an allowed path), `session_mcp` (MCP servers for this
+/// session's turns, answered by a notice or an error).
 fn client_session(shared: &Shared, session: &str, command: Command) {
+    let origin = crate::protocol::Origin::Acp;
     let dir = match command {
         Command::ClientFiles { read, write } => {
             return shared.client_files.offer(session, Offer { read, write });
+        }
+        Command::SessionMcp { servers } => {
+            let answer = match shared.mcp.set_session_servers(session, servers) {
+                Ok(message) => EventKind::Notice(crate::protocol::Notice { message }),
+                Err(message) => EventKind::Error(crate::protocol::ErrorEvent { message }),
+            };
+            return shared.bus.emit(session, &origin, answer);
         }
         Command::WorkIn { dir } => dir,
         _ => return,
@@ -382,7 +394,6 @@ fn client_session(shared: &Shared, session: &str, command: Command) {
         .collect();
     let dir = std::path::Path::new(&dir);
     if let Err(message) = shared.client_files.work_in(session, dir, &roots) {
-        let origin = crate::protocol::Origin::Acp;
         let error = EventKind::Error(crate::protocol::ErrorEvent { message });
         shared.bus.emit(session, &origin, error);
     }

@@ -143,6 +143,7 @@ impl Session {
             | Command::PinModel { .. }
             | Command::ClientFiles { .. }
             | Command::WorkIn { .. }
+            | Command::SessionMcp { .. }
             | Command::ListModels => {}
         }
     }

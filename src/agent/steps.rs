@@ -435,3 +435,18 @@ async fn trim_outputs(
     }
     .into())
 }
+
+/// Whether the model refused to answer (`finish_reason` `refusal`, as
+/// Anthropic's stop reason is kept, or OpenAI's `content_filter`): then
+/// `refused` says so, and the reply is the turn's answer.
+pub(super) fn refused(turn: &Turn<'_>, provider: &str, response: &ChatResponse) -> bool {
+    let reason = response.finish_reason.as_deref();
+    let Some(reason) = reason.filter(|r| matches!(*r, "refusal" | "content_filter")) else {
+        return false;
+    };
+    turn.emit(EventKind::Refused(crate::protocol::Refused {
+        provider: provider.to_string(),
+        reason: reason.to_string(),
+    }));
+    true
+}

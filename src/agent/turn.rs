@@ -321,7 +321,7 @@ async fn prepare(
     let system = shared.redactor.redact(&system).into_owned();
     // The last compaction's summary, fenced after the prompt (`summary`).
     let mut system = super::summary::with_summary(&system, session.summary.as_deref());
-    let mcp = tools::mcp::specs(&shared.mcp);
+    let mcp = tools::mcp::specs(&shared.mcp, &session.id).await;
     let specs = unattended::offered_tools(&turn.origin, &shared.config, mcp);
     let current =
         super::compact::before_request(turn, session, &mut system, &specs, planned.current, cancel)
@@ -402,6 +402,9 @@ async fn step<'a>(
     )?;
     if !response.tool_calls.is_empty() {
         return Ok(Next::RunTools(response.tool_calls));
+    }
+    if super::steps::refused(turn, &provider, &response) {
+        return Ok(Next::Final(response.content));
     }
     // A weak local answer goes to the remote model, once.
     let heartbeat_ack = turn.origin == Origin::Heartbeat

@@ -13,8 +13,10 @@ mod resolve;
 pub mod result;
 pub mod schema;
 mod server;
+mod session;
 mod spawner;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -77,6 +79,12 @@ pub struct McpManager {
     status: watch::Sender<Vec<McpServerInfo>>,
     stop: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// How a stdio server starts (the session servers' too).
+    launch: Arc<Launch>,
+    /// Where a session server's notices go.
+    bus: Option<EventBus>,
+    /// The servers each session's client brought (`egirl acp`), by session.
+    sessions: Mutex<HashMap<String, session::SessionServers>>,
 }
 
 /// Publishes the servers' state and their notices.
@@ -103,13 +111,26 @@ impl Reporter for Publisher {
 impl McpManager {
     /// No servers (tests, and configs without `[mcp]`).
     pub fn none() -> Arc<Self> {
-        Arc::new(Self {
-            servers: Vec::new(),
-            gate: Arc::new(watch::channel(true).0),
+        Arc::new(Self::unstarted(Vec::new(), None, Launch::default(), true))
+    }
+
+    /// `servers` not started yet; the gate `open` or not.
+    fn unstarted(
+        servers: Vec<Arc<Server>>,
+        bus: Option<EventBus>,
+        launch: Launch,
+        open: bool,
+    ) -> Self {
+        Self {
+            servers,
+            gate: Arc::new(watch::channel(open).0),
             status: watch::channel(Vec::new()).0,
             stop: CancellationToken::new(),
             tasks: Mutex::new(Vec::new()),
-        })
+            launch: Arc::new(launch),
+            bus,
+            sessions: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Starts a supervisor per enabled server on the current runtime and
@@ -138,18 +159,13 @@ impl McpManager {
             .enabled()
             .map(|(name, server)| Arc::new(Server::new(name, server.clone())))
             .collect();
-        let manager = Arc::new(Self {
-            status: watch::channel(Vec::new()).0,
-            gate: Arc::new(watch::channel(false).0),
-            servers,
-            stop: CancellationToken::new(),
-            tasks: Mutex::new(Vec::new()),
-        });
-        manager.status.send_replace(manager.infos());
-        let launch = Arc::new(Launch {
+        let launch = Launch {
             workspace: workspace.to_path_buf(),
             base_env,
-        });
+        };
+        let manager = Arc::new(Self::unstarted(servers, Some(bus.clone()), launch, false));
+        let launch = manager.launch.clone();
+        manager.status.send_replace(manager.infos());
         let report: Arc<dyn Reporter> = Arc::new(Publisher {
             manager: Arc::downgrade(&manager),
             bus,
@@ -216,16 +232,27 @@ impl McpManager {
             .collect()
     }
 
+    /// The tools `session`'s turns are offered: the configured servers',
+    /// then those its client brought.
+    pub fn tools_for(&self, session: &str) -> Vec<McpTool> {
+        self.servers_for(session)
+            .iter()
+            .flat_map(|s| lock(&s.inner).tools.clone())
+            .collect()
+    }
+
     /// Calls a tool with arguments already checked; Ok(result as JSON) or
     /// Err(one line for the model). A server that goes away mid-call fails
     /// the call at once (its supervisor restarts it).
     pub async fn call(
         &self,
+        session: &str,
         tool: &McpTool,
         arguments: serde_json::Map<String, Value>,
         cancel: &CancellationToken,
     ) -> Result<Value, String> {
-        let Some(server) = self.servers.iter().find(|s| s.name == tool.server) else {
+        let servers = self.servers_for(session);
+        let Some(server) = servers.iter().find(|s| s.name == tool.server) else {
             return Err(format!("no MCP server `{}`", tool.server));
         };
         let Some(peer) = lock(&server.inner).peer.clone() else {
@@ -255,6 +282,7 @@ impl McpManager {
     /// killed (no orphans), waiting at most a moment for them.
     pub async fn shutdown(&self) {
         self.stop.cancel();
+        self.stop_sessions();
         let tasks: Vec<JoinHandle<()>> = lock(&self.tasks).drain(..).collect();
         let _ = tokio::time::timeout(
             Duration::from_secs(2),
@@ -271,7 +299,9 @@ impl Drop for McpManager {
     /// A last guard when egirl exits without `shutdown` (a panic, an early
     /// return): the groups still get SIGKILL.
     fn drop(&mut self) {
-        for server in &self.servers {
+        let sessions = lock(&self.sessions);
+        let brought = sessions.values().flat_map(|s| s.servers.iter());
+        for server in self.servers.iter().chain(brought) {
             if let Some(group) = server.group().filter(|g| *g > 1) {
                 // SAFETY: a process group egirl created.
                 unsafe {
@@ -301,9 +331,10 @@ pub fn listing(tools: &[McpTool]) -> String {
 }
 
 impl McpManager {
-    /// A server's `approval` (`ask` for an unknown one).
-    pub fn approval(&self, server: &str) -> McpApproval {
-        self.servers
+    /// A server's `approval` (`ask` for an unknown one, and for every
+    /// server a session's client brought).
+    pub fn approval(&self, session: &str, server: &str) -> McpApproval {
+        self.servers_for(session)
             .iter()
             .find(|s| s.name == server)
             .map_or(McpApproval::Ask, |s| s.config.approval)
@@ -335,8 +366,9 @@ impl McpManager {
     /// `name` is a configured server: its tools, one line each (full name,
     /// first sentence of the purpose, read-only or not), or why there are
     /// none. None when `name` is no server.
-    pub fn server_listing(&self, name: &str) -> Option<String> {
-        let server = self.servers.iter().find(|s| s.name == name)?;
+    pub fn server_listing(&self, session: &str, name: &str) -> Option<String> {
+        let servers = self.servers_for(session);
+        let server = servers.iter().find(|s| s.name == name)?;
         let inner = lock(&server.inner);
         if inner.state != State::Ready {
             let why = inner.last_error.as_deref().unwrap_or("still starting");
@@ -397,12 +429,6 @@ impl McpManager {
                 Arc::new(server)
             })
             .collect();
-        Arc::new(Self {
-            servers,
-            gate: Arc::new(watch::channel(true).0),
-            status: watch::channel(Vec::new()).0,
-            stop: CancellationToken::new(),
-            tasks: Mutex::new(Vec::new()),
-        })
+        Arc::new(Self::unstarted(servers, None, Launch::default(), true))
     }
 }

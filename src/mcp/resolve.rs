@@ -6,6 +6,8 @@
 //! names hold no `__` and do not end in `_` (`config::mcp::validate`), so
 //! the server is what comes before the first `__`.
 
+use std::sync::Arc;
+
 use super::server::{Server, lock};
 use super::{McpManager, McpTool, State, naming};
 
@@ -24,14 +26,18 @@ impl McpManager {
     /// model) `server__tool`, `server/tool`, `server.tool`, each within
     /// that server; or a bare tool name only one server has. Err: what to
     /// tell the model.
-    pub fn find(&self, name: &str) -> Result<McpTool, String> {
+    pub fn find(&self, session: &str, name: &str) -> Result<McpTool, String> {
         let name = name.trim();
-        let tools = self.tools();
+        let servers = self.servers_for(session);
+        let tools: Vec<McpTool> = servers
+            .iter()
+            .flat_map(|s| lock(&s.inner).tools.clone())
+            .collect();
         if let Some(tool) = tools.iter().find(|t| t.full_name == name) {
             return Ok(tool.clone());
         }
         let wanted = name.strip_prefix(naming::PREFIX).unwrap_or(name);
-        match self.address(wanted) {
+        match address(&servers, wanted) {
             Address::Server(server, tool) => return find_on(server, tool),
             Address::UnknownServer(server) => {
                 return Err(format!(
@@ -51,27 +57,27 @@ impl McpManager {
             format!("no MCP tool `{name}`{}", connected(&tools))
         })
     }
+}
 
-    /// The server `wanted` names, if any. `__` always separates a server,
-    /// known or not (a tool whose own name holds `__` is called by its
-    /// server-qualified name; the tools pane reads the server the same
-    /// way); `/` and `.` only before a configured server's name, since a
-    /// tool's own name may hold them.
-    fn address<'a>(&'a self, wanted: &'a str) -> Address<'a> {
-        let configured = |server: &str| self.servers.iter().find(|s| s.name == server);
-        if let Some((server, tool)) = wanted.split_once("__") {
-            return match configured(server) {
-                Some(found) => Address::Server(found, tool),
-                None => Address::UnknownServer(server),
-            };
-        }
-        if let Some(cut) = wanted.find(['/', '.'])
-            && let Some(found) = configured(&wanted[..cut])
-        {
-            return Address::Server(found, &wanted[cut + 1..]);
-        }
-        Address::Bare
+/// The server `wanted` names, if any. `__` always separates a server,
+/// known or not (a tool whose own name holds `__` is called by its
+/// server-qualified name; the tools pane reads the server the same
+/// way); `/` and `.` only before a configured server's name, since a
+/// tool's own name may hold them.
+fn address<'a>(servers: &'a [Arc<Server>], wanted: &'a str) -> Address<'a> {
+    let configured = |server: &str| servers.iter().find(|s| s.name == server).map(|s| &**s);
+    if let Some((server, tool)) = wanted.split_once("__") {
+        return match configured(server) {
+            Some(found) => Address::Server(found, tool),
+            None => Address::UnknownServer(server),
+        };
     }
+    if let Some(cut) = wanted.find(['/', '.'])
+        && let Some(found) = configured(&wanted[..cut])
+    {
+        return Address::Server(found, &wanted[cut + 1..]);
+    }
+    Address::Bare
 }
 
 /// `tool` on `server` only: its own name, or the cleaned form the full
@@ -127,7 +133,7 @@ mod tests {
 
     fn found(manager: &McpManager, name: &str) -> Result<String, String> {
         manager
-            .find(name)
+            .find("s", name)
             .map(|t| format!("{}/{}", t.server, t.name))
     }
 

@@ -32,6 +32,9 @@ pub struct Server {
     pub name: String,
     pub config: McpServerConfig,
     pub inner: Mutex<Inner>,
+    /// Its `env` and `headers` are taken as written: a session's client
+    /// brought it, and `${NAME}` must not read egirl's own environment.
+    literal: bool,
 }
 
 #[derive(Default)]
@@ -53,6 +56,7 @@ pub trait Reporter: Send + Sync {
 }
 
 /// What start-up needs from egirl for a stdio child.
+#[derive(Default)]
 pub struct Launch {
     pub workspace: std::path::PathBuf,
     /// egirl's environment without its secrets (the exec baseline).
@@ -65,6 +69,23 @@ impl Server {
             name: name.to_string(),
             config,
             inner: Mutex::new(Inner::default()),
+            literal: false,
+        }
+    }
+
+    /// A server a session's client brought (see `literal`).
+    pub fn from_client(name: &str, config: McpServerConfig) -> Self {
+        Self {
+            literal: true,
+            ..Self::new(name, config)
+        }
+    }
+
+    /// A configured `env` or `headers` value as the server gets it.
+    fn value(&self, value: &str) -> Result<String, String> {
+        match self.literal {
+            true => Ok(value.to_string()),
+            false => expand_vars(value),
         }
     }
 
@@ -145,7 +166,9 @@ impl Server {
             (None, Some(url)) => {
                 let mut headers = HashMap::new();
                 for (name, value) in &self.config.headers {
-                    let value = expand_vars(value).map_err(|e| format!("header {name}: {e}"))?;
+                    let value = self
+                        .value(value)
+                        .map_err(|e| format!("header {name}: {e}"))?;
                     let name = reqwest::header::HeaderName::try_from(name.as_str())
                         .map_err(|e| format!("header {name}: {e}"))?;
                     let value = reqwest::header::HeaderValue::try_from(value)
@@ -188,7 +211,7 @@ impl Server {
         for (name, value) in &self.config.env {
             cmd.env(
                 name,
-                expand_vars(value).map_err(|e| format!("env {name}: {e}"))?,
+                self.value(value).map_err(|e| format!("env {name}: {e}"))?,
             );
         }
         let cwd = match &self.config.cwd {

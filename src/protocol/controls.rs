@@ -2,6 +2,8 @@
 //! hook's run, and the approval rules `/approvals` lists and revokes. Kept
 //! apart from `events.rs` so each file stays one screenful of kinds.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// One run of a `[[hooks]]` command.
@@ -122,4 +124,40 @@ impl ApprovalScope {
 pub struct ApprovalRevoked {
     pub id: String,
     pub rule: String,
+}
+
+/// One MCP server a session's client brings (`Command::SessionMcp`): a
+/// program over stdio (`command`, `args`, `env`) or an HTTP endpoint
+/// (`url`, `headers`). Values are taken as given (no `${NAME}` expansion:
+/// egirl's own secrets never reach it), and never shown (`Debug` names
+/// the variables and headers only).
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionMcpServer {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Where a stdio server starts (the session's project).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+impl std::fmt::Debug for SessionMcpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionMcpServer")
+            .field("name", &self.name)
+            .field("command", &self.command)
+            .field("args", &self.args.len())
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("url", &self.url.as_ref().map(|_| "…"))
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }

@@ -58,6 +58,9 @@ pub enum EventKind {
     /// A file tool asks the session's editor to read or write a file
     /// (`egirl acp`): answered by `Op::FileAnswer`.
     FileRequest(FileRequest),
+    /// The model declined to answer (Anthropic's `refusal`, OpenAI's
+    /// `content_filter`): sent before `turn_ended`, whose turn ended so.
+    Refused(Refused),
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -341,6 +344,15 @@ pub struct FinalAnswer {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorEvent {
     pub message: String,
+}
+
+/// The model refused the request: what the turn's answer was.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Refused {
+    /// Who refused (`anthropic`, `openai`, `llamacpp`).
+    pub provider: String,
+    /// The provider's own word for it (`refusal`, `content_filter`).
+    pub reason: String,
 }
 
 /// The turn is over (after `final`, `error` or an interrupt); the session is idle.

@@ -148,6 +148,9 @@ pub enum Command {
     /// editor's project, `egirl acp`), which must lie in the workspace
     /// or an allowed path: answered by `error` when it does not.
     WorkIn { dir: String },
+    /// MCP servers for this session only, in place of its earlier ones
+    /// (`egirl acp`): answered by `notice`, or `error` past the bounds.
+    SessionMcp { servers: Vec<SessionMcpServer> },
 }
 
 /// Names one submission; the events it causes carry it. Chosen by whoever

@@ -31,10 +31,13 @@ const TAIL_CHARS: usize = 4_000;
 /// names the servers and their tool counts (`mcp {name: server}` lists).
 pub const LISTING_CHARS: usize = 240;
 
-/// The `mcp` tool, when any MCP tool is connected (none: nothing listed,
-/// nothing spent).
-pub fn specs(manager: &crate::mcp::McpManager) -> Vec<ToolSpec> {
-    let tools = manager.tools();
+/// The `mcp` tool, when any MCP tool `session` may call is connected
+/// (none: nothing listed, nothing spent). The servers the session's
+/// client brought are waited for (a bounded while) so that its turn is
+/// offered them.
+pub async fn specs(manager: &crate::mcp::McpManager, session: &str) -> Vec<ToolSpec> {
+    manager.session_settled(session).await;
+    let tools = manager.tools_for(session);
     if tools.is_empty() {
         return Vec::new();
     }
@@ -87,7 +90,7 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
         Ok(n) => n.trim(),
         Err(e) => return e,
     };
-    if let Some(text) = ctx.mcp.server_listing(target) {
+    if let Some(text) = ctx.mcp.server_listing(&ctx.session, target) {
         return ToolOutput::ok(text);
     }
     match args.get("arguments") {
@@ -103,11 +106,11 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
 
 /// The tool, waiting for servers still starting when it is not there yet.
 async fn find(name: &str, ctx: &ToolContext) -> Result<McpTool, String> {
-    match ctx.mcp.find(name) {
+    match ctx.mcp.find(&ctx.session, name) {
         Ok(tool) => Ok(tool),
         Err(_) => {
-            ctx.mcp.settled().await;
-            ctx.mcp.find(name)
+            ctx.mcp.settled_for(&ctx.session).await;
+            ctx.mcp.find(&ctx.session, name)
         }
     }
 }
@@ -156,7 +159,11 @@ async fn call(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
     if let Err(why) = approve(&tool, args, ctx).await {
         return ToolOutput::refused(why);
     }
-    match ctx.mcp.call(&tool, arguments.clone(), &ctx.cancel).await {
+    match ctx
+        .mcp
+        .call(&ctx.session, &tool, arguments.clone(), &ctx.cancel)
+        .await
+    {
         Ok(outcome) => {
             let text = cap(result::to_text(&outcome));
             if outcome.get("isError").and_then(Value::as_bool) == Some(true) {
@@ -173,7 +180,7 @@ async fn approve(tool: &McpTool, args: &Value, ctx: &ToolContext) -> Result<Gran
     if tool.read_only {
         return Ok(Granted::Policy("read-only (readOnlyHint)".into()));
     }
-    if ctx.mcp.approval(&tool.server) == McpApproval::Allow {
+    if ctx.mcp.approval(&ctx.session, &tool.server) == McpApproval::Allow {
         return Ok(Granted::Policy(format!(
             "trusted server ([mcp.servers.{}] approval = \"allow\")",
             tool.server

@@ -42,12 +42,25 @@ pub(super) async fn run_scenario(
     answers: &[&str],
     buffers: Value,
 ) -> Value {
+    run_with_env(cli, steps, answers, buffers, json!({})).await
+}
+
+/// As [`run_scenario`], `egirl acp` started with `env` added to its
+/// environment.
+pub(super) async fn run_with_env(
+    cli: &Cli,
+    steps: Value,
+    answers: &[&str],
+    buffers: Value,
+    mut env: Value,
+) -> Value {
+    env["HOME"] = json!(cli.dir.path());
     let scenario = json!({
         "buffers": buffers,
         "command": env!("CARGO_BIN_EXE_egirl"),
         "args": ["--config", cli.config(), "acp"],
         "cwd": cli.dir.path(),
-        "env": {"HOME": cli.dir.path()},
+        "env": env,
         "answers": answers,
         "steps": steps,
     });

@@ -8,9 +8,9 @@
 //   "answers": ["allow_once", ...]    (picks for session/request_permission, in order)
 //   "buffers": {PATH: TEXT}           (given: the client offers fs/read_text_file and
 //                                      fs/write_text_file, served from these buffers)
-//   "steps": [{"do": "initialize"} | {"do": "new", "cwd": ...} |
+//   "steps": [{"do": "initialize"} | {"do": "new", "cwd": ..., "mcp": [MCP_SERVER, ...]?} |
 //             {"do": "prompt", "text": ..., "image": BASE64_PNG?, "cancel_on": "agent_message_chunk"} |
-//             {"do": "load", "session": ID | "$new"} | {"do": "list"} |
+//             {"do": "load", "session": ID | "$new", "mcp": [...]?} | {"do": "list"} |
 //             {"do": "set_model", "value": ...}]}
 // Prints one JSON report on stdout: each step's response or error and the
 // updates that came during it, the permission requests, and every line
@@ -84,7 +84,7 @@ async function step(ctx, s) {
         clientInfo: { name: "egirl-acp-test", version: "1" },
       });
     case "new": {
-      const response = await ctx.request(methods.agent.session.new, { cwd: s.cwd, mcpServers: [] });
+      const response = await ctx.request(methods.agent.session.new, { cwd: s.cwd, mcpServers: s.mcp ?? [] });
       sessionId = response.sessionId;
       return response;
     }
@@ -99,7 +99,7 @@ async function step(ctx, s) {
       });
     case "load": {
       const id = s.session === "$new" ? sessionId : s.session;
-      const response = await ctx.request(methods.agent.session.load, { sessionId: id, cwd: s.cwd, mcpServers: [] });
+      const response = await ctx.request(methods.agent.session.load, { sessionId: id, cwd: s.cwd, mcpServers: s.mcp ?? [] });
       sessionId = id;
       return response;
     }

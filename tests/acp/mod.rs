@@ -5,3 +5,4 @@ mod agent_files;
 mod delegate;
 mod delegate_fs;
 mod delegate_modal;
+mod session_mcp;

@@ -9,7 +9,7 @@ use crate::support::cli::{Cli, events, of_type, stderr};
 use crate::support::fake_llama::{FakeLlama, Reply};
 
 /// The HTTP server, stopped on every way out of the test.
-struct HttpServer(Child);
+pub struct HttpServer(Child);
 
 impl Drop for HttpServer {
     fn drop(&mut self) {
@@ -23,7 +23,7 @@ fn free_port() -> u16 {
     listener.local_addr().expect("address").port()
 }
 
-async fn start_http_server() -> (HttpServer, u16) {
+pub async fn start_http_server() -> (HttpServer, u16) {
     let port = free_port();
     let child = Command::new("node")
         .arg(server("everything"))

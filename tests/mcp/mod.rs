@@ -6,7 +6,7 @@
 mod addressing;
 mod cli;
 mod failures;
-mod http;
+pub mod http;
 mod redaction;
 mod stdio;
 

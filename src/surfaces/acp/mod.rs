@@ -80,6 +80,8 @@ struct OpenSession {
     /// The client's project (canonical): where the session's relative
     /// paths and commands start.
     cwd: PathBuf,
+    /// The client brought MCP servers for it: stopped when it goes.
+    brought_mcp: bool,
 }
 
 /// Serves the client on stdin/stdout until it closes stdin or a signal
@@ -108,9 +110,21 @@ pub async fn run(link: CoreLink, options: AcpOptions) {
             () = stop.next() => break,
         }
     }
-    let open: Vec<String> = acp.lock().keys().cloned().collect();
-    for session in open {
-        acp.link.submit(Op::Interrupt { session });
+    let open: Vec<(String, bool)> = acp
+        .lock()
+        .iter()
+        .map(|(id, s)| (id.clone(), s.brought_mcp))
+        .collect();
+    for (session, brought_mcp) in open {
+        acp.link.submit(Op::Interrupt {
+            session: session.clone(),
+        });
+        // A daemon's core outlives this client: its servers must not.
+        // Waited for, so the op is through before this process ends.
+        if brought_mcp {
+            let stopped = session::connect_mcp(&acp, &session, Vec::new());
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), stopped).await;
+        }
     }
     acp.peer.close();
     drop(acp);
@@ -216,6 +230,17 @@ impl Acp {
         }
     }
 
+    /// Whether the client brought MCP servers for `session`.
+    fn brought_mcp(&self, session: &str) -> bool {
+        self.lock().get(session).is_some_and(|s| s.brought_mcp)
+    }
+
+    fn set_brought_mcp(&self, session: &str, brought: bool) {
+        if let Some(open) = self.lock().get_mut(session) {
+            open.brought_mcp = brought;
+        }
+    }
+
     /// Where `session`'s relative paths start (the workspace until open).
     fn cwd(&self, session: &str) -> PathBuf {
         self.lock()
@@ -240,7 +265,7 @@ fn initialize() -> Value {
     let capabilities = AgentCapabilities::new()
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-        .mcp_capabilities(McpCapabilities::new())
+        .mcp_capabilities(McpCapabilities::new().http(true))
         .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
     let response = InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(capabilities)

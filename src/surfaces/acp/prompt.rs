@@ -1,8 +1,9 @@
 //! `session/prompt`: one turn of the core, streamed as `session/update`s
 //! until it ends. Ends `end_turn`; `cancelled` after `session/cancel`
 //! (never an error); `max_turn_requests` when the turn ran out of model
-//! requests (`[agent] max_turns`); a failed turn is an error with the
-//! core's one line.
+//! requests (`[agent] max_turns`); `refusal` when the model declined
+//! (the core's `refused`); a failed turn is an error with the core's
+//! one line.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -174,6 +175,9 @@ async fn turn(
         }
         if let Some(end) = stream.event(acp, session, event) {
             let interrupted = end || cancelled.load(Ordering::SeqCst);
+            if stream.refused && !interrupted {
+                return Ok(StopReason::Refusal);
+            }
             return stop_reason(interrupted, stream.error);
         }
     }
@@ -199,6 +203,8 @@ struct Stream {
     running: Vec<(String, String)>,
     progress: HashMap<String, String>,
     error: Option<String>,
+    /// The model declined to answer.
+    refused: bool,
 }
 
 impl Stream {
@@ -259,6 +265,10 @@ impl Stream {
             EventKind::Notice(notice) => updates::thought_chunk(&format!("({})\n", notice.message)),
             EventKind::Error(error) => {
                 self.error = Some(error.message);
+                return None;
+            }
+            EventKind::Refused(_) => {
+                self.refused = true;
                 return None;
             }
             EventKind::TurnEnded(ended) => return Some(ended.interrupted),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpServer, NewSessionRequest,
     NewSessionResponse, SessionConfigOption, SessionConfigOptionCategory,
     SessionConfigSelectOption, SessionInfo, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse,
@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{Acp, commands, replay};
 use crate::jsonrpc::RpcError;
-use crate::protocol::{Command, ErrorEvent, EventKind, Models, Op, Submission};
+use crate::protocol::{Command, ErrorEvent, EventKind, Models, Op, SessionMcpServer, Submission};
 use crate::sessions::{self, Transcript};
 
 /// The id of the model selector among the session's config options.
@@ -30,9 +30,12 @@ pub async fn new(acp: &Acp, id: Value, params: Value) {
     let result = async {
         let request: NewSessionRequest = parse(params)?;
         let cwd = check_cwd(acp, &request.cwd)?;
-        note_mcp_servers(request.mcp_servers.len());
+        let servers = mcp_servers(&request.mcp_servers, &cwd)?;
         let session = sessions::new_id("acp");
         acp.open(&session, cwd);
+        if !servers.is_empty() {
+            connect_mcp(acp, &session, servers).await?;
+        }
         let options = model_options(acp, &session).await?;
         Ok((session, options))
     }
@@ -51,7 +54,7 @@ pub async fn load(acp: &Acp, id: Value, params: Value) {
     let result = async {
         let request: LoadSessionRequest = parse(params)?;
         let cwd = check_cwd(acp, &request.cwd)?;
-        note_mcp_servers(request.mcp_servers.len());
+        let servers = mcp_servers(&request.mcp_servers, &cwd)?;
         let session = request.session_id.0.to_string();
         sessions::validate_id(&session).map_err(|e| RpcError::invalid(e.to_string()))?;
         let path = Transcript::path(&acp.options.workspace, &session);
@@ -65,6 +68,10 @@ pub async fn load(acp: &Acp, id: Value, params: Value) {
         // The history goes out before the answer, as the protocol asks.
         replay::send(acp, &session, &records, &cwd);
         acp.open(&session, cwd);
+        // In place of what an earlier load here brought, if anything.
+        if !servers.is_empty() || acp.brought_mcp(&session) {
+            connect_mcp(acp, &session, servers).await?;
+        }
         let options = model_options(acp, &session).await?;
         Ok((session, options))
     }
@@ -250,14 +257,61 @@ fn check_cwd(acp: &Acp, cwd: &Path) -> Result<PathBuf, RpcError> {
     )))
 }
 
-/// MCP servers a client passes are not connected: egirl's own
-/// (`[mcp.servers]`) serve every session.
-fn note_mcp_servers(count: usize) {
-    if count > 0 {
-        crate::print::err(format_args!(
-            "egirl: the editor passed {count} MCP server(s); egirl uses its own [mcp.servers] and does not connect them"
-        ));
+/// The MCP servers the client passes, as the core takes them: stdio
+/// ones start in the session's project; SSE is refused (`initialize`
+/// offers stdio and HTTP).
+fn mcp_servers(servers: &[McpServer], cwd: &Path) -> Result<Vec<SessionMcpServer>, RpcError> {
+    let pairs = |pairs: Vec<(&String, &String)>| {
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    servers
+        .iter()
+        .map(|server| match server {
+            McpServer::Stdio(stdio) => Ok(SessionMcpServer {
+                name: stdio.name.clone(),
+                command: Some(stdio.command.display().to_string()),
+                args: stdio.args.clone(),
+                env: pairs(stdio.env.iter().map(|v| (&v.name, &v.value)).collect()),
+                cwd: Some(cwd.display().to_string()),
+                ..SessionMcpServer::default()
+            }),
+            McpServer::Http(http) => Ok(SessionMcpServer {
+                name: http.name.clone(),
+                url: Some(http.url.clone()),
+                headers: pairs(http.headers.iter().map(|h| (&h.name, &h.value)).collect()),
+                ..SessionMcpServer::default()
+            }),
+            _ => Err(RpcError::invalid(
+                "egirl connects MCP servers over stdio and HTTP only (initialize says so)",
+            )),
+        })
+        .collect()
+}
+
+/// Hands the session's MCP servers to the core (none: stops those it
+/// had); what connects goes to stderr, a list over egirl's bounds fails
+/// the request with the core's line.
+pub async fn connect_mcp(
+    acp: &Acp,
+    session: &str,
+    servers: Vec<SessionMcpServer>,
+) -> Result<(), RpcError> {
+    let brought = !servers.is_empty();
+    let command = Command::SessionMcp { servers };
+    let answer = ask_core(acp, session, command, |kind| match kind {
+        EventKind::Notice(notice) => Some(notice.message.clone()),
+        _ => None,
+    })
+    .await
+    .map_err(RpcError::invalid)?;
+    acp.set_brought_mcp(session, brought);
+    if brought {
+        crate::print::err(format_args!("egirl: {answer}"));
     }
+    Ok(())
 }
 
 fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Result<T, RpcError> {

@@ -21,20 +21,23 @@ impl Admitted {
     /// Whether this client may send `op`: serving a session's files
     /// (`file_answer`, `client_files`, `work_in`: `egirl acp`, through
     /// the owner's socket) is never a paired device's, which could answer
-    /// an editor's reads with its own text or point them elsewhere.
+    /// an editor's reads with its own text or point them elsewhere; nor
+    /// is bringing MCP servers (`session_mcp`), which start programs here.
     pub fn may_send(&self, op: &Op) -> Result<(), String> {
         let serves_files = matches!(
             op,
             Op::FileAnswer { .. }
                 | Op::Command {
-                    command: Command::ClientFiles { .. } | Command::WorkIn { .. },
+                    command: Command::ClientFiles { .. }
+                        | Command::WorkIn { .. }
+                        | Command::SessionMcp { .. },
                     ..
                 }
         );
         match self {
-            Admitted::Device(_) if serves_files => {
-                Err("a paired device does not serve a session's files".into())
-            }
+            Admitted::Device(_) if serves_files => Err(
+                "a paired device does not serve a session's files nor bring its MCP servers".into(),
+            ),
             _ => Ok(()),
         }
     }

@@ -192,6 +192,7 @@ fn a_paired_device_serves_no_session_s_files() {
             write: true,
         }),
         command(Command::WorkIn { dir: "/tmp".into() }),
+        command(Command::SessionMcp { servers: vec![] }),
     ];
     for op in &serving {
         let why = device.may_send(op).unwrap_err();

@@ -5,8 +5,8 @@ use super::{App, Effect, LocalState};
 use crate::protocol::{
     AnswerDelta, ApprovalDecision, ApprovalRequest, Compacted, ContextTrimmed, ErrorEvent,
     Escalation, Event, EventKind, FinalAnswer, HookOutcome, HookRun, MemoryHits, NO_SESSION,
-    Notice, Origin, Queued, ReasoningDelta, Routing, SessionId, SubmissionId, Target, TokenUsage,
-    ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
+    Notice, Origin, Queued, ReasoningDelta, Refused, Routing, SessionId, SubmissionId, Target,
+    TokenUsage, ToolCallEvent, ToolProgress, ToolResultEvent, TurnEnded, TurnStarted,
 };
 use crate::surfaces::tui::approval::PendingApproval;
 use crate::surfaces::tui::conversation::{Kind, Level, compaction_label};
@@ -113,6 +113,7 @@ impl App {
                 self.on_rules_event(submission.as_ref(), kind)
             }
             EventKind::Hook(run) => self.on_hook(session, origin, run),
+            EventKind::Refused(refused) => self.on_refused(&session, &origin, refused),
         }
         if shown && !side_only {
             self.conversation_scroll.content_added();
@@ -233,6 +234,16 @@ impl App {
             session,
             escalation,
         });
+    }
+
+    /// The model declined to answer: a notice under what it said.
+    fn on_refused(&mut self, session: &SessionId, origin: &Origin, refused: Refused) {
+        let line = format!(
+            "{} declined to answer ({})",
+            refused.provider, refused.reason
+        );
+        let notice = Kind::Notice(Level::Warning);
+        self.conversation.push(session, origin, notice, line)
     }
 
     /// A hook run goes in the tools pane as an entry of its own, named
