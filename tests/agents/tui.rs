@@ -1,1 +1,265 @@
-//! Agents in the TUI (agents-tui).
+//! Agents in the TUI (agents-tui): which agent the input goes to
+//! (`/agent`), the agent beside each header's origin and on the status
+//! line, `/sessions` grouped by agent, `/cron` of the current agent, and
+//! `egirl stats` split by agent. App-level: events are built here, as the
+//! core stamps them (`Event.agent`), and the submissions are the App's
+//! effects, as the loop hands them to the link.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crossterm::event::KeyCode;
+use egirl::protocol::{
+    ApprovalRequest, EventKind, FinalAnswer, Op, Origin, Submission, TurnEnded, TurnStarted,
+};
+use egirl::surfaces::tui::agents::{AgentDirectory, ONE_AGENT};
+use egirl::surfaces::tui::{App, Effect, Overlay};
+use insta::assert_snapshot;
+
+use crate::tui::{SESSION, app, arm, ev_from, key, press, screen, type_text};
+
+/// `default`, `home` and `work`, the TUI bound to `work`, cron to `home`;
+/// workspaces under `root` when given.
+fn agents(root: Option<&Path>) -> AgentDirectory {
+    let names = ["default", "home", "work"].map(String::from).to_vec();
+    let workspaces: BTreeMap<String, std::path::PathBuf> = match root {
+        Some(root) => names
+            .iter()
+            .map(|n| (n.clone(), root.join(n).join("workspace")))
+            .collect(),
+        None => BTreeMap::new(),
+    };
+    AgentDirectory {
+        names,
+        workspaces,
+        tui: "work".into(),
+        cron: "home".into(),
+    }
+}
+
+fn with_agents(root: Option<&Path>) -> App {
+    let mut app = app();
+    app.set_agents(agents(root));
+    app
+}
+
+/// The submissions among effects.
+fn submissions(effects: Vec<Effect>) -> Vec<Submission> {
+    effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Submit(s) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+fn send(app: &mut App, text: &str) -> Vec<Submission> {
+    type_text(app, text);
+    submissions(press(app, key(KeyCode::Enter)))
+}
+
+/// An event of `session` stamped with `agent`, as the core sends it.
+fn of_agent(agent: &str, session: &str, origin: Origin, kind: EventKind) -> egirl::protocol::Event {
+    let mut event = ev_from(session, origin, kind);
+    event.agent = Some(agent.into());
+    event
+}
+
+fn last_notice(app: &App) -> String {
+    app.conversation
+        .entries
+        .last()
+        .map(|e| e.text.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn agent_home_then_typing_sends_to_home_and_the_first_session_is_the_tui_bindings() {
+    let mut app = with_agents(None);
+    let first = send(&mut app, "hello work");
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].agent.as_deref(), Some("work"));
+    assert!(matches!(&first[0].op, Op::UserMessage { session, .. } if session == SESSION));
+
+    assert!(send(&mut app, "/agent home").is_empty());
+    assert_ne!(
+        app.session, SESSION,
+        "a new session of home takes the input"
+    );
+    let sent = send(&mut app, "hello home");
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].agent.as_deref(), Some("home"));
+    assert!(matches!(&sent[0].op, Op::UserMessage { session, text, .. }
+        if *session == app.session && text == "hello home"));
+    // Ctrl+C on a running turn interrupts it at its own agent.
+    let home_session = app.session.clone();
+    app.apply(of_agent(
+        "home",
+        &home_session,
+        Origin::Tui,
+        EventKind::TurnStarted(TurnStarted {
+            text: "hello home".into(),
+            ..Default::default()
+        }),
+    ));
+    let ctrl_c = crossterm::event::KeyEvent::new(
+        KeyCode::Char('c'),
+        crossterm::event::KeyModifiers::CONTROL,
+    );
+    let interrupt = submissions(press(&mut app, ctrl_c));
+    assert!(
+        matches!(&interrupt[..], [s] if s.agent.as_deref() == Some("home")
+        && matches!(s.op, Op::Interrupt { .. }))
+    );
+}
+
+#[test]
+fn a_session_of_another_agent_is_answered_as_that_agent() {
+    let mut app = with_agents(None);
+    let discord = Origin::Discord("general".into());
+    app.apply(of_agent(
+        "home",
+        "discord-1",
+        discord.clone(),
+        EventKind::TurnStarted(TurnStarted {
+            text: "from discord".into(),
+            ..Default::default()
+        }),
+    ));
+    app.pick_session("discord-1");
+    assert_eq!(app.current_agent(), Some("home"));
+    let sent = send(&mut app, "from the desk");
+    assert_eq!(sent[0].agent.as_deref(), Some("home"));
+    // An approval it asks for is answered at its agent too.
+    app.apply(of_agent(
+        "home",
+        "discord-1",
+        discord,
+        EventKind::ApprovalRequest(ApprovalRequest {
+            id: "ap-1".into(),
+            tool: "exec".into(),
+            command: "ls".into(),
+            cwd: "/w".into(),
+            rule: None,
+            rule_covers: None,
+            sandbox: None,
+            escalation: None,
+        }),
+    ));
+    arm(&mut app);
+    let decided = submissions(press(&mut app, key(KeyCode::Char('y'))));
+    assert!(
+        matches!(&decided[..], [s] if s.agent.as_deref() == Some("home")
+        && matches!(s.op, Op::ApprovalDecision { .. }))
+    );
+}
+
+#[test]
+fn an_unknown_agent_leaves_the_input_and_lists_the_agents() {
+    let mut app = with_agents(None);
+    let before = app.session.clone();
+    assert!(send(&mut app, "/agent x").is_empty());
+    assert_eq!(app.session, before);
+    assert_eq!(app.input.text(), "/agent x");
+    assert_eq!(
+        last_notice(&app),
+        "unknown agent x: the agents are default, home, work"
+    );
+    assert_eq!(app.current_agent(), Some("work"));
+}
+
+#[test]
+fn without_agents_agent_says_how_to_add_one_and_nothing_names_an_agent() {
+    let mut app = app();
+    assert!(send(&mut app, "/agent home").is_empty());
+    assert_eq!(last_notice(&app), ONE_AGENT);
+    assert!(ONE_AGENT.contains("docs/agents.md"));
+    let sent = send(&mut app, "hi");
+    assert_eq!(sent[0].agent, None);
+    let shown = screen(&app, 100, 30);
+    let status = shown.lines().last().unwrap_or_default();
+    assert!(!status.contains("agent"), "{status}");
+    // Help and completion do not offer it.
+    assert!(egirl::surfaces::tui::commands::matches(&app, "/ag").is_empty());
+    type_text(&mut app, "/ag");
+    let shown = screen(&app, 100, 30);
+    assert!(!shown.contains("what you type next"), "{shown}");
+}
+
+#[test]
+fn agent_alone_opens_a_picker_and_enter_switches() {
+    let mut app = with_agents(None);
+    assert!(send(&mut app, "/agent").is_empty());
+    assert_eq!(app.overlay, Some(Overlay::Agents));
+    let shown = screen(&app, 100, 30);
+    assert!(shown.contains("Agent · Enter"), "{shown}");
+    assert!(shown.contains("● work"), "{shown}");
+    press(&mut app, key(KeyCode::Up));
+    press(&mut app, key(KeyCode::Enter));
+    assert_eq!(app.overlay, None);
+    assert_eq!(app.current_agent(), Some("home"));
+}
+
+/// Two agents' sessions side by side: each header names its agent, the
+/// status line the one the input goes to.
+#[test]
+fn badges_name_the_agent_beside_the_origin() {
+    let mut app = with_agents(None);
+    let discord = Origin::Discord("123".into());
+    let mut events = Vec::new();
+    for (agent, session, origin, asked, answer) in [
+        (
+            "work",
+            SESSION,
+            Origin::Tui,
+            "build the release",
+            "Building it now.",
+        ),
+        (
+            "home",
+            "discord-123",
+            discord,
+            "what's for dinner?",
+            "Pasta, from the list.",
+        ),
+    ] {
+        events.push(of_agent(
+            agent,
+            session,
+            origin.clone(),
+            EventKind::TurnStarted(TurnStarted {
+                text: asked.into(),
+                ..Default::default()
+            }),
+        ));
+        events.push(of_agent(
+            agent,
+            session,
+            origin.clone(),
+            EventKind::Final(FinalAnswer {
+                text: answer.into(),
+            }),
+        ));
+        events.push(of_agent(
+            agent,
+            session,
+            origin,
+            EventKind::TurnEnded(TurnEnded { interrupted: false }),
+        ));
+    }
+    for event in events {
+        app.apply(event);
+    }
+    let shown = screen(&app, 100, 30);
+    assert!(shown.contains("you  work · TUI"), "{shown}");
+    assert!(shown.contains("egirl  home · Discord #123"), "{shown}");
+    assert!(shown.contains("agent work"), "{shown}");
+    assert_snapshot!("agents_badges", shown);
+    // Each agent in its own color, the same on the status line.
+    let buf = crate::tui::buffer(&app, 100, 30);
+    let (work, home) = (buf[(7, 1)].fg, buf[(9, 7)].fg);
+    assert_ne!(work, home);
+    assert_eq!(buf[(9, 4)].fg, work);
+    assert_eq!(buf[(17, 29)].fg, work);
+}

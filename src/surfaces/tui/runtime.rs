@@ -51,6 +51,9 @@ pub struct TuiOptions {
     pub pin: Option<String>,
     /// `[images]`: how large a pasted picture may be and is stored.
     pub images: crate::images::Limits,
+    /// The config's agents (none: no `[agents]`); attached, the daemon's
+    /// status names its own.
+    pub agents: super::agents::AgentDirectory,
 }
 
 /// How the TUI ended; `cli` turns it into the process's exit code (a
@@ -100,6 +103,9 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     app.notify = options.notify;
     app.status.no_remote = core.status.borrow().no_remote.clone();
     app.status.budget = core.status.borrow().budget.clone();
+    app.set_agents(options.agents);
+    let declared = core.status.borrow().agents.clone();
+    app.agents.set_names(declared);
     if let Some(label) = &core.attached {
         app.attach(label.clone(), &options.live_sessions);
     }
@@ -110,9 +116,10 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         app.notice(Level::Warning, notice.clone());
     }
     let sessions_dir = options.workspace.join("sessions");
+    app.sessions_dir = Some(sessions_dir);
     // `--session ID`: show the conversation so far, as the core resumes it.
-    let transcript = sessions_dir.join(format!("{}.jsonl", app.session));
-    if transcript.exists() {
+    let transcript = app.find_transcript();
+    if let Some(transcript) = transcript {
         match crate::sessions::load(&transcript) {
             Ok(records) => {
                 let id = app.session.clone();
@@ -122,7 +129,6 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         }
         resumed_pin(&mut app, &transcript);
     }
-    app.sessions_dir = Some(sessions_dir);
     app.image_store = Some(crate::images::Store {
         workspace: options.workspace.clone(),
         limits: options.images,
@@ -182,9 +188,8 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
 /// does on exit), when it has a transcript to come back to.
 fn print_resume(app: &App) {
     let saved = app
-        .sessions_dir
-        .as_ref()
-        .is_some_and(|dir| dir.join(format!("{}.jsonl", app.session)).is_file());
+        .transcript_of(&app.session)
+        .is_some_and(|path| path.is_file());
     if saved {
         let line = format!("resume this session: egirl --session {}\n", app.session);
         let _ = crate::print::out(&line);
@@ -308,6 +313,9 @@ fn status_changes(old: &CoreStatus, new: &CoreStatus, first: bool) -> Vec<AppEve
     }
     if first || old.budget != new.budget {
         out.push(AppEvent::Budget(new.budget.clone()));
+    }
+    if old.agents != new.agents {
+        out.push(AppEvent::Agents(new.agents.clone()));
     }
     if let Some(local) = new.local.filter(|l| old.local != Some(*l)) {
         if local.total > 1 {

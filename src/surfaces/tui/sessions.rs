@@ -106,9 +106,8 @@ impl App {
     pub fn pick_session(&mut self, id: &str) {
         if !self.sessions.contains_key(id) {
             let records = self
-                .sessions_dir
-                .as_ref()
-                .map(|dir| crate::sessions::load(&dir.join(format!("{id}.jsonl"))));
+                .transcript_of(id)
+                .map(|path| crate::sessions::load(&path));
             match records {
                 Some(Ok(records)) => self.load_history(id, &records),
                 Some(Err(e)) => {

@@ -24,7 +24,7 @@ impl App {
             session,
             origin,
             kind,
-            ..
+            agent,
         } = event;
         // A request that failed gets no other answer: forget it.
         if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {
@@ -38,6 +38,13 @@ impl App {
         if session == NO_SESSION {
             self.sessionless(kind);
             return Vec::new();
+        }
+        // A session's agent, learned from its events: its headers and
+        // where its ops go.
+        if let Some(agent) = &agent
+            && self.agents.note(&session, agent)
+        {
+            self.epoch += 1;
         }
         let shown = self.shows(&session);
         let target = self.note_activity(&session, &origin, &kind, shown);
