@@ -263,3 +263,130 @@ fn badges_name_the_agent_beside_the_origin() {
     assert_eq!(buf[(9, 4)].fg, work);
     assert_eq!(buf[(17, 29)].fg, work);
 }
+
+/// A transcript of one question in `workspace/sessions/ID.jsonl`.
+fn transcript(workspace: &Path, id: &str, origin: &str, said: &str) {
+    let dir = workspace.join("sessions");
+    std::fs::create_dir_all(&dir).expect("sessions dir");
+    let lines = [
+        serde_json::json!({"ts": "2026-11-20T10:00:00Z", "origin": origin, "role": "user", "content": said}),
+        serde_json::json!({"ts": "2026-11-20T10:00:01Z", "origin": origin, "role": "assistant", "content": format!("answer to {said}")}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(dir.join(format!("{id}.jsonl")), text.join("\n") + "\n").expect("write");
+}
+
+#[test]
+fn sessions_group_by_agent_and_resume_as_their_agent() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = |agent: &str| root.path().join(agent).join("workspace");
+    transcript(&ws("home"), "tui-home-old", "tui", "groceries for the week");
+    transcript(
+        &ws("work"),
+        "discord-work-old",
+        "discord:123",
+        "the deploy failed",
+    );
+    transcript(
+        &ws("default"),
+        "tui-default-old",
+        "tui",
+        "hello from before agents",
+    );
+    let mut app = with_agents(Some(root.path()));
+    assert!(send(&mut app, "/sessions").is_empty());
+    assert_eq!(app.overlay, Some(Overlay::Sessions));
+    let mut rows: Vec<(String, String)> = app
+        .picker
+        .rows
+        .iter()
+        .map(|r| (r.agent.clone().unwrap_or_default(), r.id.clone()))
+        .collect();
+    // Grouped in the config's order (default, home, work).
+    let agents: Vec<&str> = rows.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(agents, ["default", "home", "work", "work"], "{rows:?}");
+    rows.sort();
+    let want = [
+        ("default", "tui-default-old"),
+        ("home", "tui-home-old"),
+        ("work", "discord-work-old"),
+        ("work", SESSION),
+    ]
+    .map(|(a, i)| (a.to_string(), i.to_string()));
+    assert_eq!(rows, want);
+    let shown = screen(&app, 100, 30);
+    for heading in [
+        "default  1 sessions",
+        "home  1 sessions",
+        "work  2 sessions",
+    ] {
+        assert!(shown.contains(heading), "{heading}: {shown}");
+    }
+    let (home, work) = (
+        shown.find("home  1").unwrap_or(usize::MAX),
+        shown.find("work  2").unwrap_or(0),
+    );
+    assert!(home < work, "{shown}");
+    // Resumed as its agent: its transcript shows, the input goes to home.
+    let at = app
+        .picker
+        .rows
+        .iter()
+        .position(|r| r.id == "tui-home-old")
+        .expect("listed");
+    press(&mut app, key(KeyCode::Home));
+    for _ in 0..at {
+        press(&mut app, key(KeyCode::Down));
+    }
+    press(&mut app, key(KeyCode::Enter));
+    assert_eq!(app.session, "tui-home-old");
+    assert_eq!(app.current_agent(), Some("home"));
+    assert!(screen(&app, 100, 30).contains("groceries for the week"));
+    let sent = send(&mut app, "and milk");
+    assert_eq!(sent[0].agent.as_deref(), Some("home"));
+}
+
+#[test]
+fn cron_lists_the_cron_bindings_agent_until_agent_picks_one() {
+    use egirl::cron::{CronStore, Job, Schedule};
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = |agent: &str| root.path().join(agent).join("workspace");
+    for (agent, id) in [("home", "groceries"), ("work", "standup")] {
+        std::fs::create_dir_all(ws(agent)).expect("workspace");
+        let store = CronStore::in_workspace(&ws(agent));
+        let now = chrono::Utc::now();
+        store
+            .add(Job {
+                id: id.into(),
+                schedule: Schedule::every("30m").expect("schedule"),
+                message: "m".into(),
+                deliver: egirl::config::Delivery::Tui,
+                enabled: true,
+                created_at: now,
+                next_run: Some(now + chrono::Duration::minutes(30)),
+                last_run: None,
+                last_status: None,
+                consecutive_errors: 0,
+            })
+            .expect("add job");
+    }
+    let mut app = with_agents(Some(root.path()));
+    app.sessions_dir = Some(ws("default").join("sessions"));
+    send(&mut app, "/cron");
+    let listed = last_notice(&app);
+    assert!(
+        listed.starts_with("cron jobs of agent home (1)"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("groceries") && !listed.contains("standup"),
+        "{listed}"
+    );
+    send(&mut app, "/agent work");
+    send(&mut app, "/cron");
+    let listed = last_notice(&app);
+    assert!(
+        listed.contains("standup") && !listed.contains("groceries"),
+        "{listed}"
+    );
+}

@@ -283,13 +283,12 @@ impl App {
             KeyCode::End | KeyCode::Char('G') => *selected = last,
             KeyCode::Enter => {
                 self.overlay = None;
-                if let Some(id) = self
-                    .picker
-                    .rows
-                    .get(self.picker.selected)
-                    .map(|r| r.id.clone())
-                {
-                    self.pick_session(&id);
+                if let Some(row) = self.picker.rows.get(self.picker.selected).cloned() {
+                    // Resumed as its agent: its transcript, its ops.
+                    if let Some(agent) = &row.agent {
+                        self.agents.note(&row.id, agent);
+                    }
+                    self.pick_session(&row.id);
                 }
             }
             KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
