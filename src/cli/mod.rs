@@ -137,7 +137,7 @@ async fn run_without_agent(
     let done = match command? {
         CliCommand::Doctor => return Some(Ok(doctor::run(env).await)),
         CliCommand::Memory(args) => return Some(memory::run(env, args).await),
-        CliCommand::Stats(args) => stats::run(&env.workspace, &env.config.remote, args),
+        CliCommand::Stats(args) => stats::run(&env.config, &env.workspace, args),
         CliCommand::Skills(args) => skills::run(&env.config.skills, &env.workspace, args),
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,

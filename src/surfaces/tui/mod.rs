@@ -42,6 +42,7 @@ mod select;
 pub mod sessions;
 pub mod skills;
 pub mod theme;
+mod usage;
 pub mod wrap;
 
 pub use app::{App, AppOptions, Effect, Focus, Overlay};

@@ -132,6 +132,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         },
     },
     SlashCommand {
+        name: "/stats",
+        aliases: &[],
+        arg: "",
+        help: "usage per agent, today and in all (the usage logs)",
+        run: |app, _| {
+            app.stats_command();
+            Vec::new()
+        },
+    },
+    SlashCommand {
         name: "/cron",
         aliases: &[],
         arg: "",
@@ -197,7 +207,7 @@ pub const COMMANDS: &[SlashCommand] = &[
 
 /// Commands help and completion list only when the config declares
 /// agents (typed without them, each says what it can).
-const AGENTS_ONLY: &[&str] = &["/agent"];
+const AGENTS_ONLY: &[&str] = &["/agent", "/stats"];
 
 /// What `/escalate` sends: plain words the remote model understands, with
 /// "escalate" for the router.
