@@ -39,7 +39,7 @@ fn agents(root: Option<&Path>) -> AgentDirectory {
 
 fn with_agents(root: Option<&Path>) -> App {
     let mut app = app();
-    app.set_agents(agents(root));
+    app.set_agents(agents(root), Vec::new());
     app
 }
 

@@ -141,16 +141,27 @@ impl Agents {
 }
 
 impl App {
-    /// Takes the config's agents; the first session is the `tui`
-    /// binding's agent's.
-    pub fn set_agents(&mut self, directory: AgentDirectory) {
-        let start = directory.tui.clone();
+    /// Takes the config's agents (`declared`: the core's, which win when
+    /// attached); the first session is the `tui` binding's agent's.
+    pub fn set_agents(&mut self, directory: AgentDirectory, declared: Vec<AgentName>) {
         self.agents.directory = directory;
+        self.agents.set_names(declared);
+        let start = self.agents.directory.tui.clone();
         if self.agents.enabled() && self.agents.of(&self.session).is_none() {
             let session = self.session.clone();
             self.agents.note(&session, &start);
         }
         self.epoch += 1;
+    }
+
+    /// A session's agent, learned from its events: its headers name it
+    /// and its ops go to it.
+    pub(super) fn note_agent(&mut self, session: &str, agent: Option<&str>) {
+        if let Some(agent) = agent
+            && self.agents.note(session, agent)
+        {
+            self.epoch += 1;
+        }
     }
 
     /// The daemon's agents (its status): they show from now on; true

@@ -56,7 +56,7 @@ fn without_agents_nothing_is_addressed_and_agent_says_so() {
 #[test]
 fn the_tui_binding_picks_the_first_agent_and_ops_go_to_their_sessions_agent() {
     let mut app = app();
-    app.set_agents(two_agents());
+    app.set_agents(two_agents(), Vec::new());
     assert_eq!(app.current_agent(), Some("work"));
     assert_eq!(app.cron_agent(), Some("home"));
     app.agents.note("discord-1", "home");
@@ -79,7 +79,7 @@ fn the_tui_binding_picks_the_first_agent_and_ops_go_to_their_sessions_agent() {
 #[test]
 fn agent_name_starts_a_session_of_that_agent_and_unknown_changes_nothing() {
     let mut app = app();
-    app.set_agents(two_agents());
+    app.set_agents(two_agents(), Vec::new());
     app.agent_command("nobody");
     assert_eq!(app.session, "s");
     let last = app.conversation.entries.last().map(|e| e.text.clone());
@@ -97,7 +97,7 @@ fn agent_name_starts_a_session_of_that_agent_and_unknown_changes_nothing() {
 #[test]
 fn the_picker_opens_on_the_current_agent_and_enter_switches() {
     let mut app = app();
-    app.set_agents(two_agents());
+    app.set_agents(two_agents(), Vec::new());
     app.agent_command("");
     assert_eq!(app.overlay, Some(Overlay::Agents));
     assert_eq!(app.agents.picker, 2);
@@ -111,7 +111,7 @@ fn the_picker_opens_on_the_current_agent_and_enter_switches() {
 #[test]
 fn colors_are_stable_per_agent_and_distinct_for_the_first_ones() {
     let mut app = app();
-    app.set_agents(two_agents());
+    app.set_agents(two_agents(), Vec::new());
     let t = Theme::default();
     let colors: Vec<_> = ["default", "home", "work"]
         .iter()
@@ -124,4 +124,35 @@ fn colors_are_stable_per_agent_and_distinct_for_the_first_ones() {
         app.agents.color_slot("elsewhere"),
         app.agents.color_slot("elsewhere")
     );
+}
+
+#[test]
+fn attached_the_daemons_agents_show_and_its_sessions_keep_their_agent() {
+    use crate::protocol::wire::{CoreStatus, LiveSession};
+    // An older daemon says nothing of agents: nothing changes.
+    let old: CoreStatus = serde_json::from_str(r#"{"mcp": []}"#).expect("status");
+    assert!(old.agents.is_empty());
+    assert!(
+        !serde_json::to_string(&old)
+            .expect("json")
+            .contains("agents")
+    );
+    let mut app = app();
+    assert!(!app.agents_declared(old.agents));
+    assert_eq!(app.current_agent(), None);
+    // A daemon with agents: they show; the first session is `default`'s
+    // (this config binds nothing), a live one keeps its own.
+    app.attach(
+        "serve pid 7".into(),
+        &[LiveSession {
+            id: "discord-1".into(),
+            origin: "discord:1".into(),
+            busy: false,
+            agent: Some("home".into()),
+        }],
+    );
+    assert!(app.agents_declared(vec!["default".into(), "home".into()]));
+    assert_eq!(app.current_agent(), Some("default"));
+    assert_eq!(app.agents.of("discord-1"), Some("home"));
+    assert!(!app.agents_declared(vec!["default".into(), "home".into()]));
 }

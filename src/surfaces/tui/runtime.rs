@@ -103,9 +103,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     app.notify = options.notify;
     app.status.no_remote = core.status.borrow().no_remote.clone();
     app.status.budget = core.status.borrow().budget.clone();
-    app.set_agents(options.agents);
-    let declared = core.status.borrow().agents.clone();
-    app.agents.set_names(declared);
+    app.set_agents(options.agents, core.status.borrow().agents.clone());
     if let Some(label) = &core.attached {
         app.attach(label.clone(), &options.live_sessions);
     }
@@ -115,11 +113,9 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     for notice in &options.notices {
         app.notice(Level::Warning, notice.clone());
     }
-    let sessions_dir = options.workspace.join("sessions");
-    app.sessions_dir = Some(sessions_dir);
+    app.sessions_dir = Some(options.workspace.join("sessions"));
     // `--session ID`: show the conversation so far, as the core resumes it.
-    let transcript = app.find_transcript();
-    if let Some(transcript) = transcript {
+    if let Some(transcript) = app.find_transcript() {
         match crate::sessions::load(&transcript) {
             Ok(records) => {
                 let id = app.session.clone();
