@@ -511,3 +511,36 @@ fn stats_in_the_tui_shows_each_agents_totals() {
     );
     assert!(line("work").contains("$0.5000 (local 0%)"), "{shown}");
 }
+
+#[test]
+fn the_stats_pane_splits_this_runs_cost_by_agent() {
+    use egirl::protocol::TokenUsage;
+    let mut app = with_agents(None);
+    for (agent, session, cost) in [
+        ("work", SESSION, 0.25),
+        ("home", "tg-1", 0.5),
+        ("home", "tg-2", 0.25),
+    ] {
+        app.apply(of_agent(
+            agent,
+            session,
+            Origin::Tui,
+            EventKind::Usage(TokenUsage {
+                provider: "anthropic".into(),
+                model: "big".into(),
+                input_tokens: 100,
+                output_tokens: 10,
+                cached_tokens: 0,
+                cost_usd: cost,
+                tokens_per_sec: None,
+                latency_ms: None,
+                endpoint: None,
+                context: None,
+            }),
+        ));
+    }
+    let shown = screen(&app, 120, 40);
+    assert!(shown.contains("agent home $0.7500"), "{shown}");
+    assert!(shown.contains("agent work $0.2500"), "{shown}");
+    assert!(!shown.contains("agent default $"), "{shown}");
+}
