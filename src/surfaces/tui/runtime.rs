@@ -77,6 +77,19 @@ fn resumed_pin(app: &mut App, transcript: &std::path::Path) {
     }
 }
 
+/// `--model`: the first session runs on it (at its agent, with agents).
+fn pin_first_session(core: &CoreLink, app: &App, model: String) {
+    let op = Op::Command {
+        session: app.session.clone(),
+        command: Command::PinModel { model },
+    };
+    for effect in app.address(vec![Effect::submit(op)]) {
+        if let Effect::Submit(submission) = effect {
+            core.submit_with(submission);
+        }
+    }
+}
+
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
 
 /// Runs the TUI until the user quits.
@@ -130,10 +143,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         limits: options.images,
     });
     if let Some(model) = options.pin {
-        core.submit(Op::Command {
-            session: app.session.clone(),
-            command: Command::PinModel { model },
-        });
+        pin_first_session(core, &app, model);
     }
     let mut terminal = match enter() {
         Ok(t) => t,
