@@ -200,6 +200,7 @@ fn agent_alone_opens_a_picker_and_enter_switches() {
     let shown = screen(&app, 100, 30);
     assert!(shown.contains("Agent · Enter"), "{shown}");
     assert!(shown.contains("● work"), "{shown}");
+    assert_snapshot!("agent_picker", shown);
     press(&mut app, key(KeyCode::Up));
     press(&mut app, key(KeyCode::Enter));
     assert_eq!(app.overlay, None);

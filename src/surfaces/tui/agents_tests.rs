@@ -156,3 +156,30 @@ fn attached_the_daemons_agents_show_and_its_sessions_keep_their_agent() {
     assert_eq!(app.agents.of("discord-1"), Some("home"));
     assert!(!app.agents_declared(vec!["default".into(), "home".into()]));
 }
+
+#[test]
+fn a_resumed_session_is_found_in_its_agents_workspace_and_stays_its_agents() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let mut directory = two_agents();
+    for name in &directory.names {
+        directory
+            .workspaces
+            .insert(name.clone(), root.path().join(name));
+    }
+    let home = root.path().join("home").join("sessions");
+    std::fs::create_dir_all(&home).expect("dir");
+    std::fs::write(home.join("s.jsonl"), "").expect("transcript");
+    let mut app = app();
+    app.agents.directory = directory;
+    assert_eq!(app.find_transcript(), Some(home.join("s.jsonl")));
+    assert_eq!(app.agents.of("s"), Some("home"));
+    assert_eq!(app.current_agent(), Some("home"));
+    assert_eq!(app.transcript_of("s"), Some(home.join("s.jsonl")));
+    // A session not on disk anywhere: the start agent's workspace.
+    std::fs::remove_file(home.join("s.jsonl")).expect("remove");
+    let mut fresh = self::app();
+    fresh.set_agents(app.agents.directory.clone(), Vec::new());
+    assert_eq!(fresh.find_transcript(), None);
+    let work = root.path().join("work").join("sessions").join("s.jsonl");
+    assert_eq!(fresh.transcript_of("s"), Some(work));
+}
