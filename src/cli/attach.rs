@@ -217,6 +217,12 @@ fn options(env: &Environment, hello: &ServerHello, session: String) -> tui::TuiO
     // The slash commands of the workspace's skills, read here as the
     // daemon reads them (the daemon runs them).
     let skills = crate::skills::Registry::load(&env.config.skills, &workspace);
+    // This config's agents' workspaces hold the daemon's transcripts only
+    // when it is the daemon's config (the same default workspace).
+    let agents = match workspace == env.workspace {
+        true => tui::agents::AgentDirectory::from_config(&env.config),
+        false => Default::default(),
+    };
     tui::TuiOptions {
         session,
         theme: env.config.ui.theme.clone(),
@@ -239,5 +245,6 @@ fn options(env: &Environment, hello: &ServerHello, session: String) -> tui::TuiO
         },
         pin: None,
         images: crate::images::limits(env.config.images.max_side, env.config.images.max_file_mb),
+        agents,
     }
 }

@@ -28,6 +28,25 @@ pub struct Bots {
 /// A link to `agent`, with a task that keeps its status current; the task
 /// ends when every receiver of the status is gone.
 pub fn in_process(agent: &AgentHandle, bots: Bots, endpoints: Vec<String>) -> CoreLink {
+    in_process_with_agents(agent, bots, endpoints, Vec::new())
+}
+
+/// The agents a status names: the config's, none without `[agents]`.
+pub fn declared_agents(config: &crate::config::Config) -> Vec<crate::protocol::AgentName> {
+    match config.has_agents() {
+        true => config.agent_names(),
+        false => Vec::new(),
+    }
+}
+
+/// [`in_process`] whose status names the config's agents (`agents`,
+/// empty without `[agents]`), for the TUI and attached clients.
+pub fn in_process_with_agents(
+    agent: &AgentHandle,
+    bots: Bots,
+    endpoints: Vec<String>,
+    agents: Vec<crate::protocol::AgentName>,
+) -> CoreLink {
     // Filled now, not by the task's first pass: a reader that waits for the
     // MCP servers must see them starting, not an empty list.
     let (tx, rx) = watch::channel(CoreStatus {
@@ -41,6 +60,7 @@ pub fn in_process(agent: &AgentHandle, bots: Bots, endpoints: Vec<String>) -> Co
             .as_ref()
             .map(SpendWatch::periods)
             .unwrap_or_default(),
+        agents,
     });
     tokio::spawn(keep_status(
         tx,

@@ -137,7 +137,7 @@ async fn run_without_agent(
     let done = match command? {
         CliCommand::Doctor => return Some(Ok(doctor::run(env).await)),
         CliCommand::Memory(args) => return Some(memory::run(env, args).await),
-        CliCommand::Stats(args) => stats::run(&env.workspace, &env.config.remote, args),
+        CliCommand::Stats(args) => stats::run(&env.config, &env.workspace, args),
         CliCommand::Skills(args) => skills::run(&env.config.skills, &env.workspace, args),
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,
@@ -290,7 +290,12 @@ async fn run_serve(env: &Environment, agent: &AgentHandle, mut notices: Vec<Stri
                 discord: services.discord.as_ref().map(|d| d.status.clone()),
                 telegram: services.telegram.as_ref().map(|t| t.status.clone()),
             };
-            let core = link::in_process(agent, bots, env.config.local.endpoint_list());
+            let core = link::in_process_with_agents(
+                agent,
+                bots,
+                env.config.local.endpoint_list(),
+                link::declared_agents(&env.config),
+            );
             let listeners = match gateway::start(env, &core, "serve") {
                 Ok(listeners) => listeners,
                 Err(why) => {
@@ -344,7 +349,12 @@ async fn run_tui(
             .and_then(|s| s.telegram.as_ref())
             .map(|t| t.status.clone()),
     };
-    let core = link::in_process(agent, bots, env.config.local.endpoint_list());
+    let core = link::in_process_with_agents(
+        agent,
+        bots,
+        env.config.local.endpoint_list(),
+        link::declared_agents(&env.config),
+    );
     // The process that runs the services serves its core to a second egirl.
     let listeners = match services {
         Some(_) => gateway::start(env, &core, "tui")
@@ -368,6 +378,7 @@ async fn run_tui(
         },
         pin,
         images: crate::images::limits(env.config.images.max_side, env.config.images.max_file_mb),
+        agents: tui::agents::AgentDirectory::from_config(&env.config),
     };
     let code = match tui::run(&core, options).await {
         tui::TuiOutcome::Quit => EXIT_OK,

@@ -1,5 +1,7 @@
-//! `egirl stats [--json] [--days N]`: totals from `.egirl/usage.jsonl` per
-//! day, per provider/model, and per session for today.
+//! `egirl stats [--json] [--days N] [--agent NAME]`: totals from
+//! `.egirl/usage.jsonl` per day, per provider/model, per session for
+//! today and, when the config declares agents, per agent (each agent's
+//! log is in its own workspace: all of them are read).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -7,7 +9,7 @@ use std::path::Path;
 use chrono::{Local, NaiveDate};
 use serde::Serialize;
 
-use crate::config::RemoteConfig;
+use crate::config::{Config, DEFAULT_AGENT};
 use crate::print;
 use crate::usage::budget::{Budget, Period};
 use crate::usage::usage_log::{self, UsageLine};
@@ -20,37 +22,12 @@ pub struct StatsArgs {
     /// Only the last N days (today included).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub days: Option<u32>,
+    /// Only this agent's usage (its workspace's log).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
 }
 
-/// Sums over a group of requests.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Totals {
-    pub requests: u64,
-    pub local_requests: u64,
-    pub remote_requests: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cached_tokens: u64,
-    pub cost_usd: f64,
-    /// Share of requests the local model answered (0 to 1).
-    pub local_share: f64,
-}
-
-impl Totals {
-    fn add(&mut self, line: &UsageLine) {
-        self.requests += 1;
-        if line.local {
-            self.local_requests += 1;
-        } else {
-            self.remote_requests += 1;
-        }
-        self.input_tokens += line.input_tokens;
-        self.output_tokens += line.output_tokens;
-        self.cached_tokens += line.cached_tokens;
-        self.cost_usd += line.cost_usd;
-        self.local_share = self.local_requests as f64 / self.requests as f64;
-    }
-}
+pub use crate::usage::totals::Totals;
 
 #[derive(Debug, Serialize)]
 pub struct DayRow {
@@ -89,6 +66,9 @@ pub struct Report {
     /// (only the caps that are set).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub budget: Vec<Period>,
+    /// Per agent, when the config declares agents (`--agent`: that one).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents: BTreeMap<String, Totals>,
 }
 
 /// Days are local calendar days, the ones the user lives in.
@@ -141,23 +121,91 @@ pub fn report(lines: &[UsageLine], today: NaiveDate, days: Option<u32>) -> Repor
             .collect(),
         total,
         budget: Vec::new(),
+        agents: BTreeMap::new(),
     }
 }
 
-pub fn run(workspace: &Path, remote: &RemoteConfig, args: &StatsArgs) -> anyhow::Result<()> {
+/// The lines of the days `report` counts (`--days`), for one agent's sums.
+fn in_days(lines: &[UsageLine], today: NaiveDate, days: Option<u32>) -> Totals {
+    let first_day = days.map(|n| today - chrono::Days::new(u64::from(n.saturating_sub(1))));
+    Totals::of(lines.iter().filter(|line| {
+        let date = line.ts.with_timezone(&Local).date_naive();
+        first_day.is_none_or(|first| date >= first)
+    }))
+}
+
+/// Each agent's usage log: the one workspace's without agents (then
+/// `--agent` may only name `default`), every agent's with them, or the
+/// one `--agent` names. `None` for a log not written yet.
+type AgentLogs = Vec<(String, Option<Vec<UsageLine>>)>;
+
+fn read_logs(config: &Config, workspace: &Path, only: Option<&str>) -> anyhow::Result<AgentLogs> {
+    if let Some(name) = only.filter(|n| !config.knows_agent(n)) {
+        anyhow::bail!(
+            "unknown agent {name}: the agents are {}",
+            config.agent_names().join(", ")
+        );
+    }
+    if !config.has_agents() {
+        return Ok(vec![(
+            DEFAULT_AGENT.to_string(),
+            usage_log::read(workspace)?,
+        )]);
+    }
+    let mut logs = Vec::new();
+    for name in config.agent_names() {
+        if only.is_some_and(|o| o != name) {
+            continue;
+        }
+        // `default`'s workspace is the one this run uses (`--workspace`).
+        let dir = match name == DEFAULT_AGENT {
+            true => workspace.to_path_buf(),
+            false => config.agent_workspace(&name),
+        };
+        let read = usage_log::read(&dir)?;
+        logs.push((name, read));
+    }
+    Ok(logs)
+}
+
+pub fn run(config: &Config, workspace: &Path, args: &StatsArgs) -> anyhow::Result<()> {
     let now = crate::usage::now();
     let today = now.with_timezone(&Local).date_naive();
-    let read = usage_log::read(workspace)?;
-    let lines = read.as_deref().unwrap_or_default();
-    let mut report = report(lines, today, args.days);
-    // Whatever `--days` shows, the caps count their own day and month.
-    report.budget = Budget::from_lines(remote, lines, now)
+    let logs = read_logs(config, workspace, args.agent.as_deref())?;
+    let recorded = logs.iter().any(|(_, read)| read.is_some());
+    let lines: Vec<UsageLine> = logs
+        .iter()
+        .flat_map(|(_, read)| read.iter().flatten().cloned())
+        .collect();
+    let mut report = report(&lines, today, args.days);
+    if config.has_agents() {
+        report.agents = logs
+            .iter()
+            .map(|(name, read)| {
+                let lines = read.as_deref().unwrap_or_default();
+                (name.clone(), in_days(lines, today, args.days))
+            })
+            .collect();
+    }
+    // Whatever `--days` shows, the caps count their own day and month
+    // (the process's spend: every agent's).
+    let spent = match args.agent {
+        Some(_) => read_logs(config, workspace, None)?
+            .into_iter()
+            .flat_map(|(_, read)| read.unwrap_or_default())
+            .collect(),
+        None => lines,
+    };
+    report.budget = Budget::from_lines(&config.remote, &spent, now)
         .map(|b| b.periods)
         .unwrap_or_default();
-    if read.is_none() && !args.json {
+    if !recorded && !args.json {
+        let missing = match config.has_agents() {
+            true => "no agent's .egirl/usage.jsonl exists".to_string(),
+            false => format!("{} does not exist", usage_log::path(workspace).display()),
+        };
         print::out(&format!(
-            "no usage recorded yet ({} does not exist)\n{}",
-            usage_log::path(workspace).display(),
+            "no usage recorded yet ({missing})\n{}",
             budget_line(&report.budget)
         ))?;
         return Ok(());
@@ -203,6 +251,12 @@ fn render(report: &Report) -> String {
             row.session,
             columns(&row.totals)
         ));
+    }
+    if !report.agents.is_empty() {
+        out.push_str(&format!("\nper agent\n  {:<32}  {header}\n", "agent"));
+        for (name, totals) in &report.agents {
+            out.push_str(&format!("  {name:<32}  {}\n", columns(totals)));
+        }
     }
     out.push_str(&format!(
         "\n  {:<10}  {}\n",

@@ -142,6 +142,9 @@ pub struct LiveSession {
     pub origin: String,
     /// A turn is running or queued.
     pub busy: bool,
+    /// Whose session it is (absent without `[agents]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<super::AgentName>,
 }
 
 /// One event of the server's stream.
@@ -178,6 +181,10 @@ pub struct CoreStatus {
     /// `budget_month_usd` (the caps that are set; none: empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub budget: Vec<SpendPeriod>,
+    /// The agents the core's config declares, `default` first; empty
+    /// (and absent) when it declares no `[agents]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<super::AgentName>,
 }
 
 /// One capped period of remote spend: the local day or month.

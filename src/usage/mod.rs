@@ -3,6 +3,7 @@
 
 pub mod budget;
 mod prices;
+pub mod totals;
 pub mod usage_log;
 
 pub use prices::{builtin_price, price_for};

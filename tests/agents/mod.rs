@@ -3,3 +3,4 @@
 mod bots;
 mod isolation;
 mod tui;
+mod tui_stats;

@@ -150,6 +150,7 @@ impl Tracker {
                     id: event.session.clone(),
                     origin: event.origin.to_string(),
                     busy: busy.unwrap_or(false),
+                    agent: event.agent.clone(),
                 };
                 self.sessions.insert(event.session.clone(), session);
             }

@@ -109,6 +109,17 @@ fn the_tracker_knows_open_approvals_and_busy_sessions() {
 }
 
 #[test]
+fn the_tracker_names_each_sessions_agent() {
+    let mut tracker = Tracker::default();
+    let mut event = ev("w", EventKind::TurnEnded(TurnEnded { interrupted: false }));
+    event.agent = Some("work".into());
+    tracker.observe(1, &Arc::new(event));
+    tracker.observe(2, &Arc::new(delta("x")));
+    let agents: Vec<_> = tracker.sessions().into_iter().map(|s| s.agent).collect();
+    assert_eq!(agents, [None, Some("work".to_string())]);
+}
+
+#[test]
 fn stream_append_wakes_watchers() {
     let stream = Stream::new(8, usize::MAX);
     let mut watch = stream.watch();

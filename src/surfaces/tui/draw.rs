@@ -52,5 +52,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         panes::help::render(app, area, buf);
     } else if app.overlay == Some(Overlay::Sessions) {
         panes::sessions::render(app, area, buf);
+    } else if app.overlay == Some(Overlay::Agents) {
+        panes::agents::render(app, area, buf);
     }
 }

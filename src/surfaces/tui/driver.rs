@@ -48,6 +48,8 @@ pub enum AppEvent {
     NoRemote(Option<String>),
     /// Remote spend against the caps changed.
     Budget(Vec<crate::protocol::wire::SpendPeriod>),
+    /// The agents the core's config declares (attached: the daemon's).
+    Agents(Vec<crate::protocol::AgentName>),
 }
 
 /// What the loop needs from the outside world.
@@ -162,6 +164,7 @@ fn apply_internal(app: &mut App, msg: AppEvent) -> bool {
         AppEvent::Link(state) => app.link_changed(state),
         AppEvent::NoRemote(why) => replace(&mut app.status.no_remote, why),
         AppEvent::Budget(periods) => replace(&mut app.status.budget, periods),
+        AppEvent::Agents(names) => app.agents_declared(names),
         AppEvent::HighlighterReady => {
             // Every cached render may hold plain code: redo them (only the
             // visible ones are rendered).

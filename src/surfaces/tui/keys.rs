@@ -34,13 +34,13 @@ impl App {
     pub fn handle_event(&mut self, event: TermEvent, now: Instant) -> Vec<Effect> {
         let effects = self.term_event(event, now);
         self.popup.follow(&self.input.text());
-        effects
+        self.address(effects)
     }
 
     fn term_event(&mut self, event: TermEvent, now: Instant) -> Vec<Effect> {
         match event {
             // Release events come only with the kitty keyboard protocol: ignore.
-            TermEvent::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key, now),
+            TermEvent::Key(key) if key.kind != KeyEventKind::Release => self.key_effects(key, now),
             TermEvent::Paste(text) => {
                 // A paste never decides a request: under the modal it is
                 // the message's, and it restarts the modal's quiet period.
@@ -67,7 +67,13 @@ impl App {
         }
     }
 
+    /// Handles one key; each submission goes to its session's agent.
     pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        let effects = self.key_effects(key, now);
+        self.address(effects)
+    }
+
+    fn key_effects(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
         self.clock = self.clock.max(now);
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
@@ -88,6 +94,10 @@ impl App {
         }
         if self.overlay == Some(Overlay::Sessions) {
             self.picker_key(key);
+            return Vec::new();
+        }
+        if self.overlay == Some(Overlay::Agents) {
+            self.agent_picker_key(key);
             return Vec::new();
         }
         if self.overlay.is_some() {
@@ -155,8 +165,9 @@ impl App {
             KeyCode::Enter if key.modifiers.is_empty() => ModalKey::Confirm,
             _ => ModalKey::Other,
         };
+        let asking = self.approvals.current().map(|p| p.session.clone());
         match self.approvals.key(modal_key, now) {
-            KeyOutcome::Decided(op) => vec![Effect::submit(op)],
+            KeyOutcome::Decided(op) => vec![self.submission_for(asking.as_deref(), op)],
             KeyOutcome::Held => Vec::new(),
             KeyOutcome::ToInput => {
                 self.type_under_modal(key);
@@ -272,13 +283,12 @@ impl App {
             KeyCode::End | KeyCode::Char('G') => *selected = last,
             KeyCode::Enter => {
                 self.overlay = None;
-                if let Some(id) = self
-                    .picker
-                    .rows
-                    .get(self.picker.selected)
-                    .map(|r| r.id.clone())
-                {
-                    self.pick_session(&id);
+                if let Some(row) = self.picker.rows.get(self.picker.selected).cloned() {
+                    // Resumed as its agent: its transcript, its ops.
+                    if let Some(agent) = &row.agent {
+                        self.agents.note(&row.id, agent);
+                    }
+                    self.pick_session(&row.id);
                 }
             }
             KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,

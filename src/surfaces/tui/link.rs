@@ -73,6 +73,9 @@ impl App {
                 .entry(session.id.clone())
                 .or_insert_with(|| SessionInfo::new(origin));
             info.running = session.busy;
+            if let Some(agent) = &session.agent {
+                self.agents.note(&session.id, agent);
+            }
         }
     }
 
@@ -110,13 +113,13 @@ impl App {
     /// Events were missed: every session the view knows that has a
     /// transcript is shown again as the transcript holds it.
     fn reload_shown_sessions(&mut self) {
-        let Some(dir) = self.sessions_dir.clone() else {
+        if self.sessions_dir.is_none() {
             return;
-        };
+        }
         let ids: Vec<String> = self
             .sessions
             .keys()
-            .filter(|id| dir.join(format!("{id}.jsonl")).exists())
+            .filter(|id| self.transcript_of(id).is_some_and(|p| p.exists()))
             .cloned()
             .collect();
         for id in ids {

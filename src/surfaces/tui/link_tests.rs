@@ -73,11 +73,13 @@ fn the_daemons_live_sessions_join_the_session_list() {
             id: "discord-5001".into(),
             origin: "discord:5001".into(),
             busy: true,
+            agent: None,
         },
         LiveSession {
             id: "cron-daily".into(),
             origin: "cron:daily".into(),
             busy: false,
+            agent: None,
         },
     ];
     app.attach("serve pid 1".into(), &live);

@@ -88,9 +88,7 @@ impl App {
     /// The meter of `session` read from its transcript (nothing on disk: empty).
     pub fn meter_from_transcript(&mut self, session: &str) {
         let records = self
-            .sessions_dir
-            .as_ref()
-            .map(|dir| dir.join(format!("{session}.jsonl")))
+            .transcript_of(session)
             .filter(|path| path.is_file())
             .and_then(|path| crate::sessions::load(&path).ok())
             .unwrap_or_default();

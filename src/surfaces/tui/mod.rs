@@ -8,6 +8,7 @@
 //! an area to named rectangles, and `draw` renders the state read-only;
 //! `runtime` owns the terminal and the frame scheduler.
 
+pub mod agents;
 pub mod app;
 pub mod approval;
 pub mod approval_rules;
@@ -41,6 +42,7 @@ mod select;
 pub mod sessions;
 pub mod skills;
 pub mod theme;
+mod usage;
 pub mod wrap;
 
 pub use app::{App, AppOptions, Effect, Focus, Overlay};

@@ -101,10 +101,7 @@ impl App {
             );
             return;
         }
-        let path = self
-            .sessions_dir
-            .as_ref()
-            .map(|dir| dir.join(format!("{}.jsonl", self.session)));
+        let path = self.transcript_of(&self.session);
         let records = match path {
             Some(path) if path.exists() => match crate::sessions::load(&path) {
                 Ok(records) => records,
@@ -229,10 +226,10 @@ impl App {
     /// Shows a session's conversation as its transcript now holds it.
     pub(super) fn reload_session(&mut self, session: &str) {
         self.conversation.clear_session(session);
-        let Some(dir) = self.sessions_dir.clone() else {
+        let Some(path) = self.transcript_of(session) else {
             return;
         };
-        match crate::sessions::load(&dir.join(format!("{session}.jsonl"))) {
+        match crate::sessions::load(&path) {
             Ok(records) => self.load_history(session, &records),
             Err(e) => self.notice(Level::Error, format!("{e:#}")),
         }

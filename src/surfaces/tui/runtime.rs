@@ -51,6 +51,9 @@ pub struct TuiOptions {
     pub pin: Option<String>,
     /// `[images]`: how large a pasted picture may be and is stored.
     pub images: crate::images::Limits,
+    /// The config's agents (none: no `[agents]`); attached, the daemon's
+    /// status names its own.
+    pub agents: super::agents::AgentDirectory,
 }
 
 /// How the TUI ended; `cli` turns it into the process's exit code (a
@@ -71,6 +74,19 @@ fn resumed_pin(app: &mut App, transcript: &std::path::Path) {
     let pinned = crate::sessions::pinned_model(&entries);
     if let Some(info) = app.sessions.get_mut(&app.session) {
         info.pinned = pinned;
+    }
+}
+
+/// `--model`: the first session runs on it (at its agent, with agents).
+fn pin_first_session(core: &CoreLink, app: &App, model: String) {
+    let op = Op::Command {
+        session: app.session.clone(),
+        command: Command::PinModel { model },
+    };
+    for effect in app.address(vec![Effect::submit(op)]) {
+        if let Effect::Submit(submission) = effect {
+            core.submit_with(submission);
+        }
     }
 }
 
@@ -100,6 +116,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     app.notify = options.notify;
     app.status.no_remote = core.status.borrow().no_remote.clone();
     app.status.budget = core.status.borrow().budget.clone();
+    app.set_agents(options.agents, core.status.borrow().agents.clone());
     if let Some(label) = &core.attached {
         app.attach(label.clone(), &options.live_sessions);
     }
@@ -109,10 +126,9 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     for notice in &options.notices {
         app.notice(Level::Warning, notice.clone());
     }
-    let sessions_dir = options.workspace.join("sessions");
+    app.sessions_dir = Some(options.workspace.join("sessions"));
     // `--session ID`: show the conversation so far, as the core resumes it.
-    let transcript = sessions_dir.join(format!("{}.jsonl", app.session));
-    if transcript.exists() {
+    if let Some(transcript) = app.find_transcript() {
         match crate::sessions::load(&transcript) {
             Ok(records) => {
                 let id = app.session.clone();
@@ -122,16 +138,12 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         }
         resumed_pin(&mut app, &transcript);
     }
-    app.sessions_dir = Some(sessions_dir);
     app.image_store = Some(crate::images::Store {
         workspace: options.workspace.clone(),
         limits: options.images,
     });
     if let Some(model) = options.pin {
-        core.submit(Op::Command {
-            session: app.session.clone(),
-            command: Command::PinModel { model },
-        });
+        pin_first_session(core, &app, model);
     }
     let mut terminal = match enter() {
         Ok(t) => t,
@@ -182,9 +194,8 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
 /// does on exit), when it has a transcript to come back to.
 fn print_resume(app: &App) {
     let saved = app
-        .sessions_dir
-        .as_ref()
-        .is_some_and(|dir| dir.join(format!("{}.jsonl", app.session)).is_file());
+        .transcript_of(&app.session)
+        .is_some_and(|path| path.is_file());
     if saved {
         let line = format!("resume this session: egirl --session {}\n", app.session);
         let _ = crate::print::out(&line);
@@ -308,6 +319,9 @@ fn status_changes(old: &CoreStatus, new: &CoreStatus, first: bool) -> Vec<AppEve
     }
     if first || old.budget != new.budget {
         out.push(AppEvent::Budget(new.budget.clone()));
+    }
+    if old.agents != new.agents {
+        out.push(AppEvent::Agents(new.agents.clone()));
     }
     if let Some(local) = new.local.filter(|l| old.local != Some(*l)) {
         if local.total > 1 {

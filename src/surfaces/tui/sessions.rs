@@ -57,6 +57,8 @@ pub struct SessionRow {
     pub live: bool,
     /// Its first user message, one line (empty: nothing said yet).
     pub title: String,
+    /// Whose session it is (with agents: the picker's group).
+    pub agent: Option<crate::protocol::AgentName>,
 }
 
 /// The open picker: rows fixed when it opened, and the selection.
@@ -80,25 +82,59 @@ impl App {
                 running: s.running,
                 live: true,
                 title: s.title.clone().unwrap_or_default(),
+                agent: self.agents.of(id).map(str::to_string),
             })
             .collect();
-        if let Some(dir) = &self.sessions_dir {
-            let on_disk = disk_sessions(dir, DISK_SESSIONS);
-            rows.extend(
-                on_disk
-                    .into_iter()
-                    .filter(|r| !self.sessions.contains_key(&r.id)),
-            );
-        }
+        let on_disk = self.transcripts_on_disk();
+        rows.extend(
+            on_disk
+                .into_iter()
+                .filter(|r| !self.sessions.contains_key(&r.id)),
+        );
         // Newest first; sessions that never spoke (a fresh /new) by id.
         rows.sort_by(|a, b| {
             b.last_activity
                 .cmp(&a.last_activity)
                 .then_with(|| a.id.cmp(&b.id))
         });
+        if self.agents.enabled() {
+            // Grouped by agent, in the config's order; each group newest first.
+            let names = self.agents.names();
+            rows.sort_by_key(|r| {
+                r.agent
+                    .as_ref()
+                    .and_then(|a| names.iter().position(|n| n == a))
+                    .unwrap_or(names.len())
+            });
+        }
         let selected = rows.iter().position(|r| r.id == self.session).unwrap_or(0);
         self.picker = SessionPicker { rows, selected };
         self.overlay = Some(Overlay::Sessions);
+    }
+
+    /// The newest transcripts: of each agent's workspace with agents
+    /// (where this config knows them), else of the one workspace.
+    fn transcripts_on_disk(&self) -> Vec<SessionRow> {
+        let mut rows = Vec::new();
+        let mut listed = false;
+        for agent in self.agents.names() {
+            let Some(dir) = self.agents.sessions_dir(agent) else {
+                continue;
+            };
+            listed = true;
+            rows.extend(
+                disk_sessions(&dir, DISK_SESSIONS)
+                    .into_iter()
+                    .map(|r| SessionRow {
+                        agent: Some(agent.clone()),
+                        ..r
+                    }),
+            );
+        }
+        match (&self.sessions_dir, listed) {
+            (Some(dir), false) => disk_sessions(dir, DISK_SESSIONS),
+            _ => rows,
+        }
     }
 
     /// Points the input box at a session (loading its transcript when it
@@ -106,9 +142,8 @@ impl App {
     pub fn pick_session(&mut self, id: &str) {
         if !self.sessions.contains_key(id) {
             let records = self
-                .sessions_dir
-                .as_ref()
-                .map(|dir| crate::sessions::load(&dir.join(format!("{id}.jsonl"))));
+                .transcript_of(id)
+                .map(|path| crate::sessions::load(&path));
             match records {
                 Some(Ok(records)) => self.load_history(id, &records),
                 Some(Err(e)) => {
@@ -267,6 +302,7 @@ pub fn disk_sessions(dir: &Path, limit: usize) -> Vec<SessionRow> {
                 running: false,
                 live: false,
                 title: head.title.unwrap_or_default(),
+                agent: None,
             }
         })
         .collect()

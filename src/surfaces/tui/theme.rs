@@ -108,6 +108,22 @@ fn fallback() -> Theme {
 }
 
 impl Theme {
+    /// The color of the agent in `slot` (its place in the config's list):
+    /// the theme's own distinct colors in turn, so each theme gives agents
+    /// colors that suit it.
+    pub fn agent_color(&self, slot: usize) -> Color {
+        let colors = [
+            self.assistant,
+            self.user,
+            self.routing_local,
+            self.tool,
+            self.link,
+            self.routing_remote,
+            self.error,
+        ];
+        colors[slot % colors.len()]
+    }
+
     /// Finds `name`: `themes/<name>.toml` under each of `dirs` first (the
     /// workspace, then the working directory), then the built-ins.
     pub fn load(name: &str, dirs: &[PathBuf]) -> Result<Theme, String> {

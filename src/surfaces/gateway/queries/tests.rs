@@ -28,6 +28,7 @@ fn live(id: &str, busy: bool) -> LiveSession {
         id: id.into(),
         origin: "web".into(),
         busy,
+        agent: None,
     }
 }
 

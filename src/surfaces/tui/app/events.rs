@@ -24,21 +24,16 @@ impl App {
             session,
             origin,
             kind,
-            ..
+            agent,
         } = event;
-        // A request that failed gets no other answer: forget it.
-        if let (Some(id), EventKind::Error(_)) = (&submission, &kind) {
-            self.asked.remove(id);
-        }
-        if let EventKind::Error(error) = &kind
-            && self.approval_rules_error(submission.as_ref(), error)
-        {
+        if self.failed_request(submission.as_ref(), &kind) {
             return Vec::new();
         }
         if session == NO_SESSION {
             self.sessionless(kind);
             return Vec::new();
         }
+        self.note_agent(&session, agent.as_deref());
         let shown = self.shows(&session);
         let target = self.note_activity(&session, &origin, &kind, shown);
         // These change only the side panes and the status line.
@@ -119,6 +114,18 @@ impl App {
             self.conversation_scroll.content_added();
         }
         effects
+    }
+
+    /// A request of this TUI that failed gets no other answer: forgotten;
+    /// true when the error is the `/approvals` list's (shown there).
+    fn failed_request(&mut self, submission: Option<&SubmissionId>, kind: &EventKind) -> bool {
+        let EventKind::Error(error) = kind else {
+            return false;
+        };
+        if let Some(id) = submission {
+            self.asked.remove(id);
+        }
+        self.approval_rules_error(submission, error)
     }
 
     /// Records that the session spoke (and whether the user has seen it);

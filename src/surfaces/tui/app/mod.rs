@@ -61,6 +61,8 @@ pub enum Overlay {
     Help,
     /// The session picker (`/sessions`, Ctrl+S).
     Sessions,
+    /// The agent picker (`/agent`).
+    Agents,
 }
 
 /// Start-up facts the status line shows before any event arrives.
@@ -190,6 +192,9 @@ pub struct App {
     /// Attached to a core in another process: to which, and how the
     /// connection is (in process: nothing).
     pub link: super::link::LinkView,
+    /// The config's agents and each session's (`agents`); nothing shows
+    /// without `[agents]`.
+    pub agents: super::agents::Agents,
 }
 
 impl App {
@@ -262,6 +267,7 @@ impl App {
             search: None,
             asked: HashSet::new(),
             link: Default::default(),
+            agents: Default::default(),
         }
     }
 
@@ -271,6 +277,7 @@ impl App {
             tools: &self.tools,
             expanded: self.expanded,
             epoch: self.epoch,
+            agents: &self.agents,
         }
     }
 

@@ -39,6 +39,10 @@ pub(super) fn new_session(app: &mut App) -> Vec<Effect> {
         id.clone(),
         crate::surfaces::tui::app::SessionInfo::new(crate::protocol::Origin::Tui),
     );
+    // A new session of the agent the input goes to.
+    if let Some(agent) = app.current_agent().map(str::to_string) {
+        app.agents.note(&id, &agent);
+    }
     // Showing one session, the view follows (it shows the input's).
     app.session = id.clone();
     app.epoch += 1;
@@ -117,27 +121,30 @@ pub(super) fn compact(app: &mut App, keep: &str) -> Vec<Effect> {
 /// Lists the jobs from the workspace's store (shared with whichever
 /// process runs the scheduler).
 pub(super) fn cron_command(app: &mut App) {
-    // Sessions live in `<workspace>/sessions`.
-    let Some(workspace) = app
-        .sessions_dir
-        .as_deref()
-        .and_then(std::path::Path::parent)
-    else {
+    // With agents, the jobs of the agent `cron_agent` names; else the one
+    // workspace's (sessions live in `<workspace>/sessions`).
+    let agent = app.cron_agent().map(str::to_string);
+    let dir = match &agent {
+        Some(agent) => app.agents.sessions_dir(agent).or(app.sessions_dir.clone()),
+        None => app.sessions_dir.clone(),
+    };
+    let Some(workspace) = dir.as_deref().and_then(std::path::Path::parent) else {
         app.notice(Level::Warning, "no workspace: cron jobs unknown");
         return;
     };
+    let whose = agent.map(|a| format!(" of agent {a}")).unwrap_or_default();
     let store = crate::cron::CronStore::in_workspace(workspace);
     match store.load() {
         Ok(jobs) if jobs.is_empty() => app.notice(
             Level::Info,
-            "no cron jobs (ask egirl to schedule one: it has the cron_add tool)",
+            format!("no cron jobs{whose} (ask egirl to schedule one: it has the cron_add tool)"),
         ),
         Ok(jobs) => {
             let now = chrono::Utc::now();
             let lines: Vec<String> = jobs.iter().map(|j| j.describe(now)).collect();
             app.notice(
                 Level::Info,
-                format!("cron jobs ({}):\n{}", jobs.len(), lines.join("\n")),
+                format!("cron jobs{whose} ({}):\n{}", jobs.len(), lines.join("\n")),
             );
         }
         Err(e) => app.notice(Level::Error, format!("{e:#}")),

@@ -60,6 +60,13 @@ pub const COMMANDS: &[SlashCommand] = &[
         run: |app, arg| app.model_command(arg),
     },
     SlashCommand {
+        name: "/agent",
+        aliases: &["/agents"],
+        arg: "[NAME]",
+        help: "send what you type next to agent NAME (a new session)",
+        run: |app, arg| app.agent_command(arg),
+    },
+    SlashCommand {
         name: "/clear",
         aliases: &[],
         arg: "",
@@ -121,6 +128,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         help: "list sessions and pick one",
         run: |app, _| {
             app.open_session_picker();
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "/stats",
+        aliases: &[],
+        arg: "",
+        help: "usage per agent, today and in all (the usage logs)",
+        run: |app, _| {
+            app.stats_command();
             Vec::new()
         },
     },
@@ -188,6 +205,10 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
 ];
 
+/// Commands help and completion list only when the config declares
+/// agents (typed without them, each says what it can).
+const AGENTS_ONLY: &[&str] = &["/agent", "/stats"];
+
 /// What `/escalate` sends: plain words the remote model understands, with
 /// "escalate" for the router.
 pub const ESCALATE_TEXT: &str =
@@ -208,6 +229,7 @@ pub struct CommandInfo {
 pub fn all(app: &App) -> Vec<CommandInfo> {
     let mut out: Vec<CommandInfo> = COMMANDS
         .iter()
+        .filter(|c| app.agents.enabled() || !AGENTS_ONLY.contains(&c.name))
         .map(|c| CommandInfo {
             name: c.name.to_string(),
             arg: c.arg.to_string(),

@@ -10,13 +10,15 @@ use crate::surfaces::tui::feeds::{ToolEntry, ToolState};
 use crate::surfaces::tui::theme::Theme;
 use crate::surfaces::tui::wrap;
 
-/// `you  TUI` / `egirl  Discord #general`: who, then where from.
+/// `you  TUI` / `egirl  Discord #general`: who, then where from; with
+/// agents, whose session it is before that (`egirl  work · Discord #general`).
 pub(super) fn header_line(
     who: &str,
     color: ratatui::style::Color,
     origin: &Origin,
     queued: bool,
     t: &Theme,
+    agent: Option<(&str, ratatui::style::Color)>,
 ) -> Line<'static> {
     let mut spans = vec![
         Span::styled(
@@ -24,8 +26,12 @@ pub(super) fn header_line(
             Style::default().fg(color).add_modifier(Modifier::BOLD),
         ),
         Span::raw("  "),
-        Span::styled(badge(origin), t.muted()),
     ];
+    if let Some((name, color)) = agent {
+        spans.push(Span::styled(name.to_string(), Style::default().fg(color)));
+        spans.push(Span::styled(" · ", t.muted()));
+    }
+    spans.push(Span::styled(badge(origin), t.muted()));
     if queued {
         spans.push(Span::styled("  (queued)", Style::default().fg(t.warning)));
     }

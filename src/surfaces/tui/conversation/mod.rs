@@ -145,6 +145,8 @@ pub struct RenderCtx<'a> {
     /// (the theme): older caches are ignored. Expansion is not one: only
     /// the entries that expand key their caches on it.
     pub epoch: u64,
+    /// Whose session each is (headers name the agent when there are agents).
+    pub agents: &'a super::agents::Agents,
 }
 
 impl Entry {
@@ -184,6 +186,12 @@ impl Entry {
         } else {
             cells::Shown::Collapsed
         }
+    }
+
+    /// The agent its header names, in its color (`None` without agents).
+    fn agent<'c>(&self, ctx: &RenderCtx<'c>) -> Option<(&'c str, ratatui::style::Color)> {
+        let (name, slot) = ctx.agents.tag(&self.session)?;
+        Some((name, ctx.theme.agent_color(slot)))
     }
 
     /// Kinds Ctrl+O expands: what the selection moves over.

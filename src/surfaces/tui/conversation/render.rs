@@ -49,7 +49,17 @@ impl Entry {
             // the "egirl" header an answer would have had.
             if !self.continued {
                 let t = ctx.theme;
-                lines.insert(0, header_line("egirl", t.assistant, &self.origin, false, t));
+                lines.insert(
+                    0,
+                    header_line(
+                        "egirl",
+                        t.assistant,
+                        &self.origin,
+                        false,
+                        t,
+                        self.agent(ctx),
+                    ),
+                );
             }
             return Rendered::cached(Rc::new(lines));
         }
@@ -154,7 +164,14 @@ impl Entry {
         let mut out = Vec::new();
         match &self.kind {
             Kind::User { queued } => {
-                out.push(header_line("you", t.user, &self.origin, *queued, t));
+                out.push(header_line(
+                    "you",
+                    t.user,
+                    &self.origin,
+                    *queued,
+                    t,
+                    self.agent(ctx),
+                ));
                 let style = Style::default().fg(t.text);
                 for line in text.split('\n') {
                     let pieces = vec![(style, line.to_string())];
@@ -168,7 +185,14 @@ impl Entry {
             }
             Kind::Assistant => {
                 if header && !self.continued {
-                    out.push(header_line("egirl", t.assistant, &self.origin, false, t));
+                    out.push(header_line(
+                        "egirl",
+                        t.assistant,
+                        &self.origin,
+                        false,
+                        t,
+                        self.agent(ctx),
+                    ));
                 }
                 for line in markdown::render(text, body_w, t) {
                     // Blank rows stay empty, as between streamed blocks.

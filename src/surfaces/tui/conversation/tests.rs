@@ -1,11 +1,15 @@
 use super::*;
 
+static NO_AGENTS: std::sync::LazyLock<crate::surfaces::tui::agents::Agents> =
+    std::sync::LazyLock::new(Default::default);
+
 fn ctx<'a>(theme: &'a Theme, tools: &'a ToolLog) -> RenderCtx<'a> {
     RenderCtx {
         theme,
         tools,
         expanded: false,
         epoch: 0,
+        agents: &NO_AGENTS,
     }
 }
 

@@ -1,6 +1,7 @@
 //! One file per pane, each with `render(app, area, buf)`. Panes read the
 //! state and never change it (beyond the scroll metrics they record).
 
+pub mod agents;
 pub mod approval;
 pub mod approval_rules;
 pub mod conversation;

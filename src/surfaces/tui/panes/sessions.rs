@@ -32,14 +32,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let id_w = rows.iter().map(|r| wrap::width(&r.id)).max().unwrap_or(0);
     let columns = Columns::new(inner_w, origin_w, id_w);
 
-    let mut lines: Vec<Line<'static>> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let selected = i == app.picker.selected;
-            row_line(app, row, selected, &columns, now)
-        })
-        .collect();
+    let mut lines: Vec<Line<'static>> = Vec::with_capacity(rows.len());
+    // With agents, a heading before each agent's sessions; the selected
+    // row's line, to keep it in view.
+    let mut selected_line = 0;
+    let mut group: Option<Option<&str>> = None;
+    for (i, row) in rows.iter().enumerate() {
+        let agent = row.agent.as_deref();
+        if app.agents.enabled() && group != Some(agent) {
+            group = Some(agent);
+            lines.push(heading(app, agent, rows));
+        }
+        if i == app.picker.selected {
+            selected_line = lines.len();
+        }
+        lines.push(row_line(app, row, i == app.picker.selected, &columns, now));
+    }
     if lines.is_empty() {
         lines.push(Line::styled("no sessions yet", t.muted()));
     }
@@ -54,10 +62,27 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     );
     // Keep the selection in view in a long list.
     let visible = usize::from(inner.height).max(1);
-    let first = app.picker.selected.saturating_sub(visible - 1);
+    let first = selected_line.saturating_sub(visible - 1);
     for (row, line) in lines.iter().skip(first).take(visible).enumerate() {
         buf.set_line(inner.x, inner.y + row as u16, line, inner.width);
     }
+}
+
+/// An agent's heading: its name in its color and how many sessions.
+fn heading(app: &App, agent: Option<&str>, rows: &[SessionRow]) -> Line<'static> {
+    let t = &app.theme;
+    let count = rows.iter().filter(|r| r.agent.as_deref() == agent).count();
+    let (name, color) = match agent {
+        Some(a) => (a.to_string(), t.agent_color(app.agents.color_slot(a))),
+        None => ("agent not known".to_string(), t.muted),
+    };
+    Line::from(vec![
+        Span::styled(
+            name,
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(format!("  {count} sessions"), t.muted()),
+    ])
 }
 
 /// The picker's column widths. From the right: when (7 columns with the

@@ -46,6 +46,31 @@ fn budget(app: &App) -> Vec<Line<'static>> {
         .collect()
 }
 
+/// With agents, this run's cost per agent (its sessions' costs), each
+/// in its color; nothing without agents.
+fn agent_costs(app: &App) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut costs: std::collections::BTreeMap<&str, f64> = Default::default();
+    for (session, cost) in &app.stats.session_cost {
+        if let Some((agent, _)) = app.agents.tag(session) {
+            *costs.entry(agent).or_default() += cost;
+        }
+    }
+    app.agents
+        .names()
+        .iter()
+        .filter_map(|name| Some((name, *costs.get(name.as_str())?)))
+        .map(|(name, cost)| {
+            let color = t.agent_color(app.agents.color_slot(name));
+            Line::from(vec![
+                Span::styled("agent ", t.muted()),
+                Span::styled(name.clone(), Style::default().fg(color)),
+                Span::styled(format!(" ${cost:.4}"), Style::default().fg(t.text)),
+            ])
+        })
+        .collect()
+}
+
 pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let stats = &app.stats;
@@ -113,6 +138,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         "cost",
         format!("session ${session:.4} · total ${total:.4}"),
     )));
+    out.extend(agent_costs(app));
     if let Some(share) = stats.local_share() {
         out.push(Line::from(vec![
             Span::styled("share ", t.muted()),

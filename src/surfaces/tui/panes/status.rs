@@ -44,6 +44,7 @@ fn segments(app: &App) -> Vec<Vec<Span<'static>>> {
                 .add_modifier(Modifier::BOLD),
         )],
         link(app),
+        agent(app),
         local_endpoint(app),
         model(app),
         vec![Span::styled(context_used(app), Style::default().fg(t.text))],
@@ -55,6 +56,21 @@ fn segments(app: &App) -> Vec<Vec<Span<'static>>> {
         telegram(app),
         mcp(app),
         target_session(app),
+    ]
+}
+
+/// The agent the input goes to, in its color (nothing without agents).
+fn agent(app: &App) -> Vec<Span<'static>> {
+    let Some(agent) = app.current_agent() else {
+        return Vec::new();
+    };
+    let color = app.theme.agent_color(app.agents.color_slot(agent));
+    vec![
+        Span::styled("agent ", app.theme.muted()),
+        Span::styled(
+            agent.to_string(),
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        ),
     ]
 }
 
