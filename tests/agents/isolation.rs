@@ -57,7 +57,12 @@ impl TwoAgents {
 
     /// One `-m` turn as `agent` in `session`: its `--json` events.
     async fn turn(&self, agent: &str, session: &str, text: &str) -> Vec<Value> {
-        let args = ["--agent", agent, "--session", session, "-m", text, "--json"];
+        self.turn_with(agent, session, text, &[]).await
+    }
+
+    async fn turn_with(&self, agent: &str, session: &str, text: &str, more: &[&str]) -> Vec<Value> {
+        let mut args = vec!["--agent", agent, "--session", session, "-m", text, "--json"];
+        args.extend_from_slice(more);
         let out = self.cli.run(&args).await;
         assert!(out.status.success(), "{agent}: {}", stderr(&out));
         events(&out)
@@ -186,6 +191,25 @@ async fn exec_denied_is_refused_when_named_and_an_unknown_agent_is_one_line() {
     assert!(!ok && !why.contains("ran\n"), "{why}");
     assert!(why.contains("not available to this agent"), "{why}");
 
+    // work's commands see home's workspace empty, and cannot write it.
+    let home = two.workspace("home");
+    let command = format!(
+        "cat {0}/SOUL.md; echo planted > {0}/planted; ls {0}",
+        home.display()
+    );
+    let call = serde_json::json!({ "command": command }).to_string();
+    two.main.push_replies([
+        Reply::tool_calls(&[("exec", call.as_str())]),
+        Reply::text("done"),
+    ]);
+    let work = two
+        .turn_with("work", "work-2", "look", &["--approve-exec"])
+        .await;
+    let (_, output) = tool_outcome(&work, "fake_call_0");
+    assert!(output.contains("exit code 0"), "the command ran: {output}");
+    assert!(!output.contains("HOME-SOUL"), "{output}");
+    assert!(!home.join("planted").exists(), "{output}");
+
     let out = two.cli.run(&["--agent", "nope", "-m", "hi"]).await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
@@ -193,7 +217,7 @@ async fn exec_denied_is_refused_when_named_and_an_unknown_agent_is_one_line() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(two.main.requests().len(), 0);
+    assert_eq!(two.main.requests().len(), 2, "nope's turn never ran");
     assert!(!two.cli.dir.path().join("agents").join("nope").exists());
 }
 

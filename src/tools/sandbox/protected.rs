@@ -90,6 +90,14 @@ impl ProtectedPaths {
         self
     }
 
+    /// The other agents' workspaces (commands see them empty).
+    pub fn other_workspaces(&self) -> Vec<PathBuf> {
+        self.other_workspaces
+            .iter()
+            .map(|(_, path)| path.clone())
+            .collect()
+    }
+
     /// The agent whose workspace holds `path`, when it is another's.
     fn other_agent(&self, path: &Path) -> Option<&str> {
         self.other_workspaces
