@@ -103,12 +103,12 @@ impl Common {
     }
 
     /// The pool of `config`'s endpoints, shared with every agent using them.
-    fn pool(&self, role: LocalRole, config: &LocalConfig, logprobs: bool) -> Arc<Pool> {
-        let key = format!(
-            "{logprobs}|{}|{}",
-            config.model,
-            config.endpoint_list().join(" ")
-        );
+    fn pool(&self, role: LocalRole, config: &LocalConfig) -> Arc<Pool> {
+        let key = format!("{}|{}", config.model, config.endpoint_list().join(" "));
+        // Confidence is only worth its bytes when a weak answer can go
+        // somewhere; one pool serves every agent, so it asks when any may
+        // escalate (routing is the base config's for every agent).
+        let logprobs = !self.remote.is_empty() && self.config.routing.escalation_threshold > 0.0;
         lock(&self.pools)
             .entry(key)
             .or_insert_with(|| Arc::new(Pool::new(role, config, logprobs)))
@@ -203,13 +203,11 @@ pub(super) fn agent_state(common: &Arc<Common>, name: &str) -> Result<Arc<Shared
         workspace.join(".egirl").join("approvals.toml"),
         config.tools.exec.unattended_timeout.0,
     ));
-    // Confidence is only worth its bytes when a weak answer can go somewhere.
-    let logprobs = !remote.is_empty() && config.routing.escalation_threshold > 0.0;
-    let main = common.pool(LocalRole::Main, &config.local, logprobs);
+    let main = common.pool(LocalRole::Main, &config.local);
     let fast_config = config.local.fast_role();
     let fast = fast_config
         .as_ref()
-        .map(|cfg| common.pool(LocalRole::Fast, cfg, logprobs));
+        .map(|cfg| common.pool(LocalRole::Fast, cfg));
     let skills = skills_of(&common.skills, name, &config, &workspace);
     let skills_watcher = if config.skills.watch {
         skills::watch::start(&skills)
