@@ -153,3 +153,37 @@ async fn without_agents_events_name_none() {
         "no agent `work`: the config declares default"
     );
 }
+
+#[tokio::test]
+async fn agents_on_the_same_endpoints_share_one_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[workspace]\npath = \"{}\"\n[local]\nendpoint = \"http://127.0.0.1:9\"\n\
+         [local.fast]\nendpoint = \"http://127.0.0.1:10\"\n\
+         [agents.work]\n[agents.home]\nmodel = \"fast\"\n",
+        dir.path().join("workspace").display()
+    );
+    let config = parse(&text, Path::new("egirl.toml")).unwrap();
+    let (workspace, _) = crate::workspace::ensure(&dir.path().join("workspace")).unwrap();
+    let common = super::super::start::Common::new(
+        config,
+        workspace.clone(),
+        Vec::new(),
+        Default::default(),
+        crate::tools::sandbox::ProtectedPaths::new(&workspace, None, &[]),
+        Default::default(),
+    );
+    let state = |name| super::super::start::agent_state(&common, name).unwrap();
+    let (default, work, home) = (state("default"), state("work"), state("home"));
+    assert!(std::sync::Arc::ptr_eq(&default.main, &work.main));
+    let fast = default.fast.as_ref().expect("[local.fast]");
+    assert!(
+        std::sync::Arc::ptr_eq(fast, &home.main),
+        "home's main is the fast pool"
+    );
+    assert_eq!(common.pools().len(), 2);
+    // Each agent's protection names the others' workspaces, not its own.
+    let home_file = home.workspace.join("SOUL.md");
+    assert!(work.protected.read_refusal(&home_file, "x").is_some());
+    assert!(home.protected.read_refusal(&home_file, "x").is_none());
+}
