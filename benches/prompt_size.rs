@@ -9,6 +9,9 @@
 //! 4096` and stopped at the end. Character counts (and chars/4) are printed
 //! too, as a tokenizer-independent figure.
 //!
+//! The last table is each agent's fixed prompt, alone and with a second
+//! and third agent declared: no agent's grows by adding agents.
+//!
 //! `cargo bench --bench prompt_size`; prints "skipped: ..." and exits 0
 //! when the server or model is missing, or when not run by `cargo bench`.
 
@@ -246,7 +249,54 @@ async fn measure(server: LlamaCpp) -> Result<(), String> {
          with the default workspace {full_tokens} tokens ({:.0}% of a {N_CTX}-token context)",
         full_tokens as f64 * 100.0 / N_CTX as f64
     );
-    measure_mcp(&count, &specs, dir.path()).await
+    measure_mcp(&count, &specs, dir.path()).await?;
+    measure_agents(&count, dir.path()).await
+}
+
+/// Each agent's fixed prompt (STATIC_SYSTEM + the tools block of what its
+/// policy offers) and its system prompt on a workspace made from the
+/// templates: one agent alone, then the same config with two agents
+/// declared (`home`: tools.deny = ["exec"]; `work`). Adding agents adds
+/// nothing to any agent's prompt.
+async fn measure_agents(
+    count: &impl AsyncFn(&str) -> Result<u64, String>,
+    scratch: &std::path::Path,
+) -> Result<(), String> {
+    let base = format!(
+        "[workspace]\npath = \"{}\"\n",
+        scratch.join("agents-bench/workspace").display()
+    );
+    let two = format!("{base}[agents.home.tools]\ndeny = [\"exec\"]\n[agents.work]\n");
+    let parse = |text: &str| {
+        egirl::config::parse(text, std::path::Path::new("egirl.toml")).map_err(|e| e.to_string())
+    };
+    println!();
+    println!("Several agents: each agent's fixed prompt, alone and beside others:");
+    println!();
+    println!(
+        "| config | agent | tools | fixed prompt chars | tokens | + its workspace (templates) tokens |"
+    );
+    println!("| --- | --- | ---: | ---: | ---: | ---: |");
+    for (label, text) in [("one agent", &base), ("two agents declared", &two)] {
+        let config = parse(text)?;
+        for name in config.agent_names() {
+            let agent = config.for_agent(&name).ok_or("declared agent")?;
+            let specs = egirl::tools::offered(&agent);
+            let tools_block = tools_system_block(&specs);
+            let fixed = format!("{STATIC_SYSTEM}\n\n{tools_block}");
+            let path = config.agent_workspace(&name);
+            let (workspace, _) = egirl::workspace::ensure(&path).map_err(|e| e.to_string())?;
+            let system = format!("{}\n\n{tools_block}", system_prompt(&workspace));
+            println!(
+                "| {label} | {name} | {} | {} | {} | {} |",
+                specs.len(),
+                fixed.chars().count(),
+                count(&fixed).await?,
+                count(&system).await?
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The fixed prompt with server-everything and server-filesystem connected

@@ -34,6 +34,10 @@ pub struct Cli {
     /// version is in `egirl --version`).
     #[arg(long, requires = "message")]
     pub json: bool,
+    /// With -m: the agent the turn is for (an `[agents.NAME]` table, or
+    /// `default`); else the session's, else the `tui` binding's.
+    #[arg(long, value_name = "NAME", requires = "message")]
+    pub agent: Option<String>,
     /// Session to use or resume (default: a new one).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
@@ -108,6 +112,17 @@ pub enum CliCommand {
 }
 
 impl Cli {
+    /// The agent `-m` is for: `--agent`, else the `tui` binding's agent
+    /// when one is bound (`None`: the session's, else `default`).
+    pub fn agent_for(&self, config: &crate::config::Config) -> Option<String> {
+        if self.agent.is_some() {
+            return self.agent.clone();
+        }
+        let channel = crate::config::BindingChannel::Tui;
+        let bound = config.bound_agent(channel, &Default::default());
+        (bound != crate::config::DEFAULT_AGENT).then(|| bound.to_string())
+    }
+
     /// Whether this command line starts the full-screen TUI.
     pub fn starts_tui(&self) -> bool {
         self.command.is_none()

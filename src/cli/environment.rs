@@ -54,7 +54,9 @@ impl Environment {
                 )),
             }
         }
-        startup::record_writable_roots(&workspace, &allowed_paths);
+        let mut reachable = allowed_paths.clone();
+        reachable.extend(startup::other_agent_workspaces(&config, &workspace));
+        startup::record_writable_roots(&workspace, &reachable);
         // The socket asks for it too: made before the redactor, which
         // hides it from the first start on; a failure is reported when the
         // listener starts.

@@ -180,6 +180,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     let servers = start_managed_servers(&env, &log_dir).await?;
     let (agent, core, notices) = env.start_agent();
     let link = link::in_process(&agent, link::Bots::default(), Vec::new());
+    let for_agent = cli.agent_for(&env.config);
     let code = match cli.message {
         None if cli.compact => exit_code(headless::compact(&link, &session).await),
         Some(text) => {
@@ -188,6 +189,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
                 json: cli.json,
                 approve_exec: cli.approve_exec,
                 model: cli.model.clone(),
+                agent: for_agent,
             };
             if !cli.json {
                 for notice in &notices {

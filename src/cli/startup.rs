@@ -68,7 +68,10 @@ impl StartUpPlan {
             .iter()
             .map(|p| config::expand_home(p))
             .collect();
-        let roots = WritableRoots::new(&workspace, &allowed, &reach::recorded_roots());
+        // Every agent's workspace is the model's to write (its own agent's).
+        let mut reachable = allowed;
+        reachable.extend(other_agent_workspaces(&loaded.config, &workspace));
+        let roots = WritableRoots::new(&workspace, &reachable, &reach::recorded_roots());
         let env_files = read_env_files(loaded.path.as_deref());
         Ok(Self {
             loaded,
@@ -137,6 +140,19 @@ impl StartUpPlan {
         }
         read
     }
+}
+
+/// The workspaces of the agents other than `default` (whose is
+/// `workspace`, as `--workspace` may have moved it), as configured.
+pub fn other_agent_workspaces(config: &config::Config, workspace: &Path) -> Vec<PathBuf> {
+    let mut config = config.clone();
+    config.workspace.path = workspace.display().to_string();
+    config
+        .agent_names()
+        .iter()
+        .filter(|name| name.as_str() != config::DEFAULT_AGENT)
+        .map(|name| config.agent_workspace(name))
+        .collect()
 }
 
 /// The `.env` files that exist among [`dotenv_candidates`], read, each

@@ -24,6 +24,9 @@ pub struct HeadlessOptions {
     pub approve_exec: bool,
     /// `--model`: the session runs on it from this turn (`pin_model`).
     pub model: Option<String>,
+    /// `--agent`: the agent the turn is for (`None`: the session's, else
+    /// `default`).
+    pub agent: Option<String>,
 }
 
 /// What the turn ended with, for the exit code.
@@ -45,14 +48,15 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
         .wait_for(|status| status.mcp.iter().all(|s| s.state != "starting"))
         .await;
     if let Some(model) = &opts.model
-        && let Err(why) = pin(agent, &opts.session, model, &mut events).await
+        && let Err(why) = pin(agent, opts, model, &mut events).await
     {
         print::err(format_args!("egirl: --model {model}: {why}"));
         return Outcome::Failed;
     }
-    let turn = Turn::submit(
+    let turn = Turn::submit_as(
         agent,
         &opts.session,
+        opts.agent.as_deref(),
         Op::UserMessage {
             session: opts.session.clone(),
             origin: Origin::Cli,
@@ -123,17 +127,18 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
 /// Pins the session (`--model`) and waits for the core's answer.
 async fn pin(
     agent: &CoreLink,
-    session: &str,
+    opts: &HeadlessOptions,
     model: &str,
     events: &mut EventReceiver,
 ) -> Result<(), String> {
+    let session = opts.session.as_str();
     let op = Op::Command {
         session: session.to_string(),
         command: Command::PinModel {
             model: model.to_string(),
         },
     };
-    let asked = Turn::submit(agent, session, op);
+    let asked = Turn::submit_as(agent, session, opts.agent.as_deref(), op);
     let mut stop = StopSignals::watch();
     let mut connection = Connection::of(agent);
     loop {
@@ -191,11 +196,17 @@ pub struct Turn {
 
 impl Turn {
     pub fn submit(agent: &CoreLink, session: &str, op: Op) -> Self {
+        Self::submit_as(agent, session, None, op)
+    }
+
+    /// As `submit`, for the agent named (`--agent`).
+    pub fn submit_as(link: &CoreLink, session: &str, agent: Option<&str>, op: Op) -> Self {
         let unique = uuid::Uuid::new_v4().simple().to_string();
         let id = SubmissionId(format!("cli-{}", &unique[..12]));
-        agent.submit_with(Submission {
+        link.submit_with(Submission {
             id: id.clone(),
-            ..Submission::new(op)
+            agent: agent.map(str::to_string),
+            op,
         });
         Turn {
             session: session.to_string(),

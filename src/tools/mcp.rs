@@ -37,7 +37,26 @@ pub const LISTING_CHARS: usize = 240;
 /// offered them.
 pub async fn specs(manager: &crate::mcp::McpManager, session: &str) -> Vec<ToolSpec> {
     manager.session_settled(session).await;
-    let tools = manager.tools_for(session);
+    specs_of(manager.tools_for(session))
+}
+
+/// [`specs`], of the tools `config`'s policy offers (an agent's servers,
+/// less what `[tools] allow/deny` leaves out; see `tools::policy`).
+pub async fn specs_for(
+    manager: &crate::mcp::McpManager,
+    config: &crate::config::Config,
+    session: &str,
+) -> Vec<ToolSpec> {
+    if !super::policy::mcp_offered(config) {
+        return Vec::new();
+    }
+    manager.session_settled(session).await;
+    let mut tools = manager.tools_for(session);
+    tools.retain(|tool| super::policy::mcp_permitted(config, &tool.server, &tool.name));
+    specs_of(tools)
+}
+
+fn specs_of(tools: Vec<McpTool>) -> Vec<ToolSpec> {
     if tools.is_empty() {
         return Vec::new();
     }
@@ -83,6 +102,9 @@ pub fn is_mcp_tool(name: &str) -> bool {
 
 /// Runs `mcp` or a tool by its full name.
 pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
+    if !super::policy::mcp_offered(&ctx.config) {
+        return ToolOutput::fail(super::policy::refusal(name));
+    }
     if name != "mcp" {
         return call(name, args, ctx).await;
     }
@@ -90,7 +112,12 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
         Ok(n) => n.trim(),
         Err(e) => return e,
     };
-    if let Some(text) = ctx.mcp.server_listing(&ctx.session, target) {
+    let own_server = super::policy::mcp_permitted(&ctx.config, target, "");
+    if let Some(text) = ctx
+        .mcp
+        .server_listing(&ctx.session, target)
+        .filter(|_| own_server)
+    {
         return ToolOutput::ok(text);
     }
     match args.get("arguments") {
@@ -105,13 +132,18 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
 }
 
 /// The tool, waiting for servers still starting when it is not there yet.
+/// One the agent's policy leaves out is refused as if it were not there.
 async fn find(name: &str, ctx: &ToolContext) -> Result<McpTool, String> {
-    match ctx.mcp.find(&ctx.session, name) {
-        Ok(tool) => Ok(tool),
+    let tool = match ctx.mcp.find(&ctx.session, name) {
+        Ok(tool) => tool,
         Err(_) => {
             ctx.mcp.settled_for(&ctx.session).await;
-            ctx.mcp.find(&ctx.session, name)
+            ctx.mcp.find(&ctx.session, name)?
         }
+    };
+    match super::policy::mcp_permitted(&ctx.config, &tool.server, &tool.name) {
+        true => Ok(tool),
+        false => Err(super::policy::refusal(&tool.full_name)),
     }
 }
 

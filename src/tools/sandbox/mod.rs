@@ -243,7 +243,11 @@ pub fn prepare_with(
     hidden.extend(extra.hidden.iter().cloned());
 
     let mounts = match isolation {
-        Some(isolation) => Some(MountPlan::new(isolation, &writable, &protected)?.hiding(&hidden)),
+        Some(isolation) => Some(
+            MountPlan::new(isolation, &writable, &protected)?
+                .hiding(&hidden)
+                .hiding_dirs(&ctx.protected.other_workspaces()),
+        ),
         None => None,
     };
     let landlock = if support.landlock_abi > 0 {

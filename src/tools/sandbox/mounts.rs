@@ -55,6 +55,8 @@ pub struct MountPlan {
     targets: Vec<(CString, libc::c_ulong)>,
     /// Files the command reads as empty (`/dev/null` bound over them).
     hidden: Vec<CString>,
+    /// Directories the command sees empty (a read-only tmpfs over them).
+    hidden_dirs: Vec<CString>,
 }
 
 /// `struct mount_attr` of `mount_setattr(2)`.
@@ -109,6 +111,7 @@ impl MountPlan {
             writable,
             targets,
             hidden: Vec::new(),
+            hidden_dirs: Vec::new(),
         })
     }
 
@@ -120,6 +123,18 @@ impl MountPlan {
             .iter()
             .filter(|f| f.is_file())
             .filter_map(|f| CString::new(f.as_os_str().as_bytes()).ok())
+            .collect();
+        self
+    }
+
+    /// Mounts an empty read-only tmpfs over each of `dirs` (those that
+    /// exist): other agents' workspaces, which an agent's commands may
+    /// neither read nor change.
+    pub fn hiding_dirs(mut self, dirs: &[PathBuf]) -> Self {
+        self.hidden_dirs = dirs
+            .iter()
+            .filter(|d| d.is_dir())
+            .filter_map(|d| CString::new(d.as_os_str().as_bytes()).ok())
             .collect();
         self
     }
@@ -190,6 +205,15 @@ impl MountPlan {
                     none,
                     libc::MS_BIND,
                     std::ptr::null(),
+                ))?;
+            }
+            for path in &self.hidden_dirs {
+                check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=4k,mode=555".as_ptr().cast(),
                 ))?;
             }
             // std changed into the command's directory before this: that
