@@ -20,6 +20,7 @@ use crate::surfaces::clock::SystemClock;
 use crate::surfaces::cron::CronScheduler;
 use crate::surfaces::discord::{self, Discord, DiscordOptions};
 use crate::surfaces::heartbeat::Heartbeat;
+use crate::surfaces::routing::Routing;
 use crate::surfaces::telegram::{self, Telegram, TelegramOptions};
 use crate::surfaces::webhook::{self, Webhook};
 
@@ -236,7 +237,10 @@ fn start_discord(
     )?;
     Some(discord::spawn(
         agent.clone(),
-        DiscordOptions::new(config.clone(), token, attended),
+        DiscordOptions {
+            routing: Routing::new(&env.config),
+            ..DiscordOptions::new(config.clone(), token, attended)
+        },
     ))
 }
 
@@ -261,7 +265,10 @@ fn start_telegram(
     )?;
     Some(telegram::spawn(
         agent.clone(),
-        TelegramOptions::new(config.clone(), token, attended),
+        TelegramOptions {
+            routing: Routing::new(&env.config),
+            ..TelegramOptions::new(config.clone(), token, attended)
+        },
     ))
 }
 

@@ -66,10 +66,12 @@ async fn handle(bridge: &Bridge, event: Event) {
             }
         }
         EventKind::ApprovalRequest(ApprovalRequest { id, command, .. }) => {
+            bridge.approval_agents.note(&event);
             approval_requested(bridge, channel, id, command).await;
         }
         EventKind::ApprovalDecision(ApprovalDecision { id, .. }) => {
             bridge.approvals.remove(id);
+            bridge.approval_agents.take(id);
         }
         _ => {}
     }
@@ -116,11 +118,16 @@ async fn approval_requested(bridge: &Bridge, channel: ChannelId, id: &str, comma
 }
 
 fn deny(bridge: &Bridge, channel: ChannelId, id: &str) {
-    bridge.agent.submit(Op::ApprovalDecision {
-        id: id.to_string(),
-        decision: ReviewDecision::Denied,
-        by: Origin::Discord(channel.get().to_string()),
-    });
+    let agent = bridge.approval_agents.of(id);
+    crate::surfaces::routing::submit(
+        &bridge.agent,
+        agent.as_deref(),
+        Op::ApprovalDecision {
+            id: id.to_string(),
+            decision: ReviewDecision::Denied,
+            by: Origin::Discord(channel.get().to_string()),
+        },
+    );
 }
 
 /// Sends `text` in chunks; returns the id of the first message sent.

@@ -12,8 +12,9 @@ use serenity::async_trait;
 
 use super::{Bridge, approvals, filter, lock, session_for};
 use crate::chat::ImagePart;
+use crate::config::{BindingChannel, BindingTarget};
 use crate::protocol::{BotStatus, Op, Origin, ReviewDecision};
-use crate::surfaces::attachments;
+use crate::surfaces::{attachments, routing};
 
 pub struct Handler {
     bridge: Arc<Bridge>,
@@ -50,11 +51,27 @@ impl Handler {
     }
 
     fn decide(&self, id: String, decision: ReviewDecision, channel: u64) {
-        self.bridge.agent.submit(Op::ApprovalDecision {
-            id,
-            decision,
-            by: Origin::Discord(channel.to_string()),
-        });
+        let agent = self.bridge.approval_agents.of(&id);
+        routing::submit(
+            &self.bridge.agent,
+            agent.as_deref(),
+            Op::ApprovalDecision {
+                id,
+                decision,
+                by: Origin::Discord(channel.to_string()),
+            },
+        );
+    }
+
+    /// The agent the message goes to (None: the config declares none).
+    fn agent_for(&self, msg: &Message) -> Option<String> {
+        let target = BindingTarget {
+            guild: msg.guild_id.map(|g| g.get().to_string()),
+            channel_id: Some(msg.channel_id.get().to_string()),
+            chat_id: None,
+            user: Some(msg.author.id.get().to_string()),
+        };
+        self.bridge.routing.agent(BindingChannel::Discord, &target)
     }
 }
 
@@ -136,12 +153,17 @@ impl EventHandler for Handler {
                 turn.typing = Some(msg.channel_id.start_typing(&ctx.http));
             }
         }
-        self.bridge.agent.submit(Op::UserMessage {
-            session,
-            origin: Origin::Discord(channel.to_string()),
-            text,
-            images,
-        });
+        let agent = self.agent_for(&msg);
+        routing::submit(
+            &self.bridge.agent,
+            agent.as_deref(),
+            Op::UserMessage {
+                session,
+                origin: Origin::Discord(channel.to_string()),
+                text,
+                images,
+            },
+        );
     }
 
     async fn reaction_add(&self, _ctx: Context, reaction: Reaction) {

@@ -83,6 +83,7 @@ async fn handle(bridge: &Bridge, event: Event) {
             escalation: None,
             ..
         }) => {
+            bridge.approval_agents.note(&event);
             let prompt = approvals::prompt_html(command, sandbox.as_deref());
             let keyboard = approvals::keyboard(id, rule.as_deref());
             approval_requested(bridge, chat, id, command, prompt, keyboard).await;
@@ -90,6 +91,7 @@ async fn handle(bridge: &Bridge, event: Event) {
         EventKind::ApprovalDecision(ApprovalDecision {
             id, decision, by, ..
         }) => {
+            bridge.approval_agents.take(id);
             if let Some(waiting) = bridge.approvals.remove(id)
                 && let Some(prompt) = waiting.prompt
             {
@@ -147,11 +149,15 @@ async fn approval_requested(
             // deny rather than wait for the timeout.
             if !bridge.attended {
                 bridge.approvals.remove(id);
-                bridge.agent.submit(Op::ApprovalDecision {
-                    id: id.to_string(),
-                    decision: ReviewDecision::Denied,
-                    by: Origin::Telegram(chat.to_string()),
-                });
+                crate::surfaces::routing::submit(
+                    &bridge.agent,
+                    bridge.approval_agents.of(id).as_deref(),
+                    Op::ApprovalDecision {
+                        id: id.to_string(),
+                        decision: ReviewDecision::Denied,
+                        by: Origin::Telegram(chat.to_string()),
+                    },
+                );
             }
         }
     }

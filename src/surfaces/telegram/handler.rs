@@ -7,7 +7,9 @@ use teloxide::requests::{Request, Requester};
 use teloxide::types::{CallbackQuery, Message, Update, UpdateKind};
 
 use super::{Bridge, approvals, filter, lock, pictures, session_for};
+use crate::config::{BindingChannel, BindingTarget};
 use crate::protocol::{Op, Origin};
+use crate::surfaces::routing;
 
 pub async fn handle(bridge: &Bridge, update: Update) {
     match update.kind {
@@ -76,12 +78,22 @@ async fn on_message(bridge: &Bridge, msg: &Message) {
         .reply_to
         .push_back(msg.id);
     bridge.start_typing(&session, chat);
-    bridge.agent.submit(Op::UserMessage {
-        session,
-        origin: Origin::Telegram(chat.to_string()),
-        text,
-        images,
-    });
+    let target = BindingTarget {
+        chat_id: Some(chat.to_string()),
+        user: Some(from.id.0.to_string()),
+        ..BindingTarget::default()
+    };
+    let agent = bridge.routing.agent(BindingChannel::Telegram, &target);
+    routing::submit(
+        &bridge.agent,
+        agent.as_deref(),
+        Op::UserMessage {
+            session,
+            origin: Origin::Telegram(chat.to_string()),
+            text,
+            images,
+        },
+    );
 }
 
 async fn on_button(bridge: &Bridge, query: &CallbackQuery) {
@@ -117,11 +129,15 @@ fn decide(bridge: &Bridge, query: &CallbackQuery) -> Result<&'static str, &'stat
     if !bridge.approvals.is_prompt(id, chat, message.id()) {
         return Err("already decided");
     }
-    bridge.agent.submit(Op::ApprovalDecision {
-        id: id.to_string(),
-        decision,
-        by: Origin::Telegram(chat.to_string()),
-    });
+    routing::submit(
+        &bridge.agent,
+        bridge.approval_agents.of(id).as_deref(),
+        Op::ApprovalDecision {
+            id: id.to_string(),
+            decision,
+            by: Origin::Telegram(chat.to_string()),
+        },
+    );
     Ok(if decision.is_approved() {
         "approved"
     } else {
