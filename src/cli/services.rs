@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Environment;
 use crate::agent::AgentHandle;
+use crate::config::{BindingChannel, BindingTarget};
 use crate::cron::CronStore;
 use crate::fsutil::lockfile::{self, FileLock};
 use crate::surfaces::clock::SystemClock;
@@ -115,14 +116,18 @@ pub async fn start(
         tasks.push(task);
         running.push(format!("cron ({jobs} jobs)"));
     }
-    let webhook = match &env.secrets.webhook_secret {
-        None => None,
-        Some(secret) => start_webhook(env, agent, secret, notices).await,
+    let routes = webhook_routes(env);
+    let paths = routes.paths();
+    let webhook = if paths.is_empty() {
+        None
+    } else {
+        start_webhook(env, agent, routes, notices).await
     };
     if let Some(hook) = &webhook {
         running.push(format!(
-            "webhook on http://{}/api/webhook/default",
-            hook.addr
+            "webhook on http://{}{}",
+            hook.addr,
+            paths.join(", ")
         ));
     }
     Ok(Services {
@@ -196,7 +201,7 @@ fn spawn_cron(
 async fn start_webhook(
     env: &Environment,
     agent: &AgentHandle,
-    secret: &SecretString,
+    routes: webhook::Routes,
     notices: &mut Vec<String>,
 ) -> Option<Webhook> {
     let config = &env.config.webhook;
@@ -205,7 +210,7 @@ async fn start_webhook(
         body_timeout: config.body_timeout.0,
         max_connections: config.max_connections,
     };
-    match webhook::start_bounded(agent.clone(), &config.listen, secret.clone(), limits).await {
+    match webhook::start_routes(agent.clone(), &config.listen, routes, limits).await {
         Ok(hook) => Some(hook),
         Err(e) => {
             let notice = format!("{e:#}; the webhook is off");
@@ -214,6 +219,44 @@ async fn start_webhook(
             None
         }
     }
+}
+
+/// Every agent whose webhook secret is set, and where `POST /api/webhook`
+/// goes (a `webhook` binding's agent, when it has a secret).
+fn webhook_routes(env: &Environment) -> webhook::Routes {
+    let config = &env.config;
+    let mut routes = webhook::Routes {
+        named: config.has_agents(),
+        ..webhook::Routes::default()
+    };
+    for name in config.agent_names() {
+        let var = config.webhook_secret_env(&name);
+        let secret = if var == crate::config::secrets::SECRET_VARS[4] {
+            env.secrets.webhook_secret.clone()
+        } else {
+            std::env::var(&var)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| SecretString::from(v.trim().to_string()))
+        };
+        if let Some(secret) = secret {
+            routes.secrets.insert(name, secret);
+        } else {
+            routes.unset.insert(name, var);
+        }
+    }
+    let bound = config
+        .bindings
+        .iter()
+        .any(|b| b.channel == BindingChannel::Webhook);
+    if bound {
+        let agent = config.bound_agent(BindingChannel::Webhook, &BindingTarget::default());
+        routes.unnamed = routes
+            .secrets
+            .contains_key(agent)
+            .then(|| agent.to_string());
+    }
+    routes
 }
 
 /// Starts the Discord bot when `[channels.discord] enabled`; without a
