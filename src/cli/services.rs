@@ -95,27 +95,7 @@ pub async fn start(
     if telegram.is_some() {
         running.push("telegram".to_string());
     }
-    let config = &env.config;
-    let heartbeat = Heartbeat {
-        agent: agent.clone(),
-        config: config.heartbeat.clone(),
-        workspace: env.workspace.clone(),
-        clock: Arc::new(SystemClock),
-    }
-    .spawn(stop.clone());
-    if let Some(task) = heartbeat {
-        running.push(format!(
-            "heartbeat every {} → {}",
-            human(config.heartbeat.every.0),
-            config.heartbeat.deliver
-        ));
-        tasks.push(task);
-    }
-    if config.cron.enabled {
-        let (task, jobs) = spawn_cron(env, agent, &stop, notices);
-        tasks.push(task);
-        running.push(format!("cron ({jobs} jobs)"));
-    }
+    start_schedulers(env, agent, &stop, &mut running, &mut tasks, notices);
     let routes = webhook_routes(env);
     let paths = routes.paths();
     let webhook = if paths.is_empty() {
@@ -170,15 +150,64 @@ fn take_lock(workspace: &Path) -> Result<FileLock, String> {
     Ok(lock)
 }
 
-/// The cron scheduler's task and how many jobs the store holds now (0,
-/// with a notice, when it cannot be read).
-fn spawn_cron(
+/// Every agent's heartbeat and cron scheduler, each on its own workspace
+/// and its own `[heartbeat]`/`[cron]` (the base config's under its
+/// table), submitting as that agent. Without `[agents]` that is the one
+/// workspace's, as before: no task more.
+fn start_schedulers(
     env: &Environment,
     agent: &AgentHandle,
     stop: &CancellationToken,
+    running: &mut Vec<String>,
+    tasks: &mut Vec<JoinHandle<()>>,
+    notices: &mut Vec<String>,
+) {
+    let named = env.config.has_agents();
+    for name in env.config.agent_names() {
+        let Some(config) = env.config.for_agent(&name) else {
+            continue;
+        };
+        let (agent_name, workspace, label) = if named {
+            let workspace = env.config.agent_workspace(&name);
+            (Some(name.clone()), workspace, format!("{name}: "))
+        } else {
+            (None, env.workspace.clone(), String::new())
+        };
+        let heartbeat = Heartbeat {
+            agent: agent.clone(),
+            agent_name: agent_name.clone(),
+            config: config.heartbeat.clone(),
+            workspace: workspace.clone(),
+            clock: Arc::new(SystemClock),
+        }
+        .spawn(stop.clone());
+        if let Some(task) = heartbeat {
+            running.push(format!(
+                "{label}heartbeat every {} → {}",
+                human(config.heartbeat.every.0),
+                config.heartbeat.deliver
+            ));
+            tasks.push(task);
+        }
+        if config.cron.enabled {
+            let store = CronStore::in_workspace(&workspace);
+            let (task, jobs) = spawn_cron(agent, agent_name, store, &config, stop, notices);
+            tasks.push(task);
+            running.push(format!("{label}cron ({jobs} jobs)"));
+        }
+    }
+}
+
+/// The cron scheduler's task and how many jobs the store holds now (0,
+/// with a notice, when it cannot be read).
+fn spawn_cron(
+    agent: &AgentHandle,
+    agent_name: Option<String>,
+    store: CronStore,
+    config: &crate::config::Config,
+    stop: &CancellationToken,
     notices: &mut Vec<String>,
 ) -> (JoinHandle<()>, usize) {
-    let store = CronStore::in_workspace(&env.workspace);
     let jobs = match store.load() {
         Ok(jobs) => jobs.len(),
         Err(e) => {
@@ -188,8 +217,9 @@ fn spawn_cron(
     };
     let task = CronScheduler {
         agent: agent.clone(),
+        agent_name,
         store,
-        config: env.config.cron.clone(),
+        config: config.cron.clone(),
         clock: Arc::new(SystemClock),
     }
     .spawn(stop.clone());
