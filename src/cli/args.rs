@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{approvals, attach, devices, export, init, mcp, memory, pair, skills, stats, trust};
+use super::{
+    agents, approvals, attach, devices, export, init, mcp, memory, pair, skills, stats, trust,
+};
 
 /// `egirl --version`: the build, and the `--json` wire version.
 const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 2)");
@@ -34,6 +36,10 @@ pub struct Cli {
     /// version is in `egirl --version`).
     #[arg(long, requires = "message")]
     pub json: bool,
+    /// With -m: the agent that answers (an [agents.NAME] table, or
+    /// default); without it, the `tui` binding's agent, else default.
+    #[arg(long, value_name = "NAME", requires = "message")]
+    pub agent: Option<String>,
     /// Session to use or resume (default: a new one).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
@@ -102,6 +108,8 @@ pub enum CliCommand {
     Devices(devices::DevicesArgs),
     /// Approval rules: `egirl approvals list [--json]|revoke ID`.
     Approvals(approvals::ApprovalsArgs),
+    /// Agents and their bindings: `egirl agents list [--json]`.
+    Agents(agents::AgentsArgs),
     /// Serve an editor (Zed, JetBrains, Neovim...) as an Agent Client
     /// Protocol agent on stdin/stdout (docs/acp.md).
     Acp,

@@ -2,6 +2,7 @@
 //! workspace, logs, then the agent core and a surface.
 
 mod acp;
+mod agents;
 mod approvals;
 mod args;
 mod attach;
@@ -94,6 +95,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         return trust::run(&cli, args);
     }
     let env = Environment::load(&cli)?;
+    message_agent(&cli, &env.config)?;
     if let Some(result) = run_without_agent(cli.command.as_ref(), &env).await {
         return result;
     }
@@ -142,6 +144,7 @@ async fn run_without_agent(
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,
         CliCommand::Approvals(args) => approvals::run(&env.workspace, &env.config, args),
+        CliCommand::Agents(args) => agents::run(&env.config, args),
         CliCommand::Init(_)
         | CliCommand::Trust(_)
         | CliCommand::Pair(_)
@@ -165,6 +168,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.redactor, serving)
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
     let session = session_id(&cli, &env)?;
+    let agent_name = message_agent(&cli, &env.config)?;
     // A daemon owns the workspace: the headless run goes through its core.
     if let Some(code) = remote::headless(&cli, &env, &session).await {
         return Ok(code);
@@ -188,6 +192,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
                 json: cli.json,
                 approve_exec: cli.approve_exec,
                 model: cli.model.clone(),
+                agent: agent_name.clone(),
             };
             if !cli.json {
                 for notice in &notices {
@@ -207,6 +212,29 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
         server.stop().await;
     }
     Ok(code)
+}
+
+/// The agent `-m`'s turn is for: `--agent` (a name the config knows, else
+/// bad usage naming those it does), else the `tui` binding's. None for a
+/// config without agents (the wire stays as it was).
+pub(crate) fn message_agent(cli: &Cli, config: &config::Config) -> Result<Option<String>, Exit> {
+    if let Some(name) = &cli.agent
+        && !config.knows_agent(name)
+    {
+        return Err(Exit::usage(format!(
+            "--agent: no agent `{name}` (known: {})",
+            config.agent_names().join(", ")
+        )));
+    }
+    if !config.has_agents() {
+        return Ok(None);
+    }
+    let bound = || {
+        config
+            .bound_agent(config::BindingChannel::Tui, &Default::default())
+            .to_string()
+    };
+    Ok(Some(cli.agent.clone().unwrap_or_else(bound)))
 }
 
 /// A headless turn's exit code: 0 only when it was answered.

@@ -12,9 +12,9 @@ use crate::bus::EventReceiver;
 use crate::link::{CoreLink, LinkState};
 use crate::print;
 use crate::protocol::{
-    ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, DELEGATE_PERMISSION, ErrorEvent,
-    Event, EventKind, FinalAnswer, Notice, Op, Origin, ReviewDecision, Submission, SubmissionId,
-    TurnEnded,
+    AgentName, ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, DELEGATE_PERMISSION,
+    ErrorEvent, Event, EventKind, FinalAnswer, Notice, Op, Origin, ReviewDecision, Submission,
+    SubmissionId, TurnEnded,
 };
 use crate::stop_signals::StopSignals;
 
@@ -24,6 +24,19 @@ pub struct HeadlessOptions {
     pub approve_exec: bool,
     /// `--model`: the session runs on it from this turn (`pin_model`).
     pub model: Option<String>,
+    /// `--agent` (or the `tui` binding's): the agent whose session this
+    /// is; None for a config without agents.
+    pub agent: Option<AgentName>,
+}
+
+impl HeadlessOptions {
+    /// `op` for this run's agent.
+    fn submission(&self, op: Op) -> Submission {
+        match &self.agent {
+            Some(agent) => Submission::to_agent(agent, op),
+            None => Submission::new(op),
+        }
+    }
 }
 
 /// What the turn ended with, for the exit code.
@@ -45,20 +58,20 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
         .wait_for(|status| status.mcp.iter().all(|s| s.state != "starting"))
         .await;
     if let Some(model) = &opts.model
-        && let Err(why) = pin(agent, &opts.session, model, &mut events).await
+        && let Err(why) = pin(agent, opts, model, &mut events).await
     {
         print::err(format_args!("egirl: --model {model}: {why}"));
         return Outcome::Failed;
     }
-    let turn = Turn::submit(
+    let turn = Turn::submit_with(
         agent,
         &opts.session,
-        Op::UserMessage {
+        opts.submission(Op::UserMessage {
             session: opts.session.clone(),
             origin: Origin::Cli,
             text,
             images: Vec::new(),
-        },
+        }),
     );
     let mut outcome = Outcome::Failed;
     let mut stdout = std::io::stdout().lock();
@@ -70,9 +83,9 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
             // Ctrl+C, SIGTERM and SIGHUP interrupt the turn, which kills a
             // running command's process group, and the turn then ends.
             Next::Stop => {
-                agent.submit(Op::Interrupt {
+                agent.submit_with(opts.submission(Op::Interrupt {
                     session: opts.session.clone(),
-                });
+                }));
                 continue;
             }
             Next::Lost(why) => {
@@ -93,11 +106,11 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
         match event.kind {
             EventKind::ApprovalRequest(request) => {
                 let id = request.id.clone();
-                agent.submit(Op::ApprovalDecision {
+                agent.submit_with(opts.submission(Op::ApprovalDecision {
                     id,
                     decision: decide(opts, &request),
                     by: Origin::Cli,
-                });
+                }));
             }
             EventKind::Final(FinalAnswer { text }) => {
                 if !opts.json {
@@ -123,17 +136,18 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
 /// Pins the session (`--model`) and waits for the core's answer.
 async fn pin(
     agent: &CoreLink,
-    session: &str,
+    opts: &HeadlessOptions,
     model: &str,
     events: &mut EventReceiver,
 ) -> Result<(), String> {
+    let session = opts.session.as_str();
     let op = Op::Command {
         session: session.to_string(),
         command: Command::PinModel {
             model: model.to_string(),
         },
     };
-    let asked = Turn::submit(agent, session, op);
+    let asked = Turn::submit_with(agent, session, opts.submission(op));
     let mut stop = StopSignals::watch();
     let mut connection = Connection::of(agent);
     loop {
@@ -191,11 +205,16 @@ pub struct Turn {
 
 impl Turn {
     pub fn submit(agent: &CoreLink, session: &str, op: Op) -> Self {
+        Self::submit_with(agent, session, Submission::new(op))
+    }
+
+    /// `submission` (its agent kept) under an id of its own.
+    pub fn submit_with(agent: &CoreLink, session: &str, submission: Submission) -> Self {
         let unique = uuid::Uuid::new_v4().simple().to_string();
         let id = SubmissionId(format!("cli-{}", &unique[..12]));
         agent.submit_with(Submission {
             id: id.clone(),
-            ..Submission::new(op)
+            ..submission
         });
         Turn {
             session: session.to_string(),
