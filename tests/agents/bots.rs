@@ -280,6 +280,28 @@ async fn each_agents_webhook_takes_only_its_own_secret() {
     stop(&child);
 }
 
+#[tokio::test]
+async fn the_webhook_binding_gives_the_bare_route_its_agents_secret() {
+    let (discord, telegram) = (FakeDiscord::start().await, FakeTelegram::start().await);
+    let extra = "[[bindings]]\nagent = \"work\"\nchannel = \"webhook\"\n";
+    let setup = TwoAgents::new(&discord, &telegram, extra).await;
+    let (child, addr) = setup.serve().await;
+    let client = reqwest::Client::new();
+    let post = |secret: &str| {
+        client
+            .post(format!("http://{addr}/api/webhook"))
+            .header("X-Egirl-Secret", secret)
+            .json(&serde_json::json!({"alert": "build broke"}))
+            .send()
+    };
+    assert_eq!(post(HOME_SECRET).await.unwrap().status(), 401);
+    setup.work.push_reply(Reply::text("looking at the build"));
+    assert_eq!(post(WORK_SECRET).await.unwrap().status(), 202);
+    wait_for(Duration::from_secs(30), || setup.work.hits(CHAT) > 0).await;
+    assert!(text_of(&setup.work.requests_to(CHAT)).contains("build broke"));
+    stop(&child);
+}
+
 /// (h) continued: the accepted webhook ran as `work`, in its workspace.
 #[tokio::test]
 #[ignore = "needs the core to honour Submission.agent (agents-core)"]
