@@ -36,8 +36,8 @@ pub struct Cli {
     /// version is in `egirl --version`).
     #[arg(long, requires = "message")]
     pub json: bool,
-    /// With -m: the agent that answers (an [agents.NAME] table, or
-    /// default); without it, the `tui` binding's agent, else default.
+    /// With -m: the agent the turn is for (an `[agents.NAME]` table, or
+    /// `default`); else the session's, else the `tui` binding's.
     #[arg(long, value_name = "NAME", requires = "message")]
     pub agent: Option<String>,
     /// Session to use or resume (default: a new one).

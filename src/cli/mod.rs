@@ -215,26 +215,21 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
 }
 
 /// The agent `-m`'s turn is for: `--agent` (a name the config knows, else
-/// bad usage naming those it does), else the `tui` binding's. None for a
-/// config without agents (the wire stays as it was).
+/// bad usage naming those it does), else the `tui` binding's agent when
+/// one is bound. None leaves it to the core: the session's agent, else
+/// `default` (and a config without agents sends none, as before).
 pub(crate) fn message_agent(cli: &Cli, config: &config::Config) -> Result<Option<String>, Exit> {
-    if let Some(name) = &cli.agent
-        && !config.knows_agent(name)
-    {
-        return Err(Exit::usage(format!(
-            "--agent: no agent `{name}` (known: {})",
-            config.agent_names().join(", ")
-        )));
+    if let Some(name) = &cli.agent {
+        if !config.knows_agent(name) {
+            return Err(Exit::usage(format!(
+                "--agent: no agent `{name}` (known: {})",
+                config.agent_names().join(", ")
+            )));
+        }
+        return Ok(Some(name.clone()));
     }
-    if !config.has_agents() {
-        return Ok(None);
-    }
-    let bound = || {
-        config
-            .bound_agent(config::BindingChannel::Tui, &Default::default())
-            .to_string()
-    };
-    Ok(Some(cli.agent.clone().unwrap_or_else(bound)))
+    let bound = config.bound_agent(config::BindingChannel::Tui, &Default::default());
+    Ok((bound != config::DEFAULT_AGENT).then(|| bound.to_string()))
 }
 
 /// A headless turn's exit code: 0 only when it was answered.
