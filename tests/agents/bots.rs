@@ -419,7 +419,7 @@ async fn memory_and_files_stay_with_their_agent() {
     let read = format!(r#"{{"path": "{}"}}"#, diary.display());
     setup.work.push_replies([
         Reply::tool_calls(&[
-            ("memory_search", r#"{"query": "spare key blue pot"}"#),
+            ("memory_search", r#"{"query": "where is the spare key"}"#),
             ("read_file", read.as_str()),
         ]),
         Reply::text("done looking"),
