@@ -199,8 +199,13 @@ pub(super) fn spawn_event_hooks(shared: &Arc<Shared>) {
     }
     let mut events = shared.bus.subscribe();
     let weak: Weak<Shared> = Arc::downgrade(shared);
+    // The agent's own events only: the bus is every agent's.
+    let agent = shared.bus.agent().map(str::to_string);
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
+            if event.agent != agent {
+                continue;
+            }
             let (hook_event, tool, fields) = match &event.kind {
                 EventKind::ApprovalRequest(r) => (
                     HookEvent::ApprovalRequest,

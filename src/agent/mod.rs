@@ -12,13 +12,17 @@
 //! 3. `session` (transcript, history, `Turn`), then `usage`, `tool_calls`,
 //!    `models` (`/model`'s commands), `vision` (who sees a turn's images);
 //! 4. `steps` (one request), then `compact`, then `turn` (the loop);
-//! 5. `start` (building `shared`), `worker` (a session's task), and this
-//!    file (the core's task and the handle surfaces hold).
+//! 5. `start` (what the agents share, and each agent's `shared`),
+//!    `worker` (a session's task), `agents` (which agent an op is for,
+//!    the live sessions), `dispatch` (an op to its agent), and this file (the core's task and the handle
+//!    surfaces hold).
 
+mod agents;
 mod approvals;
 mod budget;
 mod compact;
 mod context;
+mod dispatch;
 mod hooks;
 mod local;
 mod memory;
@@ -42,9 +46,9 @@ mod vision;
 mod window;
 mod worker;
 
-use memory::search_memory;
+use agents::Agents;
+use dispatch::{Routed, route};
 use shared::Shared;
-use worker::{Job, SessionHandle, Work, start_session};
 
 pub use context::{
     STATIC_SYSTEM, system_prompt, system_prompt_with_skills, user_message, user_message_with_skill,
@@ -53,10 +57,8 @@ pub use slots::file_name as slot_file_name;
 pub use unattended::{HEARTBEAT_OK, heartbeat_reply};
 pub use window::{DoesNotFit, Fit, fit};
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
@@ -64,14 +66,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::EventBus;
-use crate::config::Config;
-use crate::protocol::{Command, EventKind, Op, SessionId};
-use crate::protocol::{Queued, Submission};
+use crate::config::{Config, DEFAULT_AGENT};
+use crate::protocol::{AgentName, Op, Submission};
 use crate::providers::remote::RemoteProviders;
 use crate::redact::Redactor;
 use crate::skills;
-use crate::tools::approval::PendingApprovals;
-use crate::tools::client_files::Offer;
 use crate::tools::sandbox::ProtectedPaths;
 
 /// How long an approval raised by an unattended origin (webhook, cron,
@@ -100,9 +99,20 @@ pub struct AgentHandle {
     pub no_remote: Option<String>,
     /// The remote spend caps as they stand, for the status; `None` without caps.
     pub spend: Option<crate::usage::budget::SpendWatch>,
-    /// The workspace's image store and `[images]` limits: where a surface
-    /// puts a picture a user sends before naming it in `Op::UserMessage`.
+    /// The default agent's image store and `[images]` limits: where a
+    /// surface puts a picture a user sends before naming it in
+    /// `Op::UserMessage` (another agent's: `images_for`).
     pub images: crate::images::Store,
+    per_agent: PerAgent,
+}
+
+/// What the handle needs to answer for any agent.
+#[derive(Clone)]
+struct PerAgent {
+    /// The base config.
+    config: Arc<Config>,
+    /// Each agent's skills, shared with the core.
+    skills: start::SkillsCache,
 }
 
 impl AgentHandle {
@@ -142,6 +152,42 @@ impl AgentHandle {
     /// anyway.
     pub fn start_mcp(&self) {
         self.mcp_manager.open();
+    }
+
+    /// The agents of the config, `default` first.
+    pub fn agents(&self) -> Vec<AgentName> {
+        self.per_agent.config.agent_names()
+    }
+
+    /// The agent's image store (its workspace's); `None` for an agent the
+    /// config does not declare.
+    pub fn images_for(&self, agent: &str) -> Option<crate::images::Store> {
+        if agent == DEFAULT_AGENT {
+            return Some(self.images.clone());
+        }
+        let config = self.per_agent.config.for_agent(agent)?;
+        let workspace = self.per_agent.config.agent_workspace(agent);
+        Some(images_store(&config, workspace))
+    }
+
+    /// The agent's skills (slash commands, `/skills`), loaded on first use
+    /// (its workspace made then, as its first op would); `None` for an
+    /// agent the config does not declare or whose workspace cannot be made.
+    pub fn skills_for(&self, agent: &str) -> Option<Arc<skills::Registry>> {
+        if agent == DEFAULT_AGENT {
+            return Some(self.skills.clone());
+        }
+        let config = self.per_agent.config.for_agent(agent)?;
+        let path = self.per_agent.config.agent_workspace(agent);
+        let (workspace, _) = crate::workspace::ensure(&path)
+            .map_err(|e| tracing::warn!("agent {agent}'s skills: {e:#}"))
+            .ok()?;
+        Some(start::skills_of(
+            &self.per_agent.skills,
+            agent,
+            &config,
+            &workspace,
+        ))
     }
 
     /// Resolves once no turn is running or queued (at once when idle, or
@@ -186,6 +232,10 @@ pub fn spawn_with(
 /// `spawn_with`, protecting what start-up read (the config file and the
 /// `.env` files, see `tools::sandbox::protected`) and redacting the
 /// secret values start-up found (see `redact`).
+///
+/// `config` is the base config: the core builds each agent's from it
+/// (`Config::for_agent`) on the agent's first op; `workspace` is the
+/// default agent's, built at once.
 pub fn spawn_guarded(
     config: Config,
     workspace: PathBuf,
@@ -194,7 +244,7 @@ pub fn spawn_guarded(
     protected: ProtectedPaths,
     redactor: Arc<Redactor>,
 ) -> (AgentHandle, JoinHandle<()>) {
-    let (shared, pending) = start::shared_state(
+    let common = start::Common::new(
         config,
         workspace,
         allowed_paths,
@@ -202,7 +252,12 @@ pub fn spawn_guarded(
         protected,
         redactor,
     );
-    hooks::spawn_event_hooks(&shared);
+    let shared = match start::agent_state(&common, DEFAULT_AGENT) {
+        Ok(shared) => shared,
+        // The default agent is always declared and its workspace is the
+        // one start-up made: only an unwritable `.egirl` gets here.
+        Err(e) => panic!("the default agent cannot start: {e}"),
+    };
     let bus = shared.bus.clone();
     let skills = shared.skills.clone();
     let no_remote = shared
@@ -215,21 +270,20 @@ pub fn spawn_guarded(
         &shared.workspace,
         shared.usage_written.clone(),
     );
-    let images = crate::images::Store {
-        workspace: shared.workspace.clone(),
-        limits: crate::images::limits(
-            shared.config.images.max_side,
-            shared.config.images.max_file_mb,
-        ),
-    };
-    let mcp_status = shared.mcp.watch();
-    let mcp_manager = shared.mcp.clone();
+    let images = images_store(&shared.config, shared.workspace.clone());
+    let mcp_status = common.mcp.watch();
+    let mcp_manager = common.mcp.clone();
     let (tx, rx) = mpsc::unbounded_channel();
     let (busy, outstanding) = watch::channel(0usize);
     let counter = Arc::new(busy);
+    let per_agent = PerAgent {
+        config: common.config.clone(),
+        skills: common.skills.clone(),
+    };
+    let agents = Agents::new(common, shared);
     let task = tokio::spawn(crate::bus::answering(
         None,
-        run_core(shared, pending, rx, counter.clone()),
+        run_core(agents, rx, counter.clone()),
     ));
     (
         AgentHandle {
@@ -243,109 +297,64 @@ pub fn spawn_guarded(
             no_remote,
             spend,
             images,
+            per_agent,
         },
         task,
     )
 }
 
+fn images_store(config: &Config, workspace: PathBuf) -> crate::images::Store {
+    crate::images::Store {
+        workspace,
+        limits: crate::images::limits(config.images.max_side, config.images.max_file_mb),
+    }
+}
+
 async fn run_core(
-    shared: Arc<Shared>,
-    pending: PendingApprovals,
+    mut agents: Agents,
     mut ops: mpsc::UnboundedReceiver<Submission>,
     busy: Arc<watch::Sender<usize>>,
 ) {
-    let mut sessions: HashMap<SessionId, SessionHandle> = HashMap::new();
     // Cancelled at shutdown: the running turns stop and queued ones never start.
     let shutdown = CancellationToken::new();
     while let Some(Submission {
-        id: submission, op, ..
+        id: submission,
+        op,
+        agent,
     }) = ops.recv().await
     {
         crate::bus::answer(Some(submission.clone()));
         match op {
-            Op::UserMessage {
-                session,
-                origin,
-                text,
-                images,
-            } => {
-                let handle = sessions
-                    .entry(session.clone())
-                    .or_insert_with(|| start_session(&shared, session.clone(), &busy, &shutdown));
-                // Turns ahead of this one (the running one included).
-                let ahead = handle.outstanding.fetch_add(1, Ordering::SeqCst);
-                if ahead > 0 {
-                    shared.bus.emit(
-                        &session,
-                        &origin,
-                        EventKind::Queued(Queued {
-                            text: text.clone(),
-                            position: ahead,
-                        }),
-                    );
-                }
-                let _ = handle.work.send(Work {
-                    submission,
-                    job: Job::Message {
-                        origin,
-                        text,
-                        images,
-                    },
-                });
-            }
             Op::ApprovalDecision { id, decision, by } => {
                 // First answer wins; a late answer from another surface is dropped quietly.
-                if !pending.resolve(&id, decision, by) {
+                if !agents.common.pending.resolve(&id, decision, by) {
                     tracing::debug!(%id, "approval already decided or unknown");
                 }
             }
-            Op::Interrupt { session } => {
-                if let Some(handle) = sessions.get(&session) {
-                    handle.interrupt();
-                }
-            }
-            Op::Command {
-                session,
-                command: Command::MemorySearch { query },
-            } => search_memory(&shared, submission, session, query),
-            Op::Command {
-                session,
-                command: Command::ListApprovals,
-            } => approvals::list(&shared, &session),
-            Op::Command {
-                session,
-                command: Command::RevokeApproval { id },
-            } => approvals::revoke(&shared, &session, &id),
-            Op::Command {
-                session,
-                command: command @ (Command::ClientFiles { .. } | Command::WorkIn { .. }),
-            } => client_session(&shared, &session, command),
             Op::FileAnswer { id, content, error } => {
-                shared.client_files.answer(&id, content, error)
-            }
-            Op::Command { session, command } => {
-                let handle = sessions
-                    .entry(session.clone())
-                    .or_insert_with(|| start_session(&shared, session.clone(), &busy, &shutdown));
-                let _ = handle.work.send(Work {
-                    submission,
-                    job: Job::Command(command),
-                });
+                agents.common.client_files.answer(&id, content, error)
             }
             Op::Shutdown => break,
+            op => {
+                let routed = Routed {
+                    submission,
+                    agent,
+                    op,
+                };
+                route(&mut agents, routed, &busy, &shutdown);
+            }
         }
     }
     shutdown.cancel();
-    stop_core(&shared, ops, &busy, sessions).await;
+    stop_core(agents, ops, &busy).await;
 }
 
-/// After `Op::Shutdown`: what was sent later never runs, every session's
-/// running turn ends, slots are saved and the MCP servers stopped.
+/// After `Op::Shutdown`: what was sent later never runs, every agent's
+/// sessions end, slots are saved and the MCP servers stopped.
 async fn stop_core(
-    shared: &Shared,
+    agents: Agents,
     mut ops: mpsc::UnboundedReceiver<Submission>,
     busy: &watch::Sender<usize>,
-    mut sessions: HashMap<SessionId, SessionHandle>,
 ) {
     // Messages sent after the shutdown never run: count them out, so
     // `idle()` resolves. Closed first: later sends fail (and say so).
@@ -355,35 +364,5 @@ async fn stop_core(
             busy.send_modify(|n| *n = n.saturating_sub(1));
         }
     }
-    for (_, handle) in sessions.drain() {
-        drop(handle.work);
-        let _ = handle.task.await;
-    }
-    // After every turn has stopped, so each slot holds its final state.
-    slots::save_all(&shared.main, &shared.slot_owners).await;
-    // No server outlives egirl.
-    shared.mcp.shutdown().await;
-}
-
-/// What a session's client provides (`egirl acp`): `client_files` (it
-/// reads and writes files for the file tools), `work_in` (its project,
-/// where the session's files and commands start, when it lies in the
-/// workspace or an allowed path).
-fn client_session(shared: &Shared, session: &str, command: Command) {
-    let dir = match command {
-        Command::ClientFiles { read, write } => {
-            return shared.client_files.offer(session, Offer { read, write });
-        }
-        Command::WorkIn { dir } => dir,
-        _ => return,
-    };
-    let roots: Vec<&std::path::Path> = std::iter::once(shared.workspace.as_path())
-        .chain(shared.allowed_paths.iter().map(PathBuf::as_path))
-        .collect();
-    let dir = std::path::Path::new(&dir);
-    if let Err(message) = shared.client_files.work_in(session, dir, &roots) {
-        let origin = crate::protocol::Origin::Acp;
-        let error = EventKind::Error(crate::protocol::ErrorEvent { message });
-        shared.bus.emit(session, &origin, error);
-    }
+    agents.stop().await;
 }

@@ -1,7 +1,7 @@
-//! The state every session worker shares: the config, the local pools and
-//! remote providers, the router, skills, memory, approvals and the bus.
-//! Built once at start (see `start`); the methods that ask a local model
-//! are in `local`.
+//! The state every session worker of one agent shares: its config, the
+//! local pools and remote providers, the router, skills, memory, approvals
+//! and the bus stamping its name. Built when the agent is first used (see
+//! `start`); the methods that ask a local model are in `local`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,18 +36,21 @@ pub(crate) struct ServerLimits {
     pub vision: bool,
 }
 
-/// State every session worker shares.
+/// State every session worker of one agent shares.
 pub(crate) struct Shared {
+    /// The agent's name (`default` without `[agents]`).
+    pub agent: String,
     /// Behind an `Arc`: each tool batch shares it rather than copying it.
     pub config: Arc<Config>,
     pub workspace: PathBuf,
     pub allowed_paths: Vec<PathBuf>,
     /// Paths the model may never change or read.
     pub protected: Arc<ProtectedPaths>,
-    /// `[local]`: the main model's endpoints.
-    pub main: Pool,
+    /// `[local]`: the main model's endpoints (shared with every agent
+    /// using the same ones).
+    pub main: Arc<Pool>,
     /// `[local.fast]`, when configured (see `local`).
-    pub fast: Option<Pool>,
+    pub fast: Option<Arc<Pool>>,
     pub fast_config: Option<LocalConfig>,
     pub fast_limits: OnceCell<ServerLimits>,
     /// The remote providers with keys, in preference order (may be none).
@@ -64,8 +67,9 @@ pub(crate) struct Shared {
     /// Re-indexes memory on file changes while the core runs.
     pub(super) _memory_watcher: Option<MemoryWatcher>,
     pub limits: OnceCell<ServerLimits>,
-    /// The session whose cache each slot holds, saved at shutdown.
-    pub(super) slot_owners: slots::SlotOwners,
+    /// The session whose cache each slot holds, saved at shutdown (one
+    /// map for every agent: a slot is the server's, whoever used it).
+    pub(super) slot_owners: Arc<slots::SlotOwners>,
     /// Cleared when the local server turns out to have no /tokenize or
     /// /apply-template (vLLM, Ollama): estimates from then on.
     pub server_counts_tokens: AtomicBool,
@@ -77,7 +81,8 @@ pub(crate) struct Shared {
     pub mcp: Arc<crate::mcp::McpManager>,
     /// Lines the usage log has written (what a status's spend waits on).
     pub usage_written: tokio::sync::watch::Receiver<u64>,
-    /// Sessions whose editor serves the file tools (`egirl acp`).
+    /// Sessions whose editor serves the file tools (`egirl acp`); one for
+    /// every agent.
     pub client_files: crate::tools::client_files::ClientFiles,
 }
 

@@ -75,11 +75,11 @@ pub(crate) async fn restore(main: &Pool, slot: u32, session: &str) {
 }
 
 /// At shutdown: each slot a session of this process used, saved under the
-/// name of the session that used it last.
-pub(crate) async fn save_all(main: &Pool, owners: &SlotOwners) {
+/// name of the session that used it last (`pools`: every agent's main one).
+pub(crate) async fn save_all(pools: &[std::sync::Arc<Pool>], owners: &SlotOwners) {
     for ((endpoint, slot), session) in owners.take() {
         let file = file_name(&session);
-        let Some(server) = main.server_at(&endpoint) else {
+        let Some(server) = pools.iter().find_map(|pool| pool.server_at(&endpoint)) else {
             continue;
         };
         match server.save_slot(slot, &file).await {

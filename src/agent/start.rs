@@ -1,10 +1,14 @@
-//! Building the state the core shares, in start-up order: the router, the
-//! bus (guarded by the redactor), approvals, the local pools, skills,
-//! memory, checkpoints and the MCP servers (started in the background).
+//! Building the state the core shares: first what every agent of the
+//! process shares ([`Common`]: the bus, the redactor, the approvals
+//! waiting, the editor's files, the remote providers, the local pools and
+//! the MCP servers), then each agent's own ([`Shared`]), when it is first
+//! used, in start-up order: the router, the usage log, approvals, the
+//! local pools, skills, memory, checkpoints.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::OnceCell;
 
@@ -12,7 +16,8 @@ use super::memory::start_memory;
 use super::shared::Shared;
 use super::slots;
 use crate::bus::EventBus;
-use crate::config::{Config, LocalConfig};
+use crate::config::{Config, DEFAULT_AGENT, LocalConfig};
+use crate::mcp::McpManager;
 use crate::memory::Memory;
 use crate::memory::watch::MemoryWatcher;
 use crate::providers::endpoints::{LocalRole, Pool};
@@ -23,32 +28,188 @@ use crate::routing::Router;
 use crate::skills;
 use crate::tools::approval::{Approver, PendingApprovals};
 use crate::tools::checkpoints::Checkpoints;
+use crate::tools::client_files::ClientFiles;
 use crate::tools::sandbox::ProtectedPaths;
 
-/// The shared state and the approvals still waiting for an answer (the
-/// core resolves them as decisions arrive).
-pub(super) fn shared_state(
-    config: Config,
-    workspace: PathBuf,
-    allowed_paths: Vec<PathBuf>,
+/// Each agent's skills, loaded on first use by the core or a surface
+/// (`AgentHandle::skills_for`), whichever asks first.
+pub(crate) type SkillsCache = Arc<Mutex<HashMap<String, Arc<skills::Registry>>>>;
+
+/// What every agent of the process shares.
+pub(super) struct Common {
+    /// The base config (`for_agent` gives each agent's).
+    pub config: Arc<Config>,
+    /// Unstamped: each agent's handle on it stamps its name.
+    pub bus: EventBus,
+    pub redactor: Arc<Redactor>,
+    /// One pool: a decision resolves whichever agent's request it answers.
+    pub pending: PendingApprovals,
+    pub client_files: ClientFiles,
     remote: RemoteProviders,
+    /// Started once with every server; each agent is offered its own.
+    pub mcp: Arc<McpManager>,
+    /// By endpoints: agents whose endpoints are the same share a pool
+    /// (its permits, its sessions' placement).
+    pools: Mutex<HashMap<String, Arc<Pool>>>,
+    pub slot_owners: Arc<slots::SlotOwners>,
+    /// Built on the default agent's workspace.
     protected: ProtectedPaths,
-    redactor: Arc<Redactor>,
-) -> (Arc<Shared>, PendingApprovals) {
+    allowed_paths: Vec<PathBuf>,
+    /// The default agent's, as start-up made it (`--workspace`).
+    default_workspace: PathBuf,
+    pub skills: SkillsCache,
+}
+
+impl Common {
+    pub fn new(
+        config: Config,
+        workspace: PathBuf,
+        allowed_paths: Vec<PathBuf>,
+        remote: RemoteProviders,
+        protected: ProtectedPaths,
+        redactor: Arc<Redactor>,
+    ) -> Arc<Self> {
+        let bus = event_bus(&redactor);
+        // In the background: the first frame never waits for a server.
+        let mcp = McpManager::start_deferred(
+            &config.mcp,
+            &workspace,
+            crate::tools::sandbox::env::command_env(
+                &config.tools.exec.env_passthrough,
+                protected.env_files(),
+            ),
+            bus.clone(),
+        );
+        Arc::new(Self {
+            config: Arc::new(config),
+            bus,
+            redactor,
+            pending: PendingApprovals::default(),
+            client_files: ClientFiles::default(),
+            remote,
+            mcp,
+            pools: Mutex::new(HashMap::new()),
+            slot_owners: Arc::default(),
+            protected,
+            allowed_paths,
+            default_workspace: workspace,
+            skills: Arc::default(),
+        })
+    }
+
+    /// Every pool an agent built so far (slots are saved on each at shutdown).
+    pub fn pools(&self) -> Vec<Arc<Pool>> {
+        lock(&self.pools).values().cloned().collect()
+    }
+
+    /// The pool of `config`'s endpoints, shared with every agent using them.
+    fn pool(&self, role: LocalRole, config: &LocalConfig, logprobs: bool) -> Arc<Pool> {
+        let key = format!(
+            "{logprobs}|{}|{}",
+            config.model,
+            config.endpoint_list().join(" ")
+        );
+        lock(&self.pools)
+            .entry(key)
+            .or_insert_with(|| Arc::new(Pool::new(role, config, logprobs)))
+            .clone()
+    }
+
+    /// The agent's workspace: the default's as start-up made it, another's
+    /// created from the templates on first use.
+    fn workspace(&self, name: &str) -> Result<PathBuf, String> {
+        if name == DEFAULT_AGENT {
+            return Ok(self.default_workspace.clone());
+        }
+        let path = self.config.agent_workspace(name);
+        let (workspace, created) =
+            crate::workspace::ensure(&path).map_err(|e| format!("agent `{name}`: {e:#}"))?;
+        if !created.is_empty() {
+            tracing::info!(
+                "created agent {name}'s workspace {} ({})",
+                workspace.display(),
+                created.join(", ")
+            );
+        }
+        Ok(workspace)
+    }
+
+    /// The agent's protected paths: the process's, its own workspace's,
+    /// and every other agent's workspace.
+    fn protected_for(&self, name: &str, workspace: &Path) -> ProtectedPaths {
+        let others: Vec<(String, PathBuf)> = self
+            .config
+            .agent_names()
+            .into_iter()
+            .filter(|other| other != name)
+            .map(|other| {
+                let path = match other.as_str() {
+                    DEFAULT_AGENT => self.default_workspace.clone(),
+                    _ => self.config.agent_workspace(&other),
+                };
+                (other, path)
+            })
+            .collect();
+        self.protected
+            .clone()
+            .with_workspace(workspace)
+            .with_other_workspaces(others.iter().map(|(a, p)| (a.as_str(), p.as_path())))
+    }
+}
+
+/// The agent's skills, from the cache or loaded now.
+pub(crate) fn skills_of(
+    cache: &SkillsCache,
+    name: &str,
+    config: &Config,
+    workspace: &Path,
+) -> Arc<skills::Registry> {
+    lock(cache)
+        .entry(name.to_string())
+        .or_insert_with(|| Arc::new(skills::Registry::load(&config.skills, workspace)))
+        .clone()
+}
+
+/// The agent `name`'s state, built now (its workspace created when
+/// missing); one line saying why not for an unknown agent or a workspace
+/// that cannot be made.
+pub(super) fn agent_state(common: &Arc<Common>, name: &str) -> Result<Arc<Shared>, String> {
+    let Some(mut config) = common.config.for_agent(name) else {
+        return Err(unknown_agent(&common.config, name));
+    };
+    let workspace = common.workspace(name)?;
+    config.workspace.path = workspace.display().to_string();
+    let bus = common
+        .bus
+        .for_agent(common.config.has_agents().then_some(name));
+    // `remote = false`: never remote, never escalated, whatever keys are set.
+    let local_only = common
+        .config
+        .agents
+        .get(name)
+        .is_some_and(|entry| entry.remote == Some(false));
+    let remote = match local_only {
+        true => RemoteProviders::default(),
+        false => common.remote.clone(),
+    };
     let router = router(&config);
-    let bus = event_bus(&redactor);
     let (written, usage_written) = tokio::sync::watch::channel(0);
     crate::usage::spawn_usage_log_counted(&bus, &workspace, written);
-    let pending = PendingApprovals::default();
     let approver = Arc::new(Approver::new(
         bus.clone(),
-        pending.clone(),
+        common.pending.clone(),
         config.tools.exec.clone(),
         workspace.join(".egirl").join("approvals.toml"),
         config.tools.exec.unattended_timeout.0,
     ));
-    let (main, fast, fast_config) = local_pools(&config, &remote);
-    let skills = Arc::new(skills::Registry::load(&config.skills, &workspace));
+    // Confidence is only worth its bytes when a weak answer can go somewhere.
+    let logprobs = !remote.is_empty() && config.routing.escalation_threshold > 0.0;
+    let main = common.pool(LocalRole::Main, &config.local, logprobs);
+    let fast_config = config.local.fast_role();
+    let fast = fast_config
+        .as_ref()
+        .map(|cfg| common.pool(LocalRole::Fast, cfg, logprobs));
+    let skills = skills_of(&common.skills, name, &config, &workspace);
     let skills_watcher = if config.skills.watch {
         skills::watch::start(&skills)
             .map_err(|e| tracing::warn!("skills will not hot-reload: {e:#}"))
@@ -56,22 +217,14 @@ pub(super) fn shared_state(
     } else {
         None
     };
-    let memory = start_memory(&config, &workspace, &remote, &bus, &redactor);
+    let memory = start_memory(&config, &workspace, &remote, &bus, &common.redactor);
     let memory_watcher = memory_watcher(&config, &memory);
     let checkpoints = checkpoints(&config, &workspace);
-    // In the background: the first frame never waits for a server.
-    let mcp = crate::mcp::McpManager::start_deferred(
-        &config.mcp,
-        &workspace,
-        crate::tools::sandbox::env::command_env(
-            &config.tools.exec.env_passthrough,
-            protected.env_files(),
-        ),
-        bus.clone(),
-    );
+    let protected = common.protected_for(name, &workspace);
     let shared = Arc::new(Shared {
+        agent: name.to_string(),
         checkpoints,
-        mcp,
+        mcp: common.mcp.clone(),
         main,
         fast,
         fast_config,
@@ -82,7 +235,7 @@ pub(super) fn shared_state(
         _skills_watcher: skills_watcher,
         config: Arc::new(config),
         workspace,
-        allowed_paths,
+        allowed_paths: common.allowed_paths.clone(),
         protected: Arc::new(protected),
         bus,
         approver,
@@ -90,12 +243,25 @@ pub(super) fn shared_state(
         _memory_watcher: memory_watcher,
         limits: OnceCell::new(),
         server_counts_tokens: AtomicBool::new(true),
-        slot_owners: slots::SlotOwners::default(),
-        redactor,
+        slot_owners: common.slot_owners.clone(),
+        redactor: common.redactor.clone(),
         usage_written,
-        client_files: Default::default(),
+        client_files: common.client_files.clone(),
     });
-    (shared, pending)
+    super::hooks::spawn_event_hooks(&shared);
+    Ok(shared)
+}
+
+/// The one line an op for an agent the config does not declare gets.
+pub(super) fn unknown_agent(config: &Config, name: &str) -> String {
+    format!(
+        "no agent `{name}`: the config declares {}",
+        config.agent_names().join(", ")
+    )
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Start-up checks the rules and exits 2 on a bad one; a caller that
@@ -118,21 +284,6 @@ fn event_bus(redactor: &Arc<Redactor>) -> EventBus {
     } else {
         EventBus::new().with_guard(redact::event_guard(redactor.clone()))
     }
-}
-
-/// `[local]`'s pool, and `[local.fast]`'s when configured.
-fn local_pools(
-    config: &Config,
-    remote: &RemoteProviders,
-) -> (Pool, Option<Pool>, Option<LocalConfig>) {
-    // Confidence is only worth its bytes when a weak answer can go somewhere.
-    let logprobs = !remote.is_empty() && config.routing.escalation_threshold > 0.0;
-    let main = Pool::new(LocalRole::Main, &config.local, logprobs);
-    let fast_config = config.local.fast_role();
-    let fast = fast_config
-        .as_ref()
-        .map(|cfg| Pool::new(LocalRole::Fast, cfg, logprobs));
-    (main, fast, fast_config)
 }
 
 fn memory_watcher(config: &Config, memory: &Arc<Memory>) -> Option<MemoryWatcher> {

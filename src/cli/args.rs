@@ -116,6 +116,17 @@ pub enum CliCommand {
 }
 
 impl Cli {
+    /// The agent `-m` is for: `--agent`, else the `tui` binding's agent
+    /// when one is bound (`None`: the session's, else `default`).
+    pub fn agent_for(&self, config: &crate::config::Config) -> Option<String> {
+        if self.agent.is_some() {
+            return self.agent.clone();
+        }
+        let channel = crate::config::BindingChannel::Tui;
+        let bound = config.bound_agent(channel, &Default::default());
+        (bound != crate::config::DEFAULT_AGENT).then(|| bound.to_string())
+    }
+
     /// Whether this command line starts the full-screen TUI.
     pub fn starts_tui(&self) -> bool {
         self.command.is_none()

@@ -95,7 +95,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         return trust::run(&cli, args);
     }
     let env = Environment::load(&cli)?;
-    message_agent(&cli, &env.config)?;
+    check_agent(&cli, &env.config)?;
     if let Some(result) = run_without_agent(cli.command.as_ref(), &env).await {
         return result;
     }
@@ -168,7 +168,6 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.redactor, serving)
         .map_err(|e| Exit::failure(format!("{e:#}")))?;
     let session = session_id(&cli, &env)?;
-    let agent_name = message_agent(&cli, &env.config)?;
     // A daemon owns the workspace: the headless run goes through its core.
     if let Some(code) = remote::headless(&cli, &env, &session).await {
         return Ok(code);
@@ -184,6 +183,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     let servers = start_managed_servers(&env, &log_dir).await?;
     let (agent, core, notices) = env.start_agent();
     let link = link::in_process(&agent, link::Bots::default(), Vec::new());
+    let for_agent = cli.agent_for(&env.config);
     let code = match cli.message {
         None if cli.compact => exit_code(headless::compact(&link, &session).await),
         Some(text) => {
@@ -192,7 +192,7 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
                 json: cli.json,
                 approve_exec: cli.approve_exec,
                 model: cli.model.clone(),
-                agent: agent_name.clone(),
+                agent: for_agent,
             };
             if !cli.json {
                 for notice in &notices {
@@ -214,22 +214,16 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
     Ok(code)
 }
 
-/// The agent `-m`'s turn is for: `--agent` (a name the config knows, else
-/// bad usage naming those it does), else the `tui` binding's agent when
-/// one is bound. None leaves it to the core: the session's agent, else
-/// `default` (and a config without agents sends none, as before).
-pub(crate) fn message_agent(cli: &Cli, config: &config::Config) -> Result<Option<String>, Exit> {
-    if let Some(name) = &cli.agent {
-        if !config.knows_agent(name) {
-            return Err(Exit::usage(format!(
-                "--agent: no agent `{name}` (known: {})",
-                config.agent_names().join(", ")
-            )));
-        }
-        return Ok(Some(name.clone()));
+/// `--agent NAME` names an agent the config knows; else bad usage (2),
+/// in one line naming those it does, before anything starts.
+fn check_agent(cli: &Cli, config: &config::Config) -> Result<(), Exit> {
+    match &cli.agent {
+        Some(name) if !config.knows_agent(name) => Err(Exit::usage(format!(
+            "--agent: no agent `{name}` (known: {})",
+            config.agent_names().join(", ")
+        ))),
+        _ => Ok(()),
     }
-    let bound = config.bound_agent(config::BindingChannel::Tui, &Default::default());
-    Ok((bound != config::DEFAULT_AGENT).then(|| bound.to_string()))
 }
 
 /// A headless turn's exit code: 0 only when it was answered.

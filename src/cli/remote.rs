@@ -54,7 +54,7 @@ pub async fn headless(cli: &super::Cli, env: &Environment, session: &str) -> Opt
                 json: cli.json,
                 approve_exec: cli.approve_exec,
                 model: cli.model.clone(),
-                agent: super::message_agent(cli, &env.config).ok().flatten(),
+                agent: cli.agent_for(&env.config),
             };
             headless::run_once(&link, text.clone(), &opts).await
         }

@@ -63,15 +63,16 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
         print::err(format_args!("egirl: --model {model}: {why}"));
         return Outcome::Failed;
     }
-    let turn = Turn::submit_with(
+    let turn = Turn::submit_as(
         agent,
         &opts.session,
-        opts.submission(Op::UserMessage {
+        opts.agent.as_deref(),
+        Op::UserMessage {
             session: opts.session.clone(),
             origin: Origin::Cli,
             text,
             images: Vec::new(),
-        }),
+        },
     );
     let mut outcome = Outcome::Failed;
     let mut stdout = std::io::stdout().lock();
@@ -147,7 +148,7 @@ async fn pin(
             model: model.to_string(),
         },
     };
-    let asked = Turn::submit_with(agent, session, opts.submission(op));
+    let asked = Turn::submit_as(agent, session, opts.agent.as_deref(), op);
     let mut stop = StopSignals::watch();
     let mut connection = Connection::of(agent);
     loop {
@@ -205,16 +206,17 @@ pub struct Turn {
 
 impl Turn {
     pub fn submit(agent: &CoreLink, session: &str, op: Op) -> Self {
-        Self::submit_with(agent, session, Submission::new(op))
+        Self::submit_as(agent, session, None, op)
     }
 
-    /// `submission` (its agent kept) under an id of its own.
-    pub fn submit_with(agent: &CoreLink, session: &str, submission: Submission) -> Self {
+    /// As `submit`, for the agent named (`--agent`).
+    pub fn submit_as(link: &CoreLink, session: &str, agent: Option<&str>, op: Op) -> Self {
         let unique = uuid::Uuid::new_v4().simple().to_string();
         let id = SubmissionId(format!("cli-{}", &unique[..12]));
-        agent.submit_with(Submission {
+        link.submit_with(Submission {
             id: id.clone(),
-            ..submission
+            agent: agent.map(str::to_string),
+            op,
         });
         Turn {
             session: session.to_string(),

@@ -40,6 +40,14 @@ pub fn submit(handle: &AgentHandle, agent: Option<&str>, op: Op) -> bool {
     }
 }
 
+/// Where a picture for `agent` is stored: that agent's image store (the
+/// default's for a config without agents).
+pub fn images(handle: &AgentHandle, agent: Option<&str>) -> crate::images::Store {
+    agent
+        .and_then(|agent| handle.images_for(agent))
+        .unwrap_or_else(|| handle.images.clone())
+}
+
 /// The agent each approval a bot posted belongs to, so that the answer
 /// goes back to that agent's core (approval ids are unique, agents not).
 #[derive(Default)]

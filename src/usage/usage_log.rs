@@ -96,8 +96,13 @@ pub fn spawn_usage_log_counted(
 ) -> JoinHandle<()> {
     let mut events = bus.subscribe();
     let path = path(workspace);
+    // Each agent's log takes its own agent's events only (the bus is shared).
+    let agent = bus.agent().map(str::to_string);
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
+            if event.agent != agent {
+                continue;
+            }
             let Some(line) = UsageLine::from_event(&event, super::now()) else {
                 continue;
             };

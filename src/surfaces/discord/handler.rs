@@ -31,12 +31,13 @@ impl Handler {
 
     /// The message's pictures, downloaded and stored, and a note for each
     /// one that could not be had.
-    async fn pictures(&self, msg: &Message) -> (Vec<ImagePart>, Vec<String>) {
+    async fn pictures(&self, msg: &Message, agent: Option<&str>) -> (Vec<ImagePart>, Vec<String>) {
+        let store = routing::images(&self.bridge.agent, agent);
         let (mut images, mut notes) = (Vec::new(), Vec::new());
         for attachment in msg.attachments.iter().filter(|a| is_picture(a)) {
             let got = attachments::download(
                 &self.bridge.downloads,
-                &self.bridge.agent.images,
+                &store,
                 &attachment.url,
                 u64::from(attachment.size),
                 format!("discord: {}", attachment.filename),
@@ -142,7 +143,8 @@ impl EventHandler for Handler {
             self.decide(id, decision, channel);
             return;
         }
-        let (images, notes) = self.pictures(&msg).await;
+        let agent = self.agent_for(&msg);
+        let (images, notes) = self.pictures(&msg, agent.as_deref()).await;
         let text = attachments::with_notes(text, &notes);
         let session = session_for(channel);
         {
@@ -153,7 +155,6 @@ impl EventHandler for Handler {
                 turn.typing = Some(msg.channel_id.start_typing(&ctx.http));
             }
         }
-        let agent = self.agent_for(&msg);
         routing::submit(
             &self.bridge.agent,
             agent.as_deref(),

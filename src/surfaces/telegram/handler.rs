@@ -60,10 +60,17 @@ async fn on_message(bridge: &Bridge, msg: &Message) {
             return;
         }
     };
+    let target = BindingTarget {
+        chat_id: Some(chat.to_string()),
+        user: Some(from.id.0.to_string()),
+        ..BindingTarget::default()
+    };
+    let agent = bridge.routing.agent(BindingChannel::Telegram, &target);
     let mut images = Vec::new();
     let mut text = text;
     if let Some(file) = &picture {
-        match pictures::fetch(bridge, file).await {
+        let store = routing::images(&bridge.agent, agent.as_deref());
+        match pictures::fetch(bridge, &store, file).await {
             Ok(part) => images.push(part),
             Err(why) => {
                 let note = crate::surfaces::attachments::failure_note(&why);
@@ -78,12 +85,6 @@ async fn on_message(bridge: &Bridge, msg: &Message) {
         .reply_to
         .push_back(msg.id);
     bridge.start_typing(&session, chat);
-    let target = BindingTarget {
-        chat_id: Some(chat.to_string()),
-        user: Some(from.id.0.to_string()),
-        ..BindingTarget::default()
-    };
-    let agent = bridge.routing.agent(BindingChannel::Telegram, &target);
     routing::submit(
         &bridge.agent,
         agent.as_deref(),

@@ -32,6 +32,10 @@ pub struct ProtectedPaths {
     /// Directories of secrets (the gateway's tokens): never read by file
     /// tools; commands read their files as empty.
     secret_dirs: Vec<PathBuf>,
+    /// Every other agent's workspace (canonical, existing or not), with
+    /// its agent: neither read nor written by file tools, read-only for
+    /// commands.
+    other_workspaces: Vec<(String, PathBuf)>,
 }
 
 impl ProtectedPaths {
@@ -51,7 +55,47 @@ impl ProtectedPaths {
             env_files,
             start_up: Vec::new(),
             secret_dirs: Vec::new(),
+            other_workspaces: Vec::new(),
         }
+    }
+
+    /// Adds what is egirl's in another workspace (`.git`, `.egirl`,
+    /// `sessions`): the paths of an agent's own workspace, for an agent
+    /// whose protection was built on the default one.
+    pub fn with_workspace(mut self, workspace: &Path) -> Self {
+        for name in [".git", ".egirl", "sessions"] {
+            let path = canonical(&workspace.join(name));
+            if !self.read_only.contains(&path) {
+                self.read_only.push(path);
+            }
+        }
+        self
+    }
+
+    /// Adds the workspaces of the other agents (as configured, existing
+    /// or not): an agent's file tools neither read nor write them, even
+    /// through an allowed path that contains them, and its commands see
+    /// them read-only.
+    pub fn with_other_workspaces<'a>(
+        mut self,
+        workspaces: impl IntoIterator<Item = (&'a str, &'a Path)>,
+    ) -> Self {
+        for (agent, workspace) in workspaces {
+            let path = canonical(workspace);
+            if !self.read_only.contains(&path) {
+                self.read_only.push(path.clone());
+            }
+            self.other_workspaces.push((agent.to_string(), path));
+        }
+        self
+    }
+
+    /// The agent whose workspace holds `path`, when it is another's.
+    fn other_agent(&self, path: &Path) -> Option<&str> {
+        self.other_workspaces
+            .iter()
+            .find(|(_, workspace)| path.starts_with(workspace))
+            .map(|(agent, _)| agent.as_str())
     }
 
     /// Adds a directory of secrets (`config::gateway::secrets_dir`): read
@@ -108,6 +152,9 @@ impl ProtectedPaths {
     /// Why a write to `path` (canonical, from `paths::resolve`) is refused,
     /// as one line for the model; None when it may be written.
     pub fn write_refusal(&self, path: &Path, shown: &str) -> Option<String> {
+        if let Some(agent) = self.other_agent(path) {
+            return Some(another_agents(shown, agent));
+        }
         if let Some(root) = self.read_only.iter().find(|p| path.starts_with(p)) {
             let what = describe(root);
             return Some(format!(
@@ -129,6 +176,9 @@ impl ProtectedPaths {
 
     /// Why reading `path` is refused; None when it may be read.
     pub fn read_refusal(&self, path: &Path, shown: &str) -> Option<String> {
+        if let Some(agent) = self.other_agent(path) {
+            return Some(another_agents(shown, agent));
+        }
         if self.secret_dirs.iter().any(|dir| path.starts_with(dir)) {
             return Some(format!(
                 "`{shown}` holds the gateway's tokens; file tools may not read it"
@@ -141,6 +191,10 @@ impl ProtectedPaths {
         }
         None
     }
+}
+
+fn another_agents(shown: &str, agent: &str) -> String {
+    format!("`{shown}` is in agent `{agent}`'s workspace; each agent's files are its own")
 }
 
 /// `.env`, `.env.local`, `.env.production`...: the dotenv family. Any

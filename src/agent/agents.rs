@@ -1,0 +1,144 @@
+//! The agents of one core and their live sessions: which agent an op is
+//! for, each agent's state built on its first op, sessions keyed by
+//! (agent, session id).
+//!
+//! An op goes to the agent its submission names; else to the agent of
+//! the session it names (the one it is live in, else the one whose
+//! workspace holds its transcript); else to `default`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::shared::Shared;
+use super::slots;
+use super::start::{self, Common};
+use super::worker::{SessionHandle, start_session};
+use crate::config::DEFAULT_AGENT;
+use crate::protocol::{ErrorEvent, EventKind, Origin, SessionId, TurnEnded};
+use crate::sessions::{Transcript, validate_id};
+
+pub(super) struct Agents {
+    pub common: Arc<Common>,
+    /// Each agent's state, from its first op on.
+    states: HashMap<String, Arc<Shared>>,
+    sessions: HashMap<(String, SessionId), SessionHandle>,
+    /// The agent each live session is in (the last one, when a session
+    /// id was used with several).
+    session_agent: HashMap<SessionId, String>,
+}
+
+impl Agents {
+    /// The registry, with the agent the core starts on already built.
+    pub fn new(common: Arc<Common>, first: Arc<Shared>) -> Self {
+        let mut states = HashMap::new();
+        states.insert(first.agent.clone(), first);
+        Self {
+            common,
+            states,
+            sessions: HashMap::new(),
+            session_agent: HashMap::new(),
+        }
+    }
+
+    /// The agent an op is for: `named`, else the session's, else `default`.
+    pub fn agent_for(&self, named: Option<&str>, session: &str) -> String {
+        if let Some(name) = named {
+            return name.to_string();
+        }
+        if let Some(agent) = self.session_agent.get(session) {
+            return agent.clone();
+        }
+        self.holding_transcript(session)
+            .unwrap_or_else(|| DEFAULT_AGENT.to_string())
+    }
+
+    /// The agent whose workspace holds `sessions/<id>.jsonl`, if any.
+    fn holding_transcript(&self, session: &str) -> Option<String> {
+        validate_id(session).ok()?;
+        let config = &self.common.config;
+        if !config.has_agents() {
+            return None;
+        }
+        config.agent_names().into_iter().find(|name| {
+            let workspace = match self.states.get(name) {
+                Some(shared) => shared.workspace.clone(),
+                None => config.agent_workspace(name),
+            };
+            Transcript::path(&workspace, session).is_file()
+        })
+    }
+
+    /// The agent's state, built on its first use; one line saying why not.
+    pub fn state(&mut self, name: &str) -> Result<Arc<Shared>, String> {
+        if let Some(shared) = self.states.get(name) {
+            return Ok(shared.clone());
+        }
+        let shared = start::agent_state(&self.common, name)?;
+        self.states.insert(name.to_string(), shared.clone());
+        Ok(shared)
+    }
+
+    /// Whether the config declares `name`; else the one line saying so.
+    pub fn check(&self, name: &str) -> Result<(), String> {
+        match self.common.config.knows_agent(name) {
+            true => Ok(()),
+            false => Err(start::unknown_agent(&self.common.config, name)),
+        }
+    }
+
+    /// The session's worker, started when it has none.
+    pub fn session(
+        &mut self,
+        shared: &Arc<Shared>,
+        session: &str,
+        busy: &Arc<watch::Sender<usize>>,
+        shutdown: &CancellationToken,
+    ) -> &SessionHandle {
+        let agent = shared.agent.clone();
+        self.session_agent
+            .insert(session.to_string(), agent.clone());
+        self.sessions
+            .entry((agent, session.to_string()))
+            .or_insert_with(|| start_session(shared, session.to_string(), busy, shutdown))
+    }
+
+    /// The live session of `agent`, if it has one.
+    pub fn live(&self, agent: &str, session: &str) -> Option<&SessionHandle> {
+        self.sessions.get(&(agent.to_string(), session.to_string()))
+    }
+
+    /// An op that cannot run (an unknown agent, a workspace that cannot be
+    /// made) as one `error` line; a message's turn also ends, so whoever
+    /// waits for it stops waiting.
+    pub fn refuse(&self, agent: &str, session: &str, origin: &Origin, message: String, turn: bool) {
+        let config = &self.common.config;
+        let bus = self
+            .common
+            .bus
+            .for_agent(config.has_agents().then_some(agent));
+        bus.emit(session, origin, EventKind::Error(ErrorEvent { message }));
+        if turn {
+            let ended = TurnEnded { interrupted: false };
+            bus.emit(session, origin, EventKind::TurnEnded(ended));
+        }
+    }
+
+    /// After `Op::Shutdown`: every session's running turn ends, slots are
+    /// saved on every pool, the MCP servers (shared) stop once.
+    pub async fn stop(mut self) {
+        for (_, handle) in self.sessions.drain() {
+            drop(handle.work);
+            let _ = handle.task.await;
+        }
+        // After every turn has stopped, so each slot holds its final state.
+        slots::save_all(&self.common.pools(), &self.common.slot_owners).await;
+        // No server outlives egirl.
+        self.common.mcp.shutdown().await;
+    }
+}
+
+#[cfg(test)]
+mod tests;
