@@ -179,6 +179,7 @@ pub(super) fn agent_state(common: &Arc<Common>, name: &str) -> Result<Arc<Shared
     };
     let workspace = common.workspace(name)?;
     config.workspace.path = workspace.display().to_string();
+    crate::tools::policy::deny_servers_left_out(&common.config, &mut config);
     let bus = common
         .bus
         .for_agent(common.config.has_agents().then_some(name));

@@ -63,6 +63,11 @@ pub(super) async fn run_tools(
                 &shared.config.webhook.tools,
             ) {
                 tools::ToolOutput::fail(unattended::tool_refusal(&call.name))
+            } else if !tools::mcp::is_mcp_tool(&call.name)
+                && !tools::policy::permitted(&shared.config, &call.name)
+            {
+                // Never offered to this agent: the model named it anyway.
+                tools::ToolOutput::refused(tools::policy::refusal(&call.name))
             } else if repeated {
                 tools::ToolOutput::fail(format!(
                     "you already called `{}` with exactly these arguments in this turn; its result is above. Use it, or try something different",

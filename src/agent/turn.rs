@@ -321,7 +321,7 @@ async fn prepare(
     let system = shared.redactor.redact(&system).into_owned();
     // The last compaction's summary, fenced after the prompt (`summary`).
     let mut system = super::summary::with_summary(&system, session.summary.as_deref());
-    let mcp = tools::mcp::specs(&shared.mcp);
+    let mcp = tools::mcp::specs_for(&shared.mcp, &shared.config);
     let specs = unattended::offered_tools(&turn.origin, &shared.config, mcp);
     let current =
         super::compact::before_request(turn, session, &mut system, &specs, planned.current, cancel)

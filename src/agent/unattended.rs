@@ -82,9 +82,13 @@ pub fn offered_tools(origin: &Origin, config: &Config, mcp: Vec<ToolSpec>) -> Ve
     specs
 }
 
-/// The fixed set of built-ins (`tools::specs`) a turn from `origin` may call.
-pub fn fixed_tools(origin: &Origin, webhook_tools: &[String]) -> Vec<ToolSpec> {
-    crate::tools::specs_where(&|tool| tool_allowed(origin, tool, webhook_tools))
+/// The fixed set of built-ins (`tools::specs`) a turn from `origin` may
+/// call, less what the agent's `[tools] allow/deny` leaves out.
+pub fn fixed_tools(origin: &Origin, config: &Config) -> Vec<ToolSpec> {
+    crate::tools::specs_where(&|tool| {
+        tool_allowed(origin, tool, &config.webhook.tools)
+            && crate::tools::policy::permitted(config, tool)
+    })
 }
 
 #[cfg(test)]

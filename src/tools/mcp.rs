@@ -34,7 +34,24 @@ pub const LISTING_CHARS: usize = 240;
 /// The `mcp` tool, when any MCP tool is connected (none: nothing listed,
 /// nothing spent).
 pub fn specs(manager: &crate::mcp::McpManager) -> Vec<ToolSpec> {
-    let tools = manager.tools();
+    specs_of(manager.tools())
+}
+
+/// [`specs`], of the tools `config`'s policy offers (an agent's servers,
+/// less what `[tools] allow/deny` leaves out; see `tools::policy`).
+pub fn specs_for(
+    manager: &crate::mcp::McpManager,
+    config: &crate::config::Config,
+) -> Vec<ToolSpec> {
+    if !super::policy::mcp_offered(config) {
+        return Vec::new();
+    }
+    let mut tools = manager.tools();
+    tools.retain(|tool| super::policy::mcp_permitted(config, &tool.server, &tool.name));
+    specs_of(tools)
+}
+
+fn specs_of(tools: Vec<McpTool>) -> Vec<ToolSpec> {
     if tools.is_empty() {
         return Vec::new();
     }
@@ -80,6 +97,9 @@ pub fn is_mcp_tool(name: &str) -> bool {
 
 /// Runs `mcp` or a tool by its full name.
 pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
+    if !super::policy::mcp_offered(&ctx.config) {
+        return ToolOutput::fail(super::policy::refusal(name));
+    }
     if name != "mcp" {
         return call(name, args, ctx).await;
     }
@@ -87,7 +107,8 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
         Ok(n) => n.trim(),
         Err(e) => return e,
     };
-    if let Some(text) = ctx.mcp.server_listing(target) {
+    let own_server = super::policy::mcp_permitted(&ctx.config, target, "");
+    if let Some(text) = ctx.mcp.server_listing(target).filter(|_| own_server) {
         return ToolOutput::ok(text);
     }
     match args.get("arguments") {
@@ -102,13 +123,18 @@ pub async fn run(name: &str, args: &Value, ctx: &ToolContext) -> ToolOutput {
 }
 
 /// The tool, waiting for servers still starting when it is not there yet.
+/// One the agent's policy leaves out is refused as if it were not there.
 async fn find(name: &str, ctx: &ToolContext) -> Result<McpTool, String> {
-    match ctx.mcp.find(name) {
-        Ok(tool) => Ok(tool),
+    let tool = match ctx.mcp.find(name) {
+        Ok(tool) => tool,
         Err(_) => {
             ctx.mcp.settled().await;
-            ctx.mcp.find(name)
+            ctx.mcp.find(name)?
         }
+    };
+    match super::policy::mcp_permitted(&ctx.config, &tool.server, &tool.name) {
+        true => Ok(tool),
+        false => Err(super::policy::refusal(&tool.full_name)),
     }
 }
 

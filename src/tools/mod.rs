@@ -11,6 +11,7 @@ pub mod diff;
 pub mod hooks;
 pub mod mcp;
 pub mod paths;
+pub mod policy;
 pub mod registry;
 pub mod sandbox;
 pub mod web;

@@ -151,9 +151,11 @@ pub fn offered(config: &Config) -> Vec<ToolSpec> {
 /// catalog then names only what the turn may run.
 pub fn offered_where(config: &Config, keep: &dyn Fn(&str) -> bool) -> Vec<ToolSpec> {
     listed(
-        BUILTIN_TOOLS
-            .iter()
-            .filter(|tool| (tool.offered_when)(config) && keep(tool.name)),
+        BUILTIN_TOOLS.iter().filter(|tool| {
+            (tool.offered_when)(config)
+                && keep(tool.name)
+                && super::policy::permitted(config, tool.name)
+        }),
         config,
     )
 }

@@ -254,7 +254,7 @@ fn prompt_parts(shared: &Shared, origin: &Origin) -> (String, Vec<ToolSpec>) {
     let skills = shared.skills.snapshot();
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
     let system = shared.redactor.redact(&system).into_owned();
-    let specs = unattended::fixed_tools(origin, &shared.config.webhook.tools);
+    let specs = unattended::fixed_tools(origin, &shared.config);
     (system, specs)
 }
 
