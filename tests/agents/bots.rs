@@ -3,9 +3,6 @@
 //! Discord DMs, on models of their own; `egirl serve` routes each
 //! message, webhook and cron job to its agent, and `doctor` / `egirl
 //! agents list` show the bindings.
-//!
-//! The tests marked `ignore` need the core to honour `Submission.agent`
-//! (agents-core): until it does, every turn runs as `default`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -304,7 +301,6 @@ async fn the_webhook_binding_gives_the_bare_route_its_agents_secret() {
 
 /// (h) continued: the accepted webhook ran as `work`, in its workspace.
 #[tokio::test]
-#[ignore = "needs the core to honour Submission.agent (agents-core)"]
 async fn a_webhook_for_work_runs_in_works_workspace() {
     let (discord, telegram) = (FakeDiscord::start().await, FakeTelegram::start().await);
     let setup = TwoAgents::new(&discord, &telegram, "").await;
@@ -326,7 +322,6 @@ async fn a_webhook_for_work_runs_in_works_workspace() {
 
 /// (a) prompts, (b) models, (c) transcripts, (e) exec never offered to home.
 #[tokio::test]
-#[ignore = "needs the core to honour Submission.agent (agents-core)"]
 async fn bound_channels_reach_their_own_agent_model_and_workspace() {
     let (discord, telegram) = (FakeDiscord::start().await, FakeTelegram::start().await);
     let setup = TwoAgents::new(&discord, &telegram, "").await;
@@ -355,7 +350,8 @@ async fn bound_channels_reach_their_own_agent_model_and_workspace() {
     assert!(home_log.contains("any chores?"), "Discord DMs are home's");
     assert!(!home_log.contains("WORK-SOUL") && !home_log.contains("fix the build"));
     for request in setup.home.requests_to(CHAT) {
-        assert!(!offered_tools(&request).contains(&"exec".to_string()));
+        let offered = offered_tools(&request);
+        assert!(!offered.contains(&"exec".to_string()), "{offered:?}");
     }
     let offered = offered_tools(&setup.work.requests_to(CHAT)[0]);
     assert!(offered.contains(&"exec".to_string()), "{offered:?}");
@@ -394,7 +390,6 @@ async fn bound_channels_reach_their_own_agent_model_and_workspace() {
 
 /// (d) home's memory is not work's; (f) work cannot read home's workspace.
 #[tokio::test]
-#[ignore = "needs the core to honour Submission.agent (agents-core)"]
 async fn memory_and_files_stay_with_their_agent() {
     let (discord, telegram) = (FakeDiscord::start().await, FakeTelegram::start().await);
     let setup = TwoAgents::new(&discord, &telegram, "").await;
@@ -431,6 +426,12 @@ async fn memory_and_files_stay_with_their_agent() {
     discord.wait_sent(1).await;
     let work_requests = setup.work.requests_to(CHAT);
     let results = work_requests.last().unwrap()["messages"].to_string();
+    // Both tools ran: the search over work's own memory, the read refused.
+    assert!(results.contains("\\\"hits\\\""), "{results}");
+    assert!(
+        results.contains("is outside the allowed roots"),
+        "{results}"
+    );
     assert!(
         !results.contains("blue pot"),
         "work found home's memory: {results}"
@@ -450,7 +451,6 @@ async fn memory_and_files_stay_with_their_agent() {
 
 /// (g) each agent's cron job runs in its own workspace.
 #[tokio::test]
-#[ignore = "needs the core to honour Submission.agent (agents-core)"]
 async fn each_agents_cron_job_runs_in_its_own_workspace() {
     let (discord, telegram) = (FakeDiscord::start().await, FakeTelegram::start().await);
     let setup = TwoAgents::new(&discord, &telegram, "").await;
