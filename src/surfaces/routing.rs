@@ -32,6 +32,15 @@ impl Routing {
     }
 }
 
+/// A bot's turns in flight are per agent and session: two agents may
+/// answer in one channel (bindings by user), each in its own session of
+/// the channel's id. Events name the agent whenever the config has agents.
+pub type TurnKey = (Option<AgentName>, String);
+
+pub fn turn_key(agent: Option<&str>, session: &str) -> TurnKey {
+    (agent.map(str::to_string), session.to_string())
+}
+
 /// Sends `op` for `agent` (None: as a config without agents does).
 pub fn submit(handle: &AgentHandle, agent: Option<&str>, op: Op) -> bool {
     match agent {

@@ -22,6 +22,8 @@ const GUILD: u64 = 7001;
 const WORK_CHANNEL: u64 = 6001;
 const DISCORD_DM: u64 = 5001;
 const TELEGRAM_DM: i64 = OWNER_ID as i64;
+/// A second allowed Discord user (bound to `home` in one test).
+const OTHER_USER: u64 = 43;
 const WORK_SECRET: &str = "work-webhook-secret-1";
 const HOME_SECRET: &str = "home-webhook-secret-2";
 const CHAT: &str = "/v1/chat/completions";
@@ -45,7 +47,7 @@ impl TwoAgents {
              [local]\nendpoint = \"{work}\"\nmodel = \"fake\"\n\
              [local.fast]\nendpoint = \"{home}\"\nmodel = \"fake-fast\"\n\
              [heartbeat]\nevery = \"0\"\n[webhook]\nlisten = \"127.0.0.1:0\"\n\
-             [channels.discord]\nenabled = true\nallowed_users = [{OWNER_ID}]\n\
+             [channels.discord]\nenabled = true\nallowed_users = [{OWNER_ID}, {OTHER_USER}]\n\
              allowed_channels = [\"dm\", \"{WORK_CHANNEL}\"]\nrequire_mention = false\nproxy = \"{proxy}\"\n\
              [channels.telegram]\nenabled = true\nallowed_users = [{OWNER_ID}]\napi_url = \"{api}\"\n\
              [agents.work]\n\
@@ -384,6 +386,53 @@ async fn bound_channels_reach_their_own_agent_model_and_workspace() {
         !default_sessions
             .join(format!("discord-{WORK_CHANNEL}.jsonl"))
             .exists()
+    );
+    stop(&child);
+}
+
+/// A user bound to `home` in work's channel: each agent answers its own
+/// message, in its own session of the channel.
+#[tokio::test]
+async fn two_agents_in_one_channel_each_answer_their_own_message() {
+    let (discord, telegram) = (FakeDiscord::start().await, FakeTelegram::start().await);
+    let extra = format!(
+        "[[bindings]]\nagent = \"home\"\nchannel = \"discord\"\nguild = \"{GUILD}\"\n\
+         channel_id = \"{WORK_CHANNEL}\"\nuser = \"{OTHER_USER}\"\n"
+    );
+    let setup = TwoAgents::new(&discord, &telegram, &extra).await;
+    let (child, _) = setup.serve().await;
+    discord.wait_sessions(1).await;
+    setup.work.push_reply(Reply::text("work here"));
+    setup.home.push_reply(Reply::text("home here"));
+    let in_channel = |author: u64, text: &str| UserMessage {
+        guild: Some(GUILD),
+        author,
+        ..UserMessage::dm(WORK_CHANNEL, text)
+    };
+    let from_owner = discord.send(in_channel(OWNER_ID, "owner asks"));
+    let from_other = discord.send(in_channel(OTHER_USER, "other asks"));
+    let sent = discord.wait_sent(2).await;
+    let reply_to = |text: &str| {
+        sent.iter()
+            .find(|m| m.content == text)
+            .and_then(|m| m.reply_to)
+    };
+    assert_eq!(reply_to("work here"), Some(from_owner), "{sent:?}");
+    assert_eq!(reply_to("home here"), Some(from_other), "{sent:?}");
+    let transcript = |agent: &str| {
+        let path = setup
+            .workspace(agent)
+            .join(format!("sessions/discord-{WORK_CHANNEL}.jsonl"));
+        std::fs::read_to_string(path).unwrap()
+    };
+    let (work, home) = (transcript("work"), transcript("home"));
+    assert!(
+        work.contains("owner asks") && !work.contains("other asks"),
+        "{work}"
+    );
+    assert!(
+        home.contains("other asks") && !home.contains("owner asks"),
+        "{home}"
     );
     stop(&child);
 }

@@ -149,7 +149,8 @@ impl EventHandler for Handler {
         let session = session_for(channel);
         {
             let mut turns = lock(&self.bridge.turns);
-            let turn = turns.entry(session.clone()).or_default();
+            let key = routing::turn_key(agent.as_deref(), &session);
+            let turn = turns.entry(key).or_default();
             turn.reply_to.push_back(msg.id);
             if turn.typing.is_none() {
                 turn.typing = Some(msg.channel_id.start_typing(&ctx.http));

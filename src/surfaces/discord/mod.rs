@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::AgentHandle;
 use crate::config::DiscordConfig;
 use crate::protocol::{BotStatus, SessionId};
-use crate::surfaces::routing::{ApprovalAgents, Routing};
+use crate::surfaces::routing::{ApprovalAgents, Routing, TurnKey};
 
 pub struct DiscordOptions {
     pub config: DiscordConfig,
@@ -119,7 +119,7 @@ struct Bridge {
     http: Mutex<Option<Arc<Http>>>,
     bot_id: AtomicU64,
     bot_name: Mutex<String>,
-    turns: Mutex<HashMap<SessionId, Turn>>,
+    turns: Mutex<HashMap<TurnKey, Turn>>,
     approvals: approvals::Pending,
     /// Downloads the pictures users attach (see `surfaces::attachments`).
     downloads: reqwest::Client,
@@ -159,10 +159,10 @@ impl Bridge {
         self.config.allowed_users.iter().any(|u| u.trim() == id)
     }
 
-    fn start_typing(&self, session: &str, channel: ChannelId) {
+    fn start_typing(&self, key: TurnKey, channel: ChannelId) {
         let Some(http) = self.http() else { return };
         let mut turns = lock(&self.turns);
-        let turn = turns.entry(session.to_string()).or_default();
+        let turn = turns.entry(key).or_default();
         if turn.typing.is_none() {
             turn.typing = Some(channel.start_typing(&http));
         }

@@ -17,6 +17,7 @@ use crate::protocol::{
     ApprovalDecision, ApprovalRequest, ErrorEvent, Event, EventKind, FinalAnswer, Op, Origin,
     ReviewDecision,
 };
+use crate::surfaces::routing::{TurnKey, turn_key};
 
 pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
     loop {
@@ -56,7 +57,7 @@ async fn handle(bridge: &Bridge, event: Event) {
             begin_turn(bridge, &event);
             // A heartbeat usually ends in silence (HEARTBEAT_OK): no typing.
             if event.origin != Origin::Heartbeat {
-                bridge.start_typing(&event.session, chat);
+                bridge.start_typing(key(&event), chat);
             }
         }
         EventKind::Final(FinalAnswer { text }) => {
@@ -68,7 +69,7 @@ async fn handle(bridge: &Bridge, event: Event) {
             send(bridge, chat, reply_to, &format!("⚠️ {message}")).await;
         }
         EventKind::TurnEnded(_) => {
-            if let Some(turn) = lock(&bridge.turns).get_mut(&event.session) {
+            if let Some(turn) = lock(&bridge.turns).get_mut(&key(&event)) {
                 // An interrupted turn answers nothing: its message is done with.
                 turn.answering = None;
                 turn.typing = None;
@@ -103,12 +104,16 @@ async fn handle(bridge: &Bridge, event: Event) {
     }
 }
 
+fn key(event: &Event) -> TurnKey {
+    turn_key(event.agent.as_deref(), &event.session)
+}
+
 /// A Telegram-started turn takes the oldest waiting message as the one it
 /// answers (turns run in the order their messages came); a turn typed into
 /// this session from the TUI, or started by cron, answers none.
 fn begin_turn(bridge: &Bridge, event: &Event) {
     let mut turns = lock(&bridge.turns);
-    let turn = turns.entry(event.session.clone()).or_default();
+    let turn = turns.entry(key(event)).or_default();
     turn.answering = match event.origin {
         Origin::Telegram(_) => turn.reply_to.pop_front(),
         _ => None,
@@ -119,7 +124,7 @@ fn begin_turn(bridge: &Bridge, event: &Event) {
 /// are not replies).
 fn answering(bridge: &Bridge, event: &Event) -> Option<MessageId> {
     lock(&bridge.turns)
-        .get_mut(&event.session)
+        .get_mut(&key(event))
         .and_then(|turn| turn.answering.take())
 }
 

@@ -79,12 +79,13 @@ async fn on_message(bridge: &Bridge, msg: &Message) {
         }
     }
     let session = session_for(chat);
+    let key = routing::turn_key(agent.as_deref(), &session);
     lock(&bridge.turns)
-        .entry(session.clone())
+        .entry(key.clone())
         .or_default()
         .reply_to
         .push_back(msg.id);
-    bridge.start_typing(&session, chat);
+    bridge.start_typing(key, chat);
     routing::submit(
         &bridge.agent,
         agent.as_deref(),

@@ -37,7 +37,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::agent::AgentHandle;
 use crate::config::TelegramConfig;
 use crate::protocol::{BotStatus, SessionId};
-use crate::surfaces::routing::{ApprovalAgents, Routing};
+use crate::surfaces::routing::{ApprovalAgents, Routing, TurnKey};
 
 pub use api::UNAUTHORIZED;
 
@@ -175,7 +175,7 @@ struct Bridge {
     token: SecretString,
     status: watch::Sender<BotStatus>,
     bot_username: Mutex<String>,
-    turns: Mutex<HashMap<SessionId, Turn>>,
+    turns: Mutex<HashMap<TurnKey, Turn>>,
     approvals: approvals::Pending,
     /// Telegram said 401: every call fails until the token is fixed.
     revoked: AtomicBool,
@@ -204,9 +204,9 @@ impl Bridge {
 
     /// Shows "typing…" in `chat` until the session's turn ends (Telegram
     /// clears it after 5 s, so it is sent again every 4 s).
-    fn start_typing(&self, session: &str, chat: i64) {
+    fn start_typing(&self, key: TurnKey, chat: i64) {
         let mut turns = lock(&self.turns);
-        let turn = turns.entry(session.to_string()).or_default();
+        let turn = turns.entry(key).or_default();
         if turn.typing.is_some() {
             return;
         }
