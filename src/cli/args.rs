@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use super::{approvals, attach, devices, export, init, mcp, memory, pair, skills, stats, trust};
+use super::{
+    agents, approvals, attach, devices, export, init, mcp, memory, pair, skills, stats, trust,
+};
 
 /// `egirl --version`: the build, and the `--json` wire version.
 const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (--json events: protocol 2)");
@@ -106,6 +108,8 @@ pub enum CliCommand {
     Devices(devices::DevicesArgs),
     /// Approval rules: `egirl approvals list [--json]|revoke ID`.
     Approvals(approvals::ApprovalsArgs),
+    /// Agents and their bindings: `egirl agents list [--json]`.
+    Agents(agents::AgentsArgs),
     /// Serve an editor (Zed, JetBrains, Neovim...) as an Agent Client
     /// Protocol agent on stdin/stdout (docs/acp.md).
     Acp,

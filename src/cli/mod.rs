@@ -2,6 +2,7 @@
 //! workspace, logs, then the agent core and a surface.
 
 mod acp;
+mod agents;
 mod approvals;
 mod args;
 mod attach;
@@ -94,6 +95,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Exit> {
         return trust::run(&cli, args);
     }
     let env = Environment::load(&cli)?;
+    check_agent(&cli, &env.config)?;
     if let Some(result) = run_without_agent(cli.command.as_ref(), &env).await {
         return result;
     }
@@ -142,6 +144,7 @@ async fn run_without_agent(
         CliCommand::Export(args) => export::run(&env.workspace, args, &env.redactor),
         CliCommand::Mcp(args) => mcp::run(env, args).await,
         CliCommand::Approvals(args) => approvals::run(&env.workspace, &env.config, args),
+        CliCommand::Agents(args) => agents::run(&env.config, args),
         CliCommand::Init(_)
         | CliCommand::Trust(_)
         | CliCommand::Pair(_)
@@ -209,6 +212,18 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
         server.stop().await;
     }
     Ok(code)
+}
+
+/// `--agent NAME` names an agent the config knows; else bad usage (2),
+/// in one line naming those it does, before anything starts.
+fn check_agent(cli: &Cli, config: &config::Config) -> Result<(), Exit> {
+    match &cli.agent {
+        Some(name) if !config.knows_agent(name) => Err(Exit::usage(format!(
+            "--agent: no agent `{name}` (known: {})",
+            config.agent_names().join(", ")
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A headless turn's exit code: 0 only when it was answered.

@@ -14,12 +14,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::Environment;
 use crate::agent::AgentHandle;
+use crate::config::{BindingChannel, BindingTarget};
 use crate::cron::CronStore;
 use crate::fsutil::lockfile::{self, FileLock};
 use crate::surfaces::clock::SystemClock;
 use crate::surfaces::cron::CronScheduler;
 use crate::surfaces::discord::{self, Discord, DiscordOptions};
 use crate::surfaces::heartbeat::Heartbeat;
+use crate::surfaces::routing::Routing;
 use crate::surfaces::telegram::{self, Telegram, TelegramOptions};
 use crate::surfaces::webhook::{self, Webhook};
 
@@ -93,35 +95,19 @@ pub async fn start(
     if telegram.is_some() {
         running.push("telegram".to_string());
     }
-    let config = &env.config;
-    let heartbeat = Heartbeat {
-        agent: agent.clone(),
-        config: config.heartbeat.clone(),
-        workspace: env.workspace.clone(),
-        clock: Arc::new(SystemClock),
-    }
-    .spawn(stop.clone());
-    if let Some(task) = heartbeat {
-        running.push(format!(
-            "heartbeat every {} → {}",
-            human(config.heartbeat.every.0),
-            config.heartbeat.deliver
-        ));
-        tasks.push(task);
-    }
-    if config.cron.enabled {
-        let (task, jobs) = spawn_cron(env, agent, &stop, notices);
-        tasks.push(task);
-        running.push(format!("cron ({jobs} jobs)"));
-    }
-    let webhook = match &env.secrets.webhook_secret {
-        None => None,
-        Some(secret) => start_webhook(env, agent, secret, notices).await,
+    start_schedulers(env, agent, &stop, &mut running, &mut tasks, notices);
+    let routes = webhook_routes(env);
+    let paths = routes.paths();
+    let webhook = if paths.is_empty() {
+        None
+    } else {
+        start_webhook(env, agent, routes, notices).await
     };
     if let Some(hook) = &webhook {
         running.push(format!(
-            "webhook on http://{}/api/webhook/default",
-            hook.addr
+            "webhook on http://{}{}",
+            hook.addr,
+            paths.join(", ")
         ));
     }
     Ok(Services {
@@ -164,15 +150,64 @@ fn take_lock(workspace: &Path) -> Result<FileLock, String> {
     Ok(lock)
 }
 
-/// The cron scheduler's task and how many jobs the store holds now (0,
-/// with a notice, when it cannot be read).
-fn spawn_cron(
+/// Every agent's heartbeat and cron scheduler, each on its own workspace
+/// and its own `[heartbeat]`/`[cron]` (the base config's under its
+/// table), submitting as that agent. Without `[agents]` that is the one
+/// workspace's, as before: no task more.
+fn start_schedulers(
     env: &Environment,
     agent: &AgentHandle,
     stop: &CancellationToken,
+    running: &mut Vec<String>,
+    tasks: &mut Vec<JoinHandle<()>>,
+    notices: &mut Vec<String>,
+) {
+    let named = env.config.has_agents();
+    for name in env.config.agent_names() {
+        let Some(config) = env.config.for_agent(&name) else {
+            continue;
+        };
+        let (agent_name, workspace, label) = if named {
+            let workspace = env.config.agent_workspace(&name);
+            (Some(name.clone()), workspace, format!("{name}: "))
+        } else {
+            (None, env.workspace.clone(), String::new())
+        };
+        let heartbeat = Heartbeat {
+            agent: agent.clone(),
+            agent_name: agent_name.clone(),
+            config: config.heartbeat.clone(),
+            workspace: workspace.clone(),
+            clock: Arc::new(SystemClock),
+        }
+        .spawn(stop.clone());
+        if let Some(task) = heartbeat {
+            running.push(format!(
+                "{label}heartbeat every {} → {}",
+                human(config.heartbeat.every.0),
+                config.heartbeat.deliver
+            ));
+            tasks.push(task);
+        }
+        if config.cron.enabled {
+            let store = CronStore::in_workspace(&workspace);
+            let (task, jobs) = spawn_cron(agent, agent_name, store, &config, stop, notices);
+            tasks.push(task);
+            running.push(format!("{label}cron ({jobs} jobs)"));
+        }
+    }
+}
+
+/// The cron scheduler's task and how many jobs the store holds now (0,
+/// with a notice, when it cannot be read).
+fn spawn_cron(
+    agent: &AgentHandle,
+    agent_name: Option<String>,
+    store: CronStore,
+    config: &crate::config::Config,
+    stop: &CancellationToken,
     notices: &mut Vec<String>,
 ) -> (JoinHandle<()>, usize) {
-    let store = CronStore::in_workspace(&env.workspace);
     let jobs = match store.load() {
         Ok(jobs) => jobs.len(),
         Err(e) => {
@@ -182,8 +217,9 @@ fn spawn_cron(
     };
     let task = CronScheduler {
         agent: agent.clone(),
+        agent_name,
         store,
-        config: env.config.cron.clone(),
+        config: config.cron.clone(),
         clock: Arc::new(SystemClock),
     }
     .spawn(stop.clone());
@@ -195,7 +231,7 @@ fn spawn_cron(
 async fn start_webhook(
     env: &Environment,
     agent: &AgentHandle,
-    secret: &SecretString,
+    routes: webhook::Routes,
     notices: &mut Vec<String>,
 ) -> Option<Webhook> {
     let config = &env.config.webhook;
@@ -204,7 +240,7 @@ async fn start_webhook(
         body_timeout: config.body_timeout.0,
         max_connections: config.max_connections,
     };
-    match webhook::start_bounded(agent.clone(), &config.listen, secret.clone(), limits).await {
+    match webhook::start_routes(agent.clone(), &config.listen, routes, limits).await {
         Ok(hook) => Some(hook),
         Err(e) => {
             let notice = format!("{e:#}; the webhook is off");
@@ -213,6 +249,44 @@ async fn start_webhook(
             None
         }
     }
+}
+
+/// Every agent whose webhook secret is set, and where `POST /api/webhook`
+/// goes (a `webhook` binding's agent, when it has a secret).
+fn webhook_routes(env: &Environment) -> webhook::Routes {
+    let config = &env.config;
+    let mut routes = webhook::Routes {
+        named: config.has_agents(),
+        ..webhook::Routes::default()
+    };
+    for name in config.agent_names() {
+        let var = config.webhook_secret_env(&name);
+        let secret = if var == crate::config::secrets::SECRET_VARS[4] {
+            env.secrets.webhook_secret.clone()
+        } else {
+            std::env::var(&var)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| SecretString::from(v.trim().to_string()))
+        };
+        if let Some(secret) = secret {
+            routes.secrets.insert(name, secret);
+        } else {
+            routes.unset.insert(name, var);
+        }
+    }
+    let bound = config
+        .bindings
+        .iter()
+        .any(|b| b.channel == BindingChannel::Webhook);
+    if bound {
+        let agent = config.bound_agent(BindingChannel::Webhook, &BindingTarget::default());
+        routes.unnamed = routes
+            .secrets
+            .contains_key(agent)
+            .then(|| agent.to_string());
+    }
+    routes
 }
 
 /// Starts the Discord bot when `[channels.discord] enabled`; without a
@@ -236,7 +310,10 @@ fn start_discord(
     )?;
     Some(discord::spawn(
         agent.clone(),
-        DiscordOptions::new(config.clone(), token, attended),
+        DiscordOptions {
+            routing: Routing::new(&env.config),
+            ..DiscordOptions::new(config.clone(), token, attended)
+        },
     ))
 }
 
@@ -261,7 +338,10 @@ fn start_telegram(
     )?;
     Some(telegram::spawn(
         agent.clone(),
-        TelegramOptions::new(config.clone(), token, attended),
+        TelegramOptions {
+            routing: Routing::new(&env.config),
+            ..TelegramOptions::new(config.clone(), token, attended)
+        },
     ))
 }
 

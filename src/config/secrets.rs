@@ -36,7 +36,8 @@ pub fn is_secret_name(name: &str) -> bool {
         return true;
     }
     let upper = name.to_ascii_uppercase();
-    SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
+    // An agent's webhook secret: `EGIRL_WEBHOOK_SECRET_<NAME>`.
+    upper.starts_with("EGIRL_WEBHOOK_SECRET") || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
 
 /// The `name = value` pairs of the `.env` files egirl loaded, as dotenvy
@@ -97,6 +98,7 @@ mod tests {
             "my_api_key",
             "DB_PASSWORD",
             "GH_SECRET",
+            "EGIRL_WEBHOOK_SECRET_WORK",
         ] {
             assert!(is_secret_name(name), "{name}");
         }

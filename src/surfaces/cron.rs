@@ -1,4 +1,5 @@
-//! Cron: jobs from `.egirl/cron.json` sent to the agent when due, each
+//! Cron: jobs from `.egirl/cron.json` (one store per agent, in its
+//! workspace) sent to that agent when due, each
 //! run's outcome written back (last status, errors in a row), failures
 //! retried with backoff, one-shots removed after they succeed.
 //!
@@ -18,7 +19,7 @@ use super::clock::{Clock, MAX_SLEEP, sleep_for};
 use crate::agent::AgentHandle;
 use crate::config::CronConfig;
 use crate::cron::{CronStore, Job, store};
-use crate::protocol::{ErrorEvent, EventKind, Op, Origin, TurnEnded};
+use crate::protocol::{AgentName, ErrorEvent, EventKind, Op, Origin, TurnEnded};
 
 /// Waits before retrying a failed run: 30 s, 2 min, 10 min, then 30 min.
 pub fn retry_delay(consecutive_errors: u32) -> Duration {
@@ -36,6 +37,9 @@ pub enum RunOutcome {
 
 pub struct CronScheduler {
     pub agent: AgentHandle,
+    /// The agent whose workspace holds `store` (None: a config without
+    /// agents); its jobs run as that agent.
+    pub agent_name: Option<AgentName>,
     pub store: CronStore,
     pub config: CronConfig,
     pub clock: Arc<dyn Clock>,
@@ -90,8 +94,9 @@ impl CronScheduler {
                 if due <= now {
                     running.insert(job.id.clone());
                     let (agent, done) = (self.agent.clone(), done_tx.clone());
+                    let name = self.agent_name.clone();
                     tokio::spawn(async move {
-                        let outcome = run_job(&agent, &job).await;
+                        let outcome = run_job(&agent, name.as_deref(), &job).await;
                         let _ = done.send((job.id, outcome));
                     });
                 } else {
@@ -207,25 +212,29 @@ pub fn record(
     }
 }
 
-/// Sends the job's message and waits for its turn to end.
-async fn run_job(agent: &AgentHandle, job: &Job) -> RunOutcome {
+/// Sends the job's message (as `name`) and waits for its turn to end.
+async fn run_job(agent: &AgentHandle, name: Option<&str>, job: &Job) -> RunOutcome {
     let session = job.session();
     let origin = Origin::Cron(job.id.clone());
     // Subscribed before sending, so the turn's events cannot be missed.
     let mut events = agent.bus.subscribe();
-    let sent = agent.submit(Op::UserMessage {
+    let op = Op::UserMessage {
         session: session.clone(),
         origin: origin.clone(),
         text: job.message.clone(),
         images: Vec::new(),
-    });
+    };
+    let sent = super::routing::submit(agent, name, op);
     if !sent {
         return RunOutcome::Failed("the agent has stopped".into());
     }
     tracing::info!(job = %job.id, %session, "cron: job sent to the agent");
     let mut error = None;
     while let Some(event) = events.recv().await {
-        if event.session != session || event.origin != origin {
+        // Another agent's job of the same name runs in a session of the
+        // same id: its events name that agent.
+        let other_agent = event.agent.is_some() && event.agent.as_deref() != name;
+        if event.session != session || event.origin != origin || other_agent {
             continue;
         }
         match event.kind {

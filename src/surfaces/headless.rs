@@ -12,9 +12,9 @@ use crate::bus::EventReceiver;
 use crate::link::{CoreLink, LinkState};
 use crate::print;
 use crate::protocol::{
-    ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, DELEGATE_PERMISSION, ErrorEvent,
-    Event, EventKind, FinalAnswer, Notice, Op, Origin, ReviewDecision, Submission, SubmissionId,
-    TurnEnded,
+    AgentName, ApprovalRequest, CLAUDE_CODE_PERMISSION, Command, Compacted, DELEGATE_PERMISSION,
+    ErrorEvent, Event, EventKind, FinalAnswer, Notice, Op, Origin, ReviewDecision, Submission,
+    SubmissionId, TurnEnded,
 };
 use crate::stop_signals::StopSignals;
 
@@ -24,9 +24,19 @@ pub struct HeadlessOptions {
     pub approve_exec: bool,
     /// `--model`: the session runs on it from this turn (`pin_model`).
     pub model: Option<String>,
-    /// `--agent`: the agent the turn is for (`None`: the session's, else
-    /// `default`).
-    pub agent: Option<String>,
+    /// `--agent` (or the `tui` binding's): the agent whose session this
+    /// is; None for a config without agents.
+    pub agent: Option<AgentName>,
+}
+
+impl HeadlessOptions {
+    /// `op` for this run's agent.
+    fn submission(&self, op: Op) -> Submission {
+        match &self.agent {
+            Some(agent) => Submission::to_agent(agent, op),
+            None => Submission::new(op),
+        }
+    }
 }
 
 /// What the turn ended with, for the exit code.
@@ -74,9 +84,9 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
             // Ctrl+C, SIGTERM and SIGHUP interrupt the turn, which kills a
             // running command's process group, and the turn then ends.
             Next::Stop => {
-                agent.submit(Op::Interrupt {
+                agent.submit_with(opts.submission(Op::Interrupt {
                     session: opts.session.clone(),
-                });
+                }));
                 continue;
             }
             Next::Lost(why) => {
@@ -97,11 +107,11 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
         match event.kind {
             EventKind::ApprovalRequest(request) => {
                 let id = request.id.clone();
-                agent.submit(Op::ApprovalDecision {
+                agent.submit_with(opts.submission(Op::ApprovalDecision {
                     id,
                     decision: decide(opts, &request),
                     by: Origin::Cli,
-                });
+                }));
             }
             EventKind::Final(FinalAnswer { text }) => {
                 if !opts.json {

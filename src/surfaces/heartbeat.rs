@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::clock::Clock;
 use crate::agent::{AgentHandle, HEARTBEAT_OK};
 use crate::config::HeartbeatConfig;
-use crate::protocol::{Op, Origin};
+use crate::protocol::{AgentName, Op, Origin};
 
 pub const FILE: &str = "HEARTBEAT.md";
 
@@ -119,6 +119,8 @@ pub enum Tick {
 
 pub struct Heartbeat {
     pub agent: AgentHandle,
+    /// The agent whose checklist this is (None: a config without agents).
+    pub agent_name: Option<AgentName>,
     pub config: HeartbeatConfig,
     pub workspace: PathBuf,
     pub clock: Arc<dyn Clock>,
@@ -176,12 +178,13 @@ impl Heartbeat {
             return Tick::EmptyChecklist;
         };
         let session = self.config.deliver.session("heartbeat");
-        if !self.agent.submit(Op::UserMessage {
+        let op = Op::UserMessage {
             session,
             origin: Origin::Heartbeat,
             text: prompt(&text),
             images: Vec::new(),
-        }) {
+        };
+        if !super::routing::submit(&self.agent, self.agent_name.as_deref(), op) {
             return Tick::Stopped;
         }
         Tick::Sent { deferred }

@@ -9,6 +9,7 @@ pub mod gateway;
 pub mod headless;
 pub mod heartbeat;
 pub mod notify_command;
+pub mod routing;
 pub mod telegram;
 pub mod tui;
 mod utf16;

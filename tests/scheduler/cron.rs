@@ -37,6 +37,7 @@ fn scheduler(h: &Harness, now: DateTime<Utc>) -> CancellationToken {
     let stop = CancellationToken::new();
     CronScheduler {
         agent: h.agent.clone(),
+        agent_name: None,
         store: CronStore::in_workspace(&h.workspace),
         config: CronConfig::default(),
         clock: Arc::new(TokioClock::starting_at(now)),

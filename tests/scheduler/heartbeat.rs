@@ -17,6 +17,7 @@ use crate::support::fake_llama::{FakeLlama, Reply};
 fn heartbeat(h: &Harness, clock: Arc<dyn Clock>) -> Heartbeat {
     Heartbeat {
         agent: h.agent.clone(),
+        agent_name: None,
         config: HeartbeatConfig::default(),
         workspace: h.workspace.clone(),
         clock,

@@ -44,6 +44,7 @@ async fn a_job_fires_when_due_and_a_failure_is_retried_after_backoff() {
     let stop = CancellationToken::new();
     CronScheduler {
         agent: agent.clone(),
+        agent_name: None,
         store: store.clone(),
         config: CronConfig::default(),
         clock: clock.clone(),
@@ -92,6 +93,7 @@ async fn the_heartbeat_ticks_once_per_interval() {
     let stop = CancellationToken::new();
     let heartbeat = egirl::surfaces::heartbeat::Heartbeat {
         agent: agent.clone(),
+        agent_name: None,
         config: egirl::config::HeartbeatConfig::default(),
         workspace,
         clock: Arc::new(TokioClock::starting_at(Utc::now())),

@@ -1,5 +1,6 @@
 //! `egirl doctor`: one line per check, exit 0 when egirl can work.
 
+mod bindings;
 mod local;
 mod security;
 
@@ -12,6 +13,7 @@ use security::{
 pub async fn run(env: &Environment) -> u8 {
     let mut report = Report::default();
     config_and_workspace(env, &mut report);
+    bindings::bindings(&env.config, &mut report);
     sandbox_and_tools(env, &mut report);
     local::local_servers(&env.config.local, &mut report).await;
     skills(env, &mut report);

@@ -16,6 +16,7 @@ use crate::protocol::{
     ApprovalDecision, ApprovalRequest, ErrorEvent, Event, EventKind, FinalAnswer, Op, Origin,
     ReviewDecision,
 };
+use crate::surfaces::routing::{TurnKey, turn_key};
 
 pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
     loop {
@@ -47,7 +48,7 @@ async fn handle(bridge: &Bridge, event: Event) {
             begin_turn(bridge, &event);
             // A heartbeat usually ends in silence (HEARTBEAT_OK): no typing.
             if event.origin != Origin::Heartbeat {
-                bridge.start_typing(&event.session, channel);
+                bridge.start_typing(key(&event), channel);
             }
         }
         EventKind::Final(FinalAnswer { text }) => {
@@ -59,27 +60,33 @@ async fn handle(bridge: &Bridge, event: Event) {
             send(bridge, channel, reply_to, &format!("⚠️ {message}")).await;
         }
         EventKind::TurnEnded(_) => {
-            if let Some(turn) = lock(&bridge.turns).get_mut(&event.session) {
+            if let Some(turn) = lock(&bridge.turns).get_mut(&key(&event)) {
                 // An interrupted turn answers nothing: its message is done with.
                 turn.answering = None;
                 turn.typing = None;
             }
         }
         EventKind::ApprovalRequest(ApprovalRequest { id, command, .. }) => {
+            bridge.approval_agents.note(&event);
             approval_requested(bridge, channel, id, command).await;
         }
         EventKind::ApprovalDecision(ApprovalDecision { id, .. }) => {
             bridge.approvals.remove(id);
+            bridge.approval_agents.take(id);
         }
         _ => {}
     }
+}
+
+fn key(event: &Event) -> TurnKey {
+    turn_key(event.agent.as_deref(), &event.session)
 }
 
 /// A Discord-started turn takes the oldest waiting message as the one it
 /// answers (turns run in the order their messages came); a turn typed into
 /// this session from the TUI, or started by cron, answers none.
 fn begin_turn(bridge: &Bridge, event: &Event) {
-    if let Some(turn) = lock(&bridge.turns).get_mut(&event.session) {
+    if let Some(turn) = lock(&bridge.turns).get_mut(&key(event)) {
         turn.answering = match event.origin {
             Origin::Discord(_) => turn.reply_to.pop_front(),
             _ => None,
@@ -91,7 +98,7 @@ fn begin_turn(bridge: &Bridge, event: &Event) {
 /// are not replies).
 fn answering(bridge: &Bridge, event: &Event) -> Option<MessageId> {
     lock(&bridge.turns)
-        .get_mut(&event.session)
+        .get_mut(&key(event))
         .and_then(|turn| turn.answering.take())
 }
 
@@ -116,11 +123,16 @@ async fn approval_requested(bridge: &Bridge, channel: ChannelId, id: &str, comma
 }
 
 fn deny(bridge: &Bridge, channel: ChannelId, id: &str) {
-    bridge.agent.submit(Op::ApprovalDecision {
-        id: id.to_string(),
-        decision: ReviewDecision::Denied,
-        by: Origin::Discord(channel.get().to_string()),
-    });
+    let agent = bridge.approval_agents.of(id);
+    crate::surfaces::routing::submit(
+        &bridge.agent,
+        agent.as_deref(),
+        Op::ApprovalDecision {
+            id: id.to_string(),
+            decision: ReviewDecision::Denied,
+            by: Origin::Discord(channel.get().to_string()),
+        },
+    );
 }
 
 /// Sends `text` in chunks; returns the id of the first message sent.

@@ -12,8 +12,9 @@ use serenity::async_trait;
 
 use super::{Bridge, approvals, filter, lock, session_for};
 use crate::chat::ImagePart;
+use crate::config::{BindingChannel, BindingTarget};
 use crate::protocol::{BotStatus, Op, Origin, ReviewDecision};
-use crate::surfaces::attachments;
+use crate::surfaces::{attachments, routing};
 
 pub struct Handler {
     bridge: Arc<Bridge>,
@@ -30,12 +31,13 @@ impl Handler {
 
     /// The message's pictures, downloaded and stored, and a note for each
     /// one that could not be had.
-    async fn pictures(&self, msg: &Message) -> (Vec<ImagePart>, Vec<String>) {
+    async fn pictures(&self, msg: &Message, agent: Option<&str>) -> (Vec<ImagePart>, Vec<String>) {
+        let store = routing::images(&self.bridge.agent, agent);
         let (mut images, mut notes) = (Vec::new(), Vec::new());
         for attachment in msg.attachments.iter().filter(|a| is_picture(a)) {
             let got = attachments::download(
                 &self.bridge.downloads,
-                &self.bridge.agent.images,
+                &store,
                 &attachment.url,
                 u64::from(attachment.size),
                 format!("discord: {}", attachment.filename),
@@ -50,11 +52,27 @@ impl Handler {
     }
 
     fn decide(&self, id: String, decision: ReviewDecision, channel: u64) {
-        self.bridge.agent.submit(Op::ApprovalDecision {
-            id,
-            decision,
-            by: Origin::Discord(channel.to_string()),
-        });
+        let agent = self.bridge.approval_agents.of(&id);
+        routing::submit(
+            &self.bridge.agent,
+            agent.as_deref(),
+            Op::ApprovalDecision {
+                id,
+                decision,
+                by: Origin::Discord(channel.to_string()),
+            },
+        );
+    }
+
+    /// The agent the message goes to (None: the config declares none).
+    fn agent_for(&self, msg: &Message) -> Option<String> {
+        let target = BindingTarget {
+            guild: msg.guild_id.map(|g| g.get().to_string()),
+            channel_id: Some(msg.channel_id.get().to_string()),
+            chat_id: None,
+            user: Some(msg.author.id.get().to_string()),
+        };
+        self.bridge.routing.agent(BindingChannel::Discord, &target)
     }
 }
 
@@ -125,23 +143,29 @@ impl EventHandler for Handler {
             self.decide(id, decision, channel);
             return;
         }
-        let (images, notes) = self.pictures(&msg).await;
+        let agent = self.agent_for(&msg);
+        let (images, notes) = self.pictures(&msg, agent.as_deref()).await;
         let text = attachments::with_notes(text, &notes);
         let session = session_for(channel);
         {
             let mut turns = lock(&self.bridge.turns);
-            let turn = turns.entry(session.clone()).or_default();
+            let key = routing::turn_key(agent.as_deref(), &session);
+            let turn = turns.entry(key).or_default();
             turn.reply_to.push_back(msg.id);
             if turn.typing.is_none() {
                 turn.typing = Some(msg.channel_id.start_typing(&ctx.http));
             }
         }
-        self.bridge.agent.submit(Op::UserMessage {
-            session,
-            origin: Origin::Discord(channel.to_string()),
-            text,
-            images,
-        });
+        routing::submit(
+            &self.bridge.agent,
+            agent.as_deref(),
+            Op::UserMessage {
+                session,
+                origin: Origin::Discord(channel.to_string()),
+                text,
+                images,
+            },
+        );
     }
 
     async fn reaction_add(&self, _ctx: Context, reaction: Reaction) {

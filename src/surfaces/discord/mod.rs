@@ -1,6 +1,7 @@
 //! The Discord bridge: a serenity bot running beside the TUI (or in
 //! `egirl serve`). Each channel or DM is a session (`discord-<channel>`,
-//! origin `discord:<channel>`); its events reach every surface through the
+//! origin `discord:<channel>`) of the agent `[[bindings]]` pick for the
+//! message (guild, channel, user); its events reach every surface through the
 //! bus, so the TUI mirrors Discord without knowing about it.
 //!
 //! Three parts: [`handler`] turns gateway events into ops, [`deliver`]
@@ -29,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::AgentHandle;
 use crate::config::DiscordConfig;
 use crate::protocol::{BotStatus, SessionId};
+use crate::surfaces::routing::{ApprovalAgents, Routing, TurnKey};
 
 pub struct DiscordOptions {
     pub config: DiscordConfig,
@@ -39,6 +41,8 @@ pub struct DiscordOptions {
     /// How long "connecting" may last before the status says the gateway
     /// cannot be reached (serenity keeps retrying behind it).
     pub connect_grace: Duration,
+    /// Which agent each message goes to (`[[bindings]]`, channel `discord`).
+    pub routing: Routing,
 }
 
 /// See [`DiscordOptions::connect_grace`].
@@ -51,6 +55,7 @@ impl DiscordOptions {
             token,
             attended,
             connect_grace: CONNECT_GRACE,
+            routing: Routing::default(),
         }
     }
 }
@@ -80,6 +85,8 @@ pub fn spawn(agent: AgentHandle, options: DiscordOptions) -> Discord {
     let bridge = Arc::new(Bridge {
         config: options.config,
         agent,
+        routing: options.routing,
+        approval_agents: ApprovalAgents::default(),
         attended: options.attended,
         status: status_tx,
         http: Mutex::new(None),
@@ -103,13 +110,16 @@ pub fn spawn(agent: AgentHandle, options: DiscordOptions) -> Discord {
 struct Bridge {
     config: DiscordConfig,
     agent: AgentHandle,
+    routing: Routing,
+    /// Whose approval each prompt posted here is.
+    approval_agents: ApprovalAgents,
     attended: bool,
     status: watch::Sender<BotStatus>,
     /// The current client's REST handle (replaced when the client is).
     http: Mutex<Option<Arc<Http>>>,
     bot_id: AtomicU64,
     bot_name: Mutex<String>,
-    turns: Mutex<HashMap<SessionId, Turn>>,
+    turns: Mutex<HashMap<TurnKey, Turn>>,
     approvals: approvals::Pending,
     /// Downloads the pictures users attach (see `surfaces::attachments`).
     downloads: reqwest::Client,
@@ -149,10 +159,10 @@ impl Bridge {
         self.config.allowed_users.iter().any(|u| u.trim() == id)
     }
 
-    fn start_typing(&self, session: &str, channel: ChannelId) {
+    fn start_typing(&self, key: TurnKey, channel: ChannelId) {
         let Some(http) = self.http() else { return };
         let mut turns = lock(&self.turns);
-        let turn = turns.entry(session.to_string()).or_default();
+        let turn = turns.entry(key).or_default();
         if turn.typing.is_none() {
             turn.typing = Some(channel.start_typing(&http));
         }

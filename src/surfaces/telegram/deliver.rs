@@ -17,6 +17,7 @@ use crate::protocol::{
     ApprovalDecision, ApprovalRequest, ErrorEvent, Event, EventKind, FinalAnswer, Op, Origin,
     ReviewDecision,
 };
+use crate::surfaces::routing::{TurnKey, turn_key};
 
 pub async fn run(bridge: Arc<Bridge>, mut events: EventReceiver, stop: CancellationToken) {
     loop {
@@ -56,7 +57,7 @@ async fn handle(bridge: &Bridge, event: Event) {
             begin_turn(bridge, &event);
             // A heartbeat usually ends in silence (HEARTBEAT_OK): no typing.
             if event.origin != Origin::Heartbeat {
-                bridge.start_typing(&event.session, chat);
+                bridge.start_typing(key(&event), chat);
             }
         }
         EventKind::Final(FinalAnswer { text }) => {
@@ -68,7 +69,7 @@ async fn handle(bridge: &Bridge, event: Event) {
             send(bridge, chat, reply_to, &format!("⚠️ {message}")).await;
         }
         EventKind::TurnEnded(_) => {
-            if let Some(turn) = lock(&bridge.turns).get_mut(&event.session) {
+            if let Some(turn) = lock(&bridge.turns).get_mut(&key(&event)) {
                 // An interrupted turn answers nothing: its message is done with.
                 turn.answering = None;
                 turn.typing = None;
@@ -83,6 +84,7 @@ async fn handle(bridge: &Bridge, event: Event) {
             escalation: None,
             ..
         }) => {
+            bridge.approval_agents.note(&event);
             let prompt = approvals::prompt_html(command, sandbox.as_deref());
             let keyboard = approvals::keyboard(id, rule.as_deref());
             approval_requested(bridge, chat, id, command, prompt, keyboard).await;
@@ -90,6 +92,7 @@ async fn handle(bridge: &Bridge, event: Event) {
         EventKind::ApprovalDecision(ApprovalDecision {
             id, decision, by, ..
         }) => {
+            bridge.approval_agents.take(id);
             if let Some(waiting) = bridge.approvals.remove(id)
                 && let Some(prompt) = waiting.prompt
             {
@@ -101,12 +104,16 @@ async fn handle(bridge: &Bridge, event: Event) {
     }
 }
 
+fn key(event: &Event) -> TurnKey {
+    turn_key(event.agent.as_deref(), &event.session)
+}
+
 /// A Telegram-started turn takes the oldest waiting message as the one it
 /// answers (turns run in the order their messages came); a turn typed into
 /// this session from the TUI, or started by cron, answers none.
 fn begin_turn(bridge: &Bridge, event: &Event) {
     let mut turns = lock(&bridge.turns);
-    let turn = turns.entry(event.session.clone()).or_default();
+    let turn = turns.entry(key(event)).or_default();
     turn.answering = match event.origin {
         Origin::Telegram(_) => turn.reply_to.pop_front(),
         _ => None,
@@ -117,7 +124,7 @@ fn begin_turn(bridge: &Bridge, event: &Event) {
 /// are not replies).
 fn answering(bridge: &Bridge, event: &Event) -> Option<MessageId> {
     lock(&bridge.turns)
-        .get_mut(&event.session)
+        .get_mut(&key(event))
         .and_then(|turn| turn.answering.take())
 }
 
@@ -147,11 +154,15 @@ async fn approval_requested(
             // deny rather than wait for the timeout.
             if !bridge.attended {
                 bridge.approvals.remove(id);
-                bridge.agent.submit(Op::ApprovalDecision {
-                    id: id.to_string(),
-                    decision: ReviewDecision::Denied,
-                    by: Origin::Telegram(chat.to_string()),
-                });
+                crate::surfaces::routing::submit(
+                    &bridge.agent,
+                    bridge.approval_agents.of(id).as_deref(),
+                    Op::ApprovalDecision {
+                        id: id.to_string(),
+                        decision: ReviewDecision::Denied,
+                        by: Origin::Telegram(chat.to_string()),
+                    },
+                );
             }
         }
     }

@@ -7,7 +7,9 @@ use teloxide::requests::{Request, Requester};
 use teloxide::types::{CallbackQuery, Message, Update, UpdateKind};
 
 use super::{Bridge, approvals, filter, lock, pictures, session_for};
+use crate::config::{BindingChannel, BindingTarget};
 use crate::protocol::{Op, Origin};
+use crate::surfaces::routing;
 
 pub async fn handle(bridge: &Bridge, update: Update) {
     match update.kind {
@@ -58,10 +60,17 @@ async fn on_message(bridge: &Bridge, msg: &Message) {
             return;
         }
     };
+    let target = BindingTarget {
+        chat_id: Some(chat.to_string()),
+        user: Some(from.id.0.to_string()),
+        ..BindingTarget::default()
+    };
+    let agent = bridge.routing.agent(BindingChannel::Telegram, &target);
     let mut images = Vec::new();
     let mut text = text;
     if let Some(file) = &picture {
-        match pictures::fetch(bridge, file).await {
+        let store = routing::images(&bridge.agent, agent.as_deref());
+        match pictures::fetch(bridge, &store, file).await {
             Ok(part) => images.push(part),
             Err(why) => {
                 let note = crate::surfaces::attachments::failure_note(&why);
@@ -70,18 +79,23 @@ async fn on_message(bridge: &Bridge, msg: &Message) {
         }
     }
     let session = session_for(chat);
+    let key = routing::turn_key(agent.as_deref(), &session);
     lock(&bridge.turns)
-        .entry(session.clone())
+        .entry(key.clone())
         .or_default()
         .reply_to
         .push_back(msg.id);
-    bridge.start_typing(&session, chat);
-    bridge.agent.submit(Op::UserMessage {
-        session,
-        origin: Origin::Telegram(chat.to_string()),
-        text,
-        images,
-    });
+    bridge.start_typing(key, chat);
+    routing::submit(
+        &bridge.agent,
+        agent.as_deref(),
+        Op::UserMessage {
+            session,
+            origin: Origin::Telegram(chat.to_string()),
+            text,
+            images,
+        },
+    );
 }
 
 async fn on_button(bridge: &Bridge, query: &CallbackQuery) {
@@ -117,11 +131,15 @@ fn decide(bridge: &Bridge, query: &CallbackQuery) -> Result<&'static str, &'stat
     if !bridge.approvals.is_prompt(id, chat, message.id()) {
         return Err("already decided");
     }
-    bridge.agent.submit(Op::ApprovalDecision {
-        id: id.to_string(),
-        decision,
-        by: Origin::Telegram(chat.to_string()),
-    });
+    routing::submit(
+        &bridge.agent,
+        bridge.approval_agents.of(id).as_deref(),
+        Op::ApprovalDecision {
+            id: id.to_string(),
+            decision,
+            by: Origin::Telegram(chat.to_string()),
+        },
+    );
     Ok(if decision.is_approved() {
         "approved"
     } else {

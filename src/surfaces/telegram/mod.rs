@@ -1,6 +1,7 @@
 //! The Telegram bridge: a teloxide Bot API client long-polling beside the
 //! TUI (or in `egirl serve`); no public URL needed. Each chat is a session
-//! (`telegram-<chat>`, origin `telegram:<chat>`); its events reach every
+//! (`telegram-<chat>`, origin `telegram:<chat>`) of the agent `[[bindings]]`
+//! pick for the message (chat, user); its events reach every
 //! surface through the bus, so the TUI mirrors Telegram without knowing
 //! about it.
 //!
@@ -36,6 +37,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::agent::AgentHandle;
 use crate::config::TelegramConfig;
 use crate::protocol::{BotStatus, SessionId};
+use crate::surfaces::routing::{ApprovalAgents, Routing, TurnKey};
 
 pub use api::UNAUTHORIZED;
 
@@ -47,6 +49,8 @@ pub struct TelegramOptions {
     pub attended: bool,
     /// `getUpdates`' long-poll timeout.
     pub poll_timeout: Duration,
+    /// Which agent each message goes to (`[[bindings]]`, channel `telegram`).
+    pub routing: Routing,
 }
 
 impl TelegramOptions {
@@ -56,6 +60,7 @@ impl TelegramOptions {
             token,
             attended,
             poll_timeout: Duration::from_secs(25),
+            routing: Routing::default(),
         }
     }
 }
@@ -113,6 +118,8 @@ pub fn spawn(agent: AgentHandle, options: TelegramOptions) -> Telegram {
             let bridge = Arc::new(Bridge {
                 config: options.config,
                 agent,
+                routing: options.routing,
+                approval_agents: ApprovalAgents::default(),
                 attended: options.attended,
                 bot,
                 token: options.token,
@@ -160,12 +167,15 @@ fn build_bot(
 struct Bridge {
     config: TelegramConfig,
     agent: AgentHandle,
+    routing: Routing,
+    /// Whose approval each prompt posted here is.
+    approval_agents: ApprovalAgents,
     attended: bool,
     bot: Bot,
     token: SecretString,
     status: watch::Sender<BotStatus>,
     bot_username: Mutex<String>,
-    turns: Mutex<HashMap<SessionId, Turn>>,
+    turns: Mutex<HashMap<TurnKey, Turn>>,
     approvals: approvals::Pending,
     /// Telegram said 401: every call fails until the token is fixed.
     revoked: AtomicBool,
@@ -194,9 +204,9 @@ impl Bridge {
 
     /// Shows "typing…" in `chat` until the session's turn ends (Telegram
     /// clears it after 5 s, so it is sent again every 4 s).
-    fn start_typing(&self, session: &str, chat: i64) {
+    fn start_typing(&self, key: TurnKey, chat: i64) {
         let mut turns = lock(&self.turns);
-        let turn = turns.entry(session.to_string()).or_default();
+        let turn = turns.entry(key).or_default();
         if turn.typing.is_some() {
             return;
         }

@@ -30,8 +30,11 @@ pub fn picture(msg: &Message) -> Option<FileMeta> {
 }
 
 /// Downloads and stores `file`; Err is a one-line note's reason.
-pub async fn fetch(bridge: &Bridge, file: &FileMeta) -> Result<ImagePart, String> {
-    let store = &bridge.agent.images;
+pub async fn fetch(
+    bridge: &Bridge,
+    store: &crate::images::Store,
+    file: &FileMeta,
+) -> Result<ImagePart, String> {
     if let Some(refusal) = crate::images::too_large(u64::from(file.size), &store.limits) {
         return Err(refusal);
     }

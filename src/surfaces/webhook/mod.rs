@@ -1,15 +1,20 @@
-//! Webhook ingest: `POST /api/webhook/default` with a JSON body becomes a
-//! message to the agent (session `webhook-default`, origin `webhook`).
+//! Webhook ingest: `POST /api/webhook/{agent}` with a JSON body becomes a
+//! message to that agent (session `webhook-<agent>`, origin `webhook`);
+//! `POST /api/webhook` goes to the agent a `webhook` binding names, and
+//! exists only with one.
 //!
-//! The shared secret (EGIRL_WEBHOOK_SECRET) comes as `Authorization:
-//! Bearer <secret>` or `X-Egirl-Secret: <secret>` and is compared in
-//! constant time. Everything is checked before the agent hears of it:
+//! Each agent has its own secret (`default`'s is EGIRL_WEBHOOK_SECRET,
+//! see `Config::webhook_secret_env`); an agent whose variable is unset
+//! accepts nothing. It comes as `Authorization: Bearer <secret>` or
+//! `X-Egirl-Secret: <secret>` and is compared in constant time with that
+//! agent's secret only. Everything is checked before the agent hears of it:
 //! 401 bad secret, 413 over 1 MiB, 400 not JSON; then `202
 //! {"status":"dispatched"}` at once, without waiting for the turn.
 //!
 //! Connections are bounded (`limits`): a capped number at once, and a
 //! request head or body that does not arrive in time closes the connection.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +32,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentHandle;
-use crate::protocol::{Op, Origin};
+use crate::protocol::{AgentName, Op, Origin};
 
 mod limits;
 
@@ -36,11 +41,56 @@ pub use limits::Limits;
 /// Bodies larger than this are refused (413).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// The one agent a webhook can address.
+/// The agent of a config without `[agents]`, and its route.
 pub const AGENT: &str = "default";
 
-/// The session webhook turns run in.
+/// The session the default agent's webhook turns run in.
 pub const SESSION: &str = "webhook-default";
+
+/// The session an agent's webhook turns run in (`webhook-<agent>`).
+pub fn session_for(agent: &str) -> String {
+    format!("webhook-{agent}")
+}
+
+/// Which agents the webhook serves and with which secret each.
+#[derive(Clone, Default)]
+pub struct Routes {
+    /// `POST /api/webhook/{agent}`: each agent whose secret is set.
+    pub secrets: BTreeMap<AgentName, SecretString>,
+    /// Agents the config declares whose secret variable is unset (named
+    /// in the log when refused, so a forgotten variable is found).
+    pub unset: BTreeMap<AgentName, String>,
+    /// `POST /api/webhook` goes to this agent (a `webhook` binding's);
+    /// None: no such route.
+    pub unnamed: Option<AgentName>,
+    /// The config declares agents: submissions name theirs.
+    pub named: bool,
+}
+
+impl Routes {
+    /// Just `default`, with `secret` (a config without agents).
+    pub fn default_only(secret: SecretString) -> Self {
+        Self {
+            secrets: BTreeMap::from([(AGENT.to_string(), secret)]),
+            ..Self::default()
+        }
+    }
+
+    /// The paths served, for `egirl serve` to print: `/api/webhook/default`, …
+    pub fn paths(&self) -> Vec<String> {
+        let mut paths: Vec<String> = self
+            .secrets
+            .keys()
+            .map(|agent| format!("/api/webhook/{agent}"))
+            .collect();
+        // `default` first, as everywhere agents are listed.
+        paths.sort_by_key(|path| path != "/api/webhook/default");
+        if self.unnamed.is_some() {
+            paths.push("/api/webhook".into());
+        }
+        paths
+    }
+}
 
 /// The running endpoint.
 pub struct Webhook {
@@ -59,19 +109,30 @@ impl Webhook {
 
 struct Ingest {
     agent: AgentHandle,
-    secret: SecretString,
+    routes: Routes,
 }
 
-/// Binds `listen` and serves until stopped, with the default [`Limits`].
+/// Binds `listen` and serves `default` with `secret` until stopped, with
+/// the default [`Limits`].
 pub async fn start(agent: AgentHandle, listen: &str, secret: SecretString) -> Result<Webhook> {
     start_bounded(agent, listen, secret, Limits::default()).await
 }
 
-/// Binds `listen` and serves until stopped, within `limits`.
+/// Binds `listen` and serves `default` with `secret` until stopped, within `limits`.
 pub async fn start_bounded(
     agent: AgentHandle,
     listen: &str,
     secret: SecretString,
+    limits: Limits,
+) -> Result<Webhook> {
+    start_routes(agent, listen, Routes::default_only(secret), limits).await
+}
+
+/// Binds `listen` and serves `routes` until stopped, within `limits`.
+pub async fn start_routes(
+    agent: AgentHandle,
+    listen: &str,
+    routes: Routes,
     limits: Limits,
 ) -> Result<Webhook> {
     let listener = tokio::net::TcpListener::bind(listen)
@@ -80,9 +141,11 @@ pub async fn start_bounded(
     let addr = listener
         .local_addr()
         .context("[webhook] no local address")?;
-    let app = Router::new()
-        .route("/api/webhook/{agent}", post(ingest))
-        .with_state(Arc::new(Ingest { agent, secret }));
+    let mut app = Router::new().route("/api/webhook/{agent}", post(ingest_named));
+    if routes.unnamed.is_some() {
+        app = app.route("/api/webhook", post(ingest_unnamed));
+    }
+    let app = app.with_state(Arc::new(Ingest { agent, routes }));
     let stop = CancellationToken::new();
     let shutdown = stop.clone();
     let task = tokio::spawn(async move {
@@ -97,21 +160,45 @@ pub async fn start_bounded(
     Ok(Webhook { addr, stop, task })
 }
 
-async fn ingest(
+async fn ingest_named(
     State(state): State<Arc<Ingest>>,
     Path(agent): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if !authorized(&headers, &state.secret) {
+    ingest(&state, &agent, &headers, body).await
+}
+
+/// `POST /api/webhook`: the route exists only with a `webhook` binding.
+async fn ingest_unnamed(
+    State(state): State<Arc<Ingest>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let agent = state.routes.unnamed.clone().unwrap_or_default();
+    ingest(&state, &agent, &headers, body).await
+}
+
+/// Whether the request carries `agent`'s own secret. An agent without
+/// one (unknown, or its variable unset) accepts nothing; the comparison
+/// still runs, so the answer takes as long either way.
+fn authorized_for(state: &Ingest, agent: &str, headers: &HeaderMap) -> bool {
+    match state.routes.secrets.get(agent) {
+        Some(secret) => authorized(headers, secret),
+        None => {
+            let _ = authorized(headers, &SecretString::from(String::new()));
+            if let Some(var) = state.routes.unset.get(agent) {
+                tracing::warn!("webhook: agent `{agent}` has no secret ({var} is not set)");
+            }
+            false
+        }
+    }
+}
+
+async fn ingest(state: &Ingest, agent: &str, headers: &HeaderMap, body: Body) -> Response {
+    if !authorized_for(state, agent, headers) {
         tracing::warn!("webhook: refused a request with a missing or wrong secret");
         return reply(StatusCode::UNAUTHORIZED, "missing or wrong secret");
-    }
-    if agent != AGENT {
-        return reply(
-            StatusCode::NOT_FOUND,
-            "unknown agent (use /api/webhook/default)",
-        );
     }
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -127,17 +214,23 @@ async fn ingest(
         Ok(event) => event,
         Err(e) => return reply(StatusCode::BAD_REQUEST, &format!("body is not JSON: {e}")),
     };
-    let sent = state.agent.submit(Op::UserMessage {
-        session: SESSION.into(),
+    let op = Op::UserMessage {
+        session: session_for(agent),
         origin: Origin::Webhook,
         text: message_for(&event),
         images: Vec::new(),
-    });
+    };
+    let sent = if state.routes.named {
+        state.agent.submit_to(agent, op)
+    } else {
+        state.agent.submit(op)
+    };
     if !sent {
         return reply(StatusCode::SERVICE_UNAVAILABLE, "the agent has stopped");
     }
     tracing::info!(
         bytes = bytes.len(),
+        agent,
         "webhook: event dispatched to the agent"
     );
     (
@@ -236,6 +329,56 @@ mod tests {
             .unwrap();
         assert_eq!(not_json.status(), 400, "the right secret passed");
         assert!(COMPARISONS.load(Ordering::SeqCst) > before);
+        hook.stop().await;
+    }
+
+    #[tokio::test]
+    async fn each_agent_takes_only_its_own_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let (agent, _core) =
+            crate::agent::spawn(Default::default(), dir.path().to_path_buf(), Vec::new());
+        let routes = Routes {
+            secrets: BTreeMap::from([
+                ("work".to_string(), SecretString::from("work-secret-123")),
+                ("home".to_string(), SecretString::from("home-secret-123")),
+            ]),
+            unset: BTreeMap::from([("watch".to_string(), "EGIRL_WEBHOOK_SECRET_WATCH".into())]),
+            unnamed: None,
+            named: true,
+        };
+        assert_eq!(routes.paths(), ["/api/webhook/home", "/api/webhook/work"]);
+        let hook = start_routes(agent, "127.0.0.1:0", routes, Limits::default())
+            .await
+            .unwrap();
+        let client = reqwest::Client::new();
+        let post = |path: &str, secret: &str| {
+            client
+                .post(format!("http://{}{path}", hook.addr))
+                .bearer_auth(secret)
+                .body("not json")
+                .send()
+        };
+        let status = |r: reqwest::Result<reqwest::Response>| r.unwrap().status().as_u16();
+        // 400: the secret passed (the body is not JSON, so no turn runs).
+        assert_eq!(
+            status(post("/api/webhook/work", "work-secret-123").await),
+            400
+        );
+        assert_eq!(
+            status(post("/api/webhook/work", "home-secret-123").await),
+            401
+        );
+        assert_eq!(
+            status(post("/api/webhook/home", "home-secret-123").await),
+            400
+        );
+        assert_eq!(status(post("/api/webhook/watch", "").await), 401);
+        assert_eq!(
+            status(post("/api/webhook/default", "work-secret-123").await),
+            401
+        );
+        // No `webhook` binding: no route without an agent.
+        assert_eq!(status(post("/api/webhook", "work-secret-123").await), 404);
         hook.stop().await;
     }
 }
