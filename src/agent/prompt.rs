@@ -35,26 +35,32 @@ pub(super) fn prompt_messages(
 /// An upper bound on the prompt's tokens: its bytes plus the template's
 /// special tokens per message, and `image_tokens` per image.
 pub(super) fn byte_bound(request: &ChatRequest, image_tokens: u64) -> u64 {
-    let messages: usize = request
+    let messages: u64 = request
         .messages
         .iter()
-        .map(|m| {
-            m.content.len()
-                + m.tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.to_string().len() + 32)
-                    .sum::<usize>()
-                + 16
-        })
+        .map(|m| message_bound(m, image_tokens))
         .sum();
-    let tools: usize = request
-        .tools
+    messages + tools_bound(&request.tools)
+}
+
+/// A message's share of `byte_bound`.
+pub(super) fn message_bound(message: &ChatMessage, image_tokens: u64) -> u64 {
+    let calls: usize = message
+        .tool_calls
+        .iter()
+        .map(|c| c.name.len() + c.arguments.to_string().len() + 32)
+        .sum();
+    (message.content.len() + calls + 16) as u64 + message.images.len() as u64 * image_tokens
+}
+
+/// The tool list's share of `byte_bound`, with the template's tools block.
+pub(super) fn tools_bound(specs: &[crate::chat::ToolSpec]) -> u64 {
+    let tools: usize = specs
         .iter()
         .map(|t| t.to_openai_json().to_string().len())
         .sum();
-    let images: u64 = request.messages.iter().map(|m| m.images.len() as u64).sum();
     // The Qwen3 tools block adds its instructions around the tool list.
-    (messages + tools + 1024) as u64 + images * image_tokens
+    (tools + 1024) as u64
 }
 
 /// An estimate of the prompt's tokens without the server: about four
@@ -142,6 +148,97 @@ pub(super) async fn text_tokens(shared: &Shared, text: &str) -> u64 {
     match shared.main.server_for(None).count_tokens(text).await {
         Ok(n) => n,
         Err(_) => (text.len() as u64).div_ceil(4),
+    }
+}
+
+/// What every request of a turn starts with, the system prompt and the
+/// tool list, with what sizing a prompt needs of them, worked out once a
+/// turn rather than once a request.
+pub(super) struct Fixed {
+    pub system: String,
+    pub specs: Vec<crate::chat::ToolSpec>,
+    /// `fixed_fingerprint` of the two.
+    pub fingerprint: u64,
+    /// `tools_bound` of `specs`.
+    pub tools_bound: u64,
+}
+
+impl Fixed {
+    pub fn new(system: String, specs: Vec<crate::chat::ToolSpec>) -> Self {
+        Self {
+            fingerprint: fixed_fingerprint(&system, &specs),
+            tools_bound: tools_bound(&specs),
+            system,
+            specs,
+        }
+    }
+
+    /// `byte_bound` of a request of these parts and `history`.
+    pub fn bound_with(&self, history: &[ChatMessage], image_tokens: u64) -> u64 {
+        let messages: u64 = history.iter().map(|m| message_bound(m, image_tokens)).sum();
+        // The system message's share as `message_bound` counts it.
+        (self.system.len() + 16) as u64 + messages + self.tools_bound
+    }
+}
+
+/// The server's count of a prompt it answered (`usage.prompt_tokens`) and
+/// what that prompt held: the base a later prompt of the same session is
+/// sized from, its new messages estimated, so a turn asks the server to
+/// count (`/apply-template` + `/tokenize`) only near the window's edge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Counted {
+    /// The prompt's tokens as the main model's server counted them.
+    pub tokens: u64,
+    /// The system prompt and tool list it carried (`fixed_fingerprint`).
+    pub fixed: u64,
+    /// The history it carried: `from..to`.
+    pub from: usize,
+    pub to: usize,
+}
+
+impl Counted {
+    /// The base for a prompt of `history[from..]` with these fixed parts:
+    /// `None` when it carried something else (another system prompt or tool
+    /// list, another window start, a history since shortened).
+    pub fn base_for(&self, fixed: u64, from: usize, history_len: usize) -> Option<&Self> {
+        (self.fixed == fixed && self.from == from && self.to <= history_len).then_some(self)
+    }
+}
+
+/// Tells two prompts' fixed parts apart: the system prompt and the tool
+/// list (names, descriptions, schemas). Equal parts give equal values.
+pub(super) fn fixed_fingerprint(system: &str, specs: &[crate::chat::ToolSpec]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    system.hash(&mut h);
+    specs.len().hash(&mut h);
+    for spec in specs {
+        spec.name.hash(&mut h);
+        spec.description.hash(&mut h);
+        hash_json(&spec.parameters, &mut h);
+    }
+    h.finish()
+}
+
+fn hash_json(value: &serde_json::Value, h: &mut impl std::hash::Hasher) {
+    use serde_json::Value;
+    use std::hash::Hash;
+    match value {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n.to_string()).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(h);
+            items.iter().for_each(|v| hash_json(v, h));
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(h);
+            for (key, v) in map {
+                key.hash(h);
+                hash_json(v, h);
+            }
+        }
     }
 }
 

@@ -25,6 +25,9 @@ pub(crate) struct Session {
     pub(super) summary: Option<String>,
     /// Token cost of each history message, filled lazily.
     pub(super) tokens: Vec<Option<u64>>,
+    /// The main model's server's count of the last prompt it answered:
+    /// the next prompt's size is that plus its new messages (`Counted`).
+    pub(super) counted: Option<super::prompt::Counted>,
     /// `/local` or `/remote`: taken by the next turn.
     pub(super) forced: Option<Target>,
     pub(super) slot: Option<u32>,
@@ -79,6 +82,7 @@ impl Session {
             id: id.to_string(),
             transcript,
             tokens: vec![None; history.len()],
+            counted: None,
             history,
             summary,
             forced: None,
@@ -110,6 +114,7 @@ impl Session {
         self.transcript = transcript;
         (self.summary, self.history) = summary::resume(records);
         self.tokens = vec![None; self.history.len()];
+        self.counted = None;
         self.window_start = 0;
         self.untrimmed.clear();
         self.compact_again_at = None;
@@ -128,6 +133,7 @@ impl Session {
                 self.history.clear();
                 self.summary = None;
                 self.tokens.clear();
+                self.counted = None;
                 self.window_start = 0;
                 self.untrimmed.clear();
                 self.compact_again_at = None;
@@ -225,6 +231,7 @@ impl Session {
             .map(|(index, text)| (index - cut, text))
             .collect();
         self.history = self.history.split_off(cut);
+        self.counted = None;
         self.summary = Some(summary);
         self.window_start = 0;
     }
