@@ -271,4 +271,46 @@ mod tests {
             estimated_prompt(&plain, 500) + 500
         );
     }
+
+    #[test]
+    fn the_fingerprint_changes_with_the_system_prompt_or_a_schema() {
+        let specs = crate::tools::specs();
+        let base = fixed_fingerprint("system", &specs);
+        assert_eq!(base, fixed_fingerprint("system", &crate::tools::specs()));
+        assert_ne!(base, fixed_fingerprint("system.", &specs));
+        let mut changed = specs.clone();
+        changed[0].parameters["properties"]["extra"] = serde_json::json!({"type": "string"});
+        assert_ne!(base, fixed_fingerprint("system", &changed));
+        assert_ne!(base, fixed_fingerprint("system", &specs[1..]));
+    }
+
+    #[test]
+    fn a_count_is_a_base_only_for_the_same_fixed_part_window_and_history() {
+        let counted = Counted {
+            tokens: 900,
+            fixed: 7,
+            from: 2,
+            to: 5,
+        };
+        assert!(counted.base_for(7, 2, 8).is_some());
+        assert!(counted.base_for(7, 2, 5).is_some());
+        assert!(counted.base_for(8, 2, 8).is_none(), "another system prompt");
+        assert!(counted.base_for(7, 3, 8).is_none(), "another window start");
+        assert!(counted.base_for(7, 2, 4).is_none(), "a shorter history");
+    }
+
+    #[test]
+    fn the_fixed_parts_bound_is_the_requests_byte_bound() {
+        let specs = crate::tools::specs();
+        let history = vec![ChatMessage::user("hello"), ChatMessage::assistant("hi")];
+        let fixed = Fixed::new("system prompt".into(), specs.clone());
+        let mut messages = vec![ChatMessage::system("system prompt")];
+        messages.extend(history.iter().cloned());
+        let request = ChatRequest {
+            messages,
+            tools: specs,
+            ..ChatRequest::default()
+        };
+        assert_eq!(fixed.bound_with(&history, 768), byte_bound(&request, 768));
+    }
 }
