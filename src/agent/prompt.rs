@@ -157,7 +157,7 @@ pub(super) async fn text_tokens(shared: &Shared, text: &str) -> u64 {
 pub(super) struct Fixed {
     pub system: String,
     pub specs: Vec<crate::chat::ToolSpec>,
-    /// `fixed_fingerprint` of the two.
+    /// Tells two turns' fixed parts apart: equal parts, equal values.
     pub fingerprint: u64,
     /// `tools_bound` of `specs`.
     pub tools_bound: u64,
@@ -165,9 +165,14 @@ pub(super) struct Fixed {
 
 impl Fixed {
     pub fn new(system: String, specs: Vec<crate::chat::ToolSpec>) -> Self {
+        use std::hash::{Hash, Hasher};
+        let (tools_fingerprint, tools_bound) = tools_facts(&specs);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        system.hash(&mut h);
+        tools_fingerprint.hash(&mut h);
         Self {
-            fingerprint: fixed_fingerprint(&system, &specs),
-            tools_bound: tools_bound(&specs),
+            fingerprint: h.finish(),
+            tools_bound,
             system,
             specs,
         }
@@ -189,7 +194,7 @@ impl Fixed {
 pub(crate) struct Counted {
     /// The prompt's tokens as the main model's server counted them.
     pub tokens: u64,
-    /// The system prompt and tool list it carried (`fixed_fingerprint`).
+    /// The system prompt and tool list it carried (`Fixed::fingerprint`).
     pub fixed: u64,
     /// The history it carried: `from..to`.
     pub from: usize,
@@ -205,12 +210,29 @@ impl Counted {
     }
 }
 
-/// Tells two prompts' fixed parts apart: the system prompt and the tool
-/// list (names, descriptions, schemas). Equal parts give equal values.
-pub(super) fn fixed_fingerprint(system: &str, specs: &[crate::chat::ToolSpec]) -> u64 {
+/// The tool list's fingerprint and `tools_bound`, kept for the last list
+/// seen: every turn of every session offers the same list until the
+/// config's tools or the MCP servers' change, and serializing it to size
+/// it costs more than comparing it.
+fn tools_facts(specs: &[crate::chat::ToolSpec]) -> (u64, u64) {
+    type Last = Option<(Vec<crate::chat::ToolSpec>, u64, u64)>;
+    static LAST: std::sync::Mutex<Last> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((seen, fingerprint, bound)) = last.as_ref()
+        && seen.as_slice() == specs
+    {
+        return (*fingerprint, *bound);
+    }
+    let facts = (tools_fingerprint(specs), tools_bound(specs));
+    *last = Some((specs.to_vec(), facts.0, facts.1));
+    facts
+}
+
+/// Tells two tool lists apart (names, descriptions, schemas): equal lists
+/// give equal values.
+fn tools_fingerprint(specs: &[crate::chat::ToolSpec]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    system.hash(&mut h);
     specs.len().hash(&mut h);
     for spec in specs {
         spec.name.hash(&mut h);
@@ -274,14 +296,21 @@ mod tests {
 
     #[test]
     fn the_fingerprint_changes_with_the_system_prompt_or_a_schema() {
+        let fingerprint = |system: &str, specs: &[crate::chat::ToolSpec]| {
+            Fixed::new(system.to_string(), specs.to_vec()).fingerprint
+        };
         let specs = crate::tools::specs();
-        let base = fixed_fingerprint("system", &specs);
-        assert_eq!(base, fixed_fingerprint("system", &crate::tools::specs()));
-        assert_ne!(base, fixed_fingerprint("system.", &specs));
+        let base = fingerprint("system", &specs);
+        assert_eq!(base, fingerprint("system", &crate::tools::specs()));
+        assert_ne!(base, fingerprint("system.", &specs));
         let mut changed = specs.clone();
         changed[0].parameters["properties"]["extra"] = serde_json::json!({"type": "string"});
-        assert_ne!(base, fixed_fingerprint("system", &changed));
-        assert_ne!(base, fixed_fingerprint("system", &specs[1..]));
+        assert_ne!(base, fingerprint("system", &changed));
+        assert_ne!(base, fingerprint("system", &specs[1..]));
+        // The last list's facts are kept; a list seen before is sized anew.
+        assert_eq!(base, fingerprint("system", &specs));
+        let fixed = Fixed::new("system".into(), changed.clone());
+        assert_eq!(fixed.tools_bound, tools_bound(&changed));
     }
 
     #[test]

@@ -131,12 +131,14 @@ pub(crate) async fn run_turn(
     // session's next turn waits for these hooks.
     hooks::at_turn_end(&turn, &session.id, interrupted).await;
     turn.emit(EventKind::TurnEnded(TurnEnded { interrupted }));
-    // Old and excess file checkpoints go between turns.
-    let checkpoints = shared.checkpoints.clone();
-    let _ = tokio::task::spawn_blocking(move || {
-        checkpoints.prune(std::time::SystemTime::now());
-    })
-    .await;
+    // Old and excess file checkpoints go between turns (when some may be due).
+    if shared.checkpoints.prune_due(&session.id, session.turns) {
+        let checkpoints = shared.checkpoints.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            checkpoints.prune(std::time::SystemTime::now());
+        })
+        .await;
+    }
 }
 
 /// The turn's steps; an error is the turn's failure (`TurnEnd::Failed`).
