@@ -112,7 +112,7 @@ fn prompt_file(workspace: &Path, name: &str) -> Option<String> {
     // change time (in the stamp).
     let settled = meta.is_file() && now - meta.mtime() >= SETTLED_SECS;
     let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
-    if settled && let Some((seen, text)) = read.get(&path).filter(|(s, _)| *s == stamp) {
+    if settled && let Some((_, text)) = read.get(&path).filter(|(s, _)| *s == stamp) {
         return text.clone();
     }
     let text = read_prompt_file(workspace, name);
