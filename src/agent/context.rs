@@ -91,8 +91,8 @@ struct FileStamp {
 }
 
 /// The prompt files read, by path: their text as of that stamp.
-static READ: LazyLock<Mutex<HashMap<PathBuf, (FileStamp, Option<String>)>>> =
-    LazyLock::new(Mutex::default);
+type Kept = HashMap<PathBuf, (FileStamp, Option<String>)>;
+static READ: LazyLock<Mutex<Kept>> = LazyLock::new(Mutex::default);
 
 /// A workspace prompt file's text (`read_prompt_file`), kept while its
 /// metadata is unchanged: every turn builds the system prompt, and a stat
