@@ -186,30 +186,6 @@ impl Fixed {
     }
 }
 
-/// The server's count of a prompt it answered (`usage.prompt_tokens`) and
-/// what that prompt held: the base a later prompt of the same session is
-/// sized from, its new messages estimated, so a turn asks the server to
-/// count (`/apply-template` + `/tokenize`) only near the window's edge.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Counted {
-    /// The prompt's tokens as the main model's server counted them.
-    pub tokens: u64,
-    /// The system prompt and tool list it carried (`Fixed::fingerprint`).
-    pub fixed: u64,
-    /// The history it carried: `from..to`.
-    pub from: usize,
-    pub to: usize,
-}
-
-impl Counted {
-    /// The base for a prompt of `history[from..]` with these fixed parts:
-    /// `None` when it carried something else (another system prompt or tool
-    /// list, another window start, a history since shortened).
-    pub fn base_for(&self, fixed: u64, from: usize, history_len: usize) -> Option<&Self> {
-        (self.fixed == fixed && self.from == from && self.to <= history_len).then_some(self)
-    }
-}
-
 /// The tool list's fingerprint and `tools_bound`, kept for the last list
 /// seen: every turn of every session offers the same list until the
 /// config's tools or the MCP servers' change, and serializing it to size
@@ -311,21 +287,6 @@ mod tests {
         assert_eq!(base, fingerprint("system", &specs));
         let fixed = Fixed::new("system".into(), changed.clone());
         assert_eq!(fixed.tools_bound, tools_bound(&changed));
-    }
-
-    #[test]
-    fn a_count_is_a_base_only_for_the_same_fixed_part_window_and_history() {
-        let counted = Counted {
-            tokens: 900,
-            fixed: 7,
-            from: 2,
-            to: 5,
-        };
-        assert!(counted.base_for(7, 2, 8).is_some());
-        assert!(counted.base_for(7, 2, 5).is_some());
-        assert!(counted.base_for(8, 2, 8).is_none(), "another system prompt");
-        assert!(counted.base_for(7, 3, 8).is_none(), "another window start");
-        assert!(counted.base_for(7, 2, 4).is_none(), "a shorter history");
     }
 
     #[test]

@@ -6,10 +6,9 @@ use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use super::prompt::{
-    Counted, Fixed, count_prompt, message_bound, message_tokens, prompt_messages, text_tokens,
-    tools_text,
+    Fixed, count_prompt, message_bound, message_tokens, prompt_messages, text_tokens, tools_text,
 };
-use super::session::{Session, Turn};
+use super::session::{Counted, Session, Turn};
 use super::{local, trim, window};
 use crate::chat::ChatMessage;
 use crate::protocol::{
