@@ -8,16 +8,18 @@ use super::shared::Shared;
 use crate::chat::ChatMessage;
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::{ChatRequest, ProviderError};
-use crate::redact;
 use crate::redact::Redactor;
 
 /// Per-message template overhead when counting message by message
 /// (`<|im_start|>role\n` ... `<|im_end|>\n`); the exact total comes from the server.
 const MESSAGE_OVERHEAD_TOKENS: u64 = 6;
 
-/// The system prompt and the history as sent. The history was redacted as
-/// it was pushed; this guards the system prompt (workspace files, MEMORY.md)
-/// and transcripts written before redaction existed.
+/// The system prompt and the history as sent. The history is redacted
+/// once, as a message joins it (`Session::push`) and as a session is
+/// opened (a transcript written before a secret was known), never again
+/// per request; this guards the system prompt (workspace files, MEMORY.md).
+/// A message added to a request only (a hand-off note, a compaction's
+/// instruction) is redacted by whoever adds it.
 pub(super) fn prompt_messages(
     redactor: &Redactor,
     system: &str,
@@ -26,9 +28,6 @@ pub(super) fn prompt_messages(
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(ChatMessage::system(redactor.redact(system)));
     messages.extend(history.iter().cloned());
-    for message in &mut messages[1..] {
-        redact::message(redactor, message);
-    }
     messages
 }
 

@@ -74,7 +74,7 @@ impl Session {
         let compact_again_at =
             summary::paused_compaction(&records, shared.config.agent.compact_at, limits.n_ctx);
         // From the last compaction's summary on, when there was one.
-        let (summary, history) = summary::resume(records);
+        let (summary, history) = redacted(&shared.redactor, summary::resume(records));
         // A resumed session's cache is restored to the main model's slot.
         let cache_role = (!history.is_empty()).then_some(crate::protocol::LocalRole::Main);
         let session = Self {
@@ -112,7 +112,7 @@ impl Session {
         let (transcript, records) = Transcript::open(&shared.workspace, &self.id)?;
         self.turns = crate::sessions::user_turns(&records);
         self.transcript = transcript;
-        (self.summary, self.history) = summary::resume(records);
+        (self.summary, self.history) = redacted(&self.redactor, summary::resume(records));
         self.tokens = vec![None; self.history.len()];
         self.counted = None;
         self.window_start = 0;
@@ -261,6 +261,21 @@ impl Counted {
     }
 }
 
+/// A summary and history read from a transcript, redacted once: one
+/// written before a secret was known (or by an older egirl) may hold its
+/// raw value, and requests send the history as it is held
+/// (`prompt::prompt_messages`).
+fn redacted(
+    redactor: &Redactor,
+    (summary, mut history): (Option<String>, Vec<ChatMessage>),
+) -> (Option<String>, Vec<ChatMessage>) {
+    for message in &mut history {
+        redact::message(redactor, message);
+    }
+    let summary = summary.map(|s| redactor.redact(&s).into_owned());
+    (summary, history)
+}
+
 /// One turn's (or one command's) view of the core: the shared state and
 /// where its events go.
 pub(super) struct Turn<'a> {
@@ -286,6 +301,31 @@ impl<'a> Turn<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_history_read_from_a_transcript_is_redacted_once_as_it_is_opened() {
+        let secret = "legacy-secret-5c81e2";
+        let redactor = Redactor::new([("LEGACY_TOKEN".to_string(), secret.to_string())]);
+        let mut asked = ChatMessage::assistant(format!("noted {secret}"));
+        asked.tool_calls = vec![crate::chat::ToolCall {
+            id: "c1".into(),
+            name: "memory_save".into(),
+            arguments: serde_json::json!({"text": secret}),
+            arguments_error: None,
+        }];
+        let read = (
+            Some(format!("summary: {secret}")),
+            vec![ChatMessage::user(format!("my token is {secret}")), asked],
+        );
+        let (summary, history) = redacted(&redactor, read);
+        let all = format!("{summary:?} {history:?}");
+        assert!(!all.contains(secret), "{all}");
+        assert_eq!(history[0].content, "my token is [redacted:LEGACY_TOKEN]");
+        assert_eq!(
+            history[1].tool_calls[0].arguments["text"],
+            "[redacted:LEGACY_TOKEN]"
+        );
+    }
 
     #[test]
     fn a_count_is_a_base_only_for_the_same_fixed_part_window_and_history() {

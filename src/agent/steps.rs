@@ -115,7 +115,9 @@ pub(super) async fn remote_step(
 ) -> Result<Option<(ChatResponse, String)>, ProviderError> {
     let mut history = session.history.clone();
     if let Some((at, note)) = handoff {
-        history.insert((*at).min(history.len()), note.clone());
+        let mut note = note.clone();
+        crate::redact::message(&turn.shared.redactor, &mut note);
+        history.insert((*at).min(history.len()), note);
     }
     let mut request = ChatRequest {
         messages: prompt_messages(&turn.shared.redactor, system, &history),
