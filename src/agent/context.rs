@@ -3,7 +3,10 @@
 //! append-only history, and the volatile bits last, inside the new user
 //! message, where they stay (history is re-sent byte for byte).
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex};
 
 use chrono::{DateTime, Local};
 
@@ -32,7 +35,7 @@ pub fn system_prompt(workspace: &Path) -> String {
 pub fn system_prompt_with_skills(workspace: &Path, skills_block: &str) -> String {
     let mut out = String::from(STATIC_SYSTEM);
     for name in PROMPT_FILES {
-        let Some(mut text) = read_prompt_file(workspace, name) else {
+        let Some(mut text) = prompt_file(workspace, name) else {
             continue;
         };
         if name == "MEMORY.md" && text.len() > MEMORY_BUDGET_CHARS {
@@ -71,6 +74,54 @@ pub fn user_message_with_skill(typed: &str, now: DateTime<Local>, skill: Option<
     )
 }
 
+/// A file changed this recently may change again within the file
+/// system's clock tick without its metadata showing it: it is read afresh
+/// until it is older (as git treats a "racily clean" file).
+const SETTLED_SECS: i64 = 2;
+
+/// What a file's metadata says of its content: the same values, the same
+/// content (once the file has settled).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+/// The prompt files read, by path: their text as of that stamp.
+type Kept = HashMap<PathBuf, (FileStamp, Option<String>)>;
+static READ: LazyLock<Mutex<Kept>> = LazyLock::new(Mutex::default);
+
+/// A workspace prompt file's text (`read_prompt_file`), kept while its
+/// metadata is unchanged: every turn builds the system prompt, and a stat
+/// costs a fraction of an open and read.
+fn prompt_file(workspace: &Path, name: &str) -> Option<String> {
+    let path = workspace.join(name);
+    let meta = std::fs::metadata(&path).ok()?;
+    let stamp = FileStamp {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        len: meta.len(),
+        mtime: (meta.mtime(), meta.mtime_nsec()),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
+    };
+    let now = chrono::Utc::now().timestamp();
+    // A write moves the modification time; setting it back moves the
+    // change time (in the stamp).
+    let settled = meta.is_file() && now - meta.mtime() >= SETTLED_SECS;
+    let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
+    if settled && let Some((_, text)) = read.get(&path).filter(|(s, _)| *s == stamp) {
+        return text.clone();
+    }
+    let text = read_prompt_file(workspace, name);
+    if settled {
+        read.insert(path, (stamp, text.clone()));
+    }
+    text
+}
+
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
@@ -101,5 +152,48 @@ mod tests {
         let p = system_prompt(dir.path());
         assert!(p.len() < STATIC_SYSTEM.len() + MEMORY_BUDGET_CHARS + 200);
         assert!(p.contains("MEMORY.md continues"));
+    }
+
+    #[test]
+    fn a_settled_file_is_kept_until_its_metadata_changes_a_fresh_one_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("USER.md");
+        let age = |secs| {
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            let then = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+            file.set_modified(then).unwrap();
+        };
+        std::fs::write(&path, "likes tea").unwrap();
+        // Just written: the same length again is still seen.
+        assert_eq!(
+            prompt_file(dir.path(), "USER.md").as_deref(),
+            Some("likes tea")
+        );
+        std::fs::write(&path, "likes tee").unwrap();
+        assert_eq!(
+            prompt_file(dir.path(), "USER.md").as_deref(),
+            Some("likes tee")
+        );
+        let kept = || READ.lock().unwrap().contains_key(&path);
+        assert!(!kept(), "a fresh file was kept");
+        std::fs::write(&path, "likes coffee").unwrap();
+        age(60);
+        assert_eq!(
+            prompt_file(dir.path(), "USER.md").as_deref(),
+            Some("likes coffee")
+        );
+        assert!(kept(), "a settled file was not kept");
+        assert_eq!(
+            prompt_file(dir.path(), "USER.md").as_deref(),
+            Some("likes coffee")
+        );
+        // A change shows in the metadata (here the length): read again.
+        std::fs::write(&path, "likes water, not coffee").unwrap();
+        assert_eq!(
+            prompt_file(dir.path(), "USER.md").as_deref(),
+            Some("likes water, not coffee")
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(prompt_file(dir.path(), "USER.md"), None);
     }
 }

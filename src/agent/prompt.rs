@@ -8,16 +8,18 @@ use super::shared::Shared;
 use crate::chat::ChatMessage;
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::{ChatRequest, ProviderError};
-use crate::redact;
 use crate::redact::Redactor;
 
 /// Per-message template overhead when counting message by message
 /// (`<|im_start|>role\n` ... `<|im_end|>\n`); the exact total comes from the server.
 const MESSAGE_OVERHEAD_TOKENS: u64 = 6;
 
-/// The system prompt and the history as sent. The history was redacted as
-/// it was pushed; this guards the system prompt (workspace files, MEMORY.md)
-/// and transcripts written before redaction existed.
+/// The system prompt and the history as sent. The history is redacted
+/// once, as a message joins it (`Session::push`) and as a session is
+/// opened (a transcript written before a secret was known), never again
+/// per request; this guards the system prompt (workspace files, MEMORY.md).
+/// A message added to a request only (a hand-off note, a compaction's
+/// instruction) is redacted by whoever adds it.
 pub(super) fn prompt_messages(
     redactor: &Redactor,
     system: &str,
@@ -26,35 +28,38 @@ pub(super) fn prompt_messages(
     let mut messages = Vec::with_capacity(history.len() + 1);
     messages.push(ChatMessage::system(redactor.redact(system)));
     messages.extend(history.iter().cloned());
-    for message in &mut messages[1..] {
-        redact::message(redactor, message);
-    }
     messages
 }
 
 /// An upper bound on the prompt's tokens: its bytes plus the template's
 /// special tokens per message, and `image_tokens` per image.
 pub(super) fn byte_bound(request: &ChatRequest, image_tokens: u64) -> u64 {
-    let messages: usize = request
+    let messages: u64 = request
         .messages
         .iter()
-        .map(|m| {
-            m.content.len()
-                + m.tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.to_string().len() + 32)
-                    .sum::<usize>()
-                + 16
-        })
+        .map(|m| message_bound(m, image_tokens))
         .sum();
-    let tools: usize = request
-        .tools
+    messages + tools_bound(&request.tools)
+}
+
+/// A message's share of `byte_bound`.
+pub(super) fn message_bound(message: &ChatMessage, image_tokens: u64) -> u64 {
+    let calls: usize = message
+        .tool_calls
+        .iter()
+        .map(|c| c.name.len() + c.arguments.to_string().len() + 32)
+        .sum();
+    (message.content.len() + calls + 16) as u64 + message.images.len() as u64 * image_tokens
+}
+
+/// The tool list's share of `byte_bound`, with the template's tools block.
+pub(super) fn tools_bound(specs: &[crate::chat::ToolSpec]) -> u64 {
+    let tools: usize = specs
         .iter()
         .map(|t| t.to_openai_json().to_string().len())
         .sum();
-    let images: u64 = request.messages.iter().map(|m| m.images.len() as u64).sum();
     // The Qwen3 tools block adds its instructions around the tool list.
-    (messages + tools + 1024) as u64 + images * image_tokens
+    (tools + 1024) as u64
 }
 
 /// An estimate of the prompt's tokens without the server: about four
@@ -145,6 +150,95 @@ pub(super) async fn text_tokens(shared: &Shared, text: &str) -> u64 {
     }
 }
 
+/// What every request of a turn starts with, the system prompt and the
+/// tool list, with what sizing a prompt needs of them, worked out once a
+/// turn rather than once a request.
+pub(super) struct Fixed {
+    pub system: String,
+    pub specs: Vec<crate::chat::ToolSpec>,
+    /// Tells two turns' fixed parts apart: equal parts, equal values.
+    pub fingerprint: u64,
+    /// `tools_bound` of `specs`.
+    pub tools_bound: u64,
+}
+
+impl Fixed {
+    pub fn new(system: String, specs: Vec<crate::chat::ToolSpec>) -> Self {
+        use std::hash::{Hash, Hasher};
+        let (tools_fingerprint, tools_bound) = tools_facts(&specs);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        system.hash(&mut h);
+        tools_fingerprint.hash(&mut h);
+        Self {
+            fingerprint: h.finish(),
+            tools_bound,
+            system,
+            specs,
+        }
+    }
+
+    /// `byte_bound` of a request of these parts and `history`.
+    pub fn bound_with(&self, history: &[ChatMessage], image_tokens: u64) -> u64 {
+        let messages: u64 = history.iter().map(|m| message_bound(m, image_tokens)).sum();
+        // The system message's share as `message_bound` counts it.
+        (self.system.len() + 16) as u64 + messages + self.tools_bound
+    }
+}
+
+/// The tool list's fingerprint and `tools_bound`, kept for the last list
+/// seen: every turn of every session offers the same list until the
+/// config's tools or the MCP servers' change, and serializing it to size
+/// it costs more than comparing it.
+fn tools_facts(specs: &[crate::chat::ToolSpec]) -> (u64, u64) {
+    type Last = Option<(Vec<crate::chat::ToolSpec>, u64, u64)>;
+    static LAST: std::sync::Mutex<Last> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((seen, fingerprint, bound)) = last.as_ref()
+        && seen.as_slice() == specs
+    {
+        return (*fingerprint, *bound);
+    }
+    let facts = (tools_fingerprint(specs), tools_bound(specs));
+    *last = Some((specs.to_vec(), facts.0, facts.1));
+    facts
+}
+
+/// Tells two tool lists apart (names, descriptions, schemas): equal lists
+/// give equal values.
+fn tools_fingerprint(specs: &[crate::chat::ToolSpec]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    specs.len().hash(&mut h);
+    for spec in specs {
+        spec.name.hash(&mut h);
+        spec.description.hash(&mut h);
+        hash_json(&spec.parameters, &mut h);
+    }
+    h.finish()
+}
+
+fn hash_json(value: &serde_json::Value, h: &mut impl std::hash::Hasher) {
+    use serde_json::Value;
+    use std::hash::Hash;
+    match value {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n.to_string()).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(h);
+            items.iter().for_each(|v| hash_json(v, h));
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(h);
+            for (key, v) in map {
+                key.hash(h);
+                hash_json(v, h);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +267,39 @@ mod tests {
             estimated_prompt(&pictured, 500),
             estimated_prompt(&plain, 500) + 500
         );
+    }
+
+    #[test]
+    fn the_fingerprint_changes_with_the_system_prompt_or_a_schema() {
+        let fingerprint = |system: &str, specs: &[crate::chat::ToolSpec]| {
+            Fixed::new(system.to_string(), specs.to_vec()).fingerprint
+        };
+        let specs = crate::tools::specs();
+        let base = fingerprint("system", &specs);
+        assert_eq!(base, fingerprint("system", &crate::tools::specs()));
+        assert_ne!(base, fingerprint("system.", &specs));
+        let mut changed = specs.clone();
+        changed[0].parameters["properties"]["extra"] = serde_json::json!({"type": "string"});
+        assert_ne!(base, fingerprint("system", &changed));
+        assert_ne!(base, fingerprint("system", &specs[1..]));
+        // The last list's facts are kept; a list seen before is sized anew.
+        assert_eq!(base, fingerprint("system", &specs));
+        let fixed = Fixed::new("system".into(), changed.clone());
+        assert_eq!(fixed.tools_bound, tools_bound(&changed));
+    }
+
+    #[test]
+    fn the_fixed_parts_bound_is_the_requests_byte_bound() {
+        let specs = crate::tools::specs();
+        let history = vec![ChatMessage::user("hello"), ChatMessage::assistant("hi")];
+        let fixed = Fixed::new("system prompt".into(), specs.clone());
+        let mut messages = vec![ChatMessage::system("system prompt")];
+        messages.extend(history.iter().cloned());
+        let request = ChatRequest {
+            messages,
+            tools: specs,
+            ..ChatRequest::default()
+        };
+        assert_eq!(fixed.bound_with(&history, 768), byte_bound(&request, 768));
     }
 }

@@ -25,6 +25,9 @@ pub(crate) struct Session {
     pub(super) summary: Option<String>,
     /// Token cost of each history message, filled lazily.
     pub(super) tokens: Vec<Option<u64>>,
+    /// The main model's server's count of the last prompt it answered:
+    /// the next prompt's size is that plus its new messages (`Counted`).
+    pub(super) counted: Option<Counted>,
     /// `/local` or `/remote`: taken by the next turn.
     pub(super) forced: Option<Target>,
     pub(super) slot: Option<u32>,
@@ -71,7 +74,7 @@ impl Session {
         let compact_again_at =
             summary::paused_compaction(&records, shared.config.agent.compact_at, limits.n_ctx);
         // From the last compaction's summary on, when there was one.
-        let (summary, history) = summary::resume(records);
+        let (summary, history) = redacted(&shared.redactor, summary::resume(records));
         // A resumed session's cache is restored to the main model's slot.
         let cache_role = (!history.is_empty()).then_some(crate::protocol::LocalRole::Main);
         let session = Self {
@@ -79,6 +82,7 @@ impl Session {
             id: id.to_string(),
             transcript,
             tokens: vec![None; history.len()],
+            counted: None,
             history,
             summary,
             forced: None,
@@ -108,8 +112,9 @@ impl Session {
         let (transcript, records) = Transcript::open(&shared.workspace, &self.id)?;
         self.turns = crate::sessions::user_turns(&records);
         self.transcript = transcript;
-        (self.summary, self.history) = summary::resume(records);
+        (self.summary, self.history) = redacted(&self.redactor, summary::resume(records));
         self.tokens = vec![None; self.history.len()];
+        self.counted = None;
         self.window_start = 0;
         self.untrimmed.clear();
         self.compact_again_at = None;
@@ -128,6 +133,7 @@ impl Session {
                 self.history.clear();
                 self.summary = None;
                 self.tokens.clear();
+                self.counted = None;
                 self.window_start = 0;
                 self.untrimmed.clear();
                 self.compact_again_at = None;
@@ -226,9 +232,49 @@ impl Session {
             .map(|(index, text)| (index - cut, text))
             .collect();
         self.history = self.history.split_off(cut);
+        self.counted = None;
         self.summary = Some(summary);
         self.window_start = 0;
     }
+}
+
+/// The server's count of a prompt it answered (`usage.prompt_tokens`) and
+/// what that prompt held: the base a later prompt of the same session is
+/// sized from, its new messages estimated, so a turn asks the server to
+/// count (`/apply-template` + `/tokenize`) only near the window's edge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Counted {
+    /// The prompt's tokens as the main model's server counted them.
+    pub tokens: u64,
+    /// The system prompt and tool list it carried (`Fixed::fingerprint`).
+    pub fixed: u64,
+    /// The history it carried: `from..to`.
+    pub from: usize,
+    pub to: usize,
+}
+
+impl Counted {
+    /// The base for a prompt of `history[from..]` with these fixed parts:
+    /// `None` when it carried something else (another system prompt or tool
+    /// list, another window start, a history since shortened).
+    pub fn base_for(&self, fixed: u64, from: usize, history_len: usize) -> Option<&Self> {
+        (self.fixed == fixed && self.from == from && self.to <= history_len).then_some(self)
+    }
+}
+
+/// A summary and history read from a transcript, redacted once: one
+/// written before a secret was known (or by an older egirl) may hold its
+/// raw value, and requests send the history as it is held
+/// (`prompt::prompt_messages`).
+fn redacted(
+    redactor: &Redactor,
+    (summary, mut history): (Option<String>, Vec<ChatMessage>),
+) -> (Option<String>, Vec<ChatMessage>) {
+    for message in &mut history {
+        redact::message(redactor, message);
+    }
+    let summary = summary.map(|s| redactor.redact(&s).into_owned());
+    (summary, history)
 }
 
 /// One turn's (or one command's) view of the core: the shared state and
@@ -250,5 +296,50 @@ impl<'a> Turn<'a> {
 
     pub(super) fn emit(&self, kind: EventKind) {
         self.shared.bus.emit(&self.session_id, &self.origin, kind);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_read_from_a_transcript_is_redacted_once_as_it_is_opened() {
+        let secret = "legacy-secret-5c81e2";
+        let redactor = Redactor::new([("LEGACY_TOKEN".to_string(), secret.to_string())]);
+        let mut asked = ChatMessage::assistant(format!("noted {secret}"));
+        asked.tool_calls = vec![crate::chat::ToolCall {
+            id: "c1".into(),
+            name: "memory_save".into(),
+            arguments: serde_json::json!({"text": secret}),
+            arguments_error: None,
+        }];
+        let read = (
+            Some(format!("summary: {secret}")),
+            vec![ChatMessage::user(format!("my token is {secret}")), asked],
+        );
+        let (summary, history) = redacted(&redactor, read);
+        let all = format!("{summary:?} {history:?}");
+        assert!(!all.contains(secret), "{all}");
+        assert_eq!(history[0].content, "my token is [redacted:LEGACY_TOKEN]");
+        assert_eq!(
+            history[1].tool_calls[0].arguments["text"],
+            "[redacted:LEGACY_TOKEN]"
+        );
+    }
+
+    #[test]
+    fn a_count_is_a_base_only_for_the_same_fixed_part_window_and_history() {
+        let counted = Counted {
+            tokens: 900,
+            fixed: 7,
+            from: 2,
+            to: 5,
+        };
+        assert!(counted.base_for(7, 2, 8).is_some());
+        assert!(counted.base_for(7, 2, 5).is_some());
+        assert!(counted.base_for(8, 2, 8).is_none(), "another system prompt");
+        assert!(counted.base_for(7, 3, 8).is_none(), "another window start");
+        assert!(counted.base_for(7, 2, 4).is_none(), "a shorter history");
     }
 }

@@ -6,9 +6,9 @@ use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use super::prompt::{
-    byte_bound, count_prompt, message_tokens, prompt_messages, text_tokens, tools_text,
+    Fixed, count_prompt, message_bound, message_tokens, prompt_messages, text_tokens, tools_text,
 };
-use super::session::{Session, Turn};
+use super::session::{Counted, Session, Turn};
 use super::{local, trim, window};
 use crate::chat::ChatMessage;
 use crate::protocol::{
@@ -27,16 +27,14 @@ pub(super) async fn local_step(
     turn: &Turn<'_>,
     session: &mut Session,
     role: LocalRole,
-    system: &str,
-    specs: &[crate::chat::ToolSpec],
+    fixed: &Fixed,
     current: usize,
     cancel: &CancellationToken,
 ) -> Result<Option<(ChatResponse, String)>> {
     let shared = turn.shared;
     let mut extra_drop = 0;
     loop {
-        let mut request =
-            build_request(turn, session, role, system, specs, current, extra_drop).await?;
+        let mut request = build_request(turn, session, role, fixed, current, extra_drop).await?;
         super::vision::attach(turn, session, &mut request, Some(role)).await;
         let mut streamed = Streamed::new(&shared.redactor);
         let mut on_chunk = |chunk: StreamChunk| stream_to(turn, &mut streamed, chunk);
@@ -72,6 +70,7 @@ pub(super) async fn local_step(
                     shared
                         .slot_owners
                         .note(&served.endpoint, session.cache_slot(), &session.id);
+                    remember_count(session, fixed, current, &served.response);
                 }
                 session.endpoint = Some(served.endpoint);
                 return Ok(Some((served.response, "llamacpp".into())));
@@ -89,6 +88,19 @@ pub(super) async fn local_step(
     }
 }
 
+/// The server's count of the prompt it just answered: the next prompt's
+/// size starts from it (`Counted`). A server that reports no usage leaves
+/// no base; the next check then asks it to count.
+fn remember_count(session: &mut Session, fixed: &Fixed, current: usize, response: &ChatResponse) {
+    let tokens = response.usage.input_tokens;
+    session.counted = (tokens > 0).then(|| Counted {
+        tokens,
+        fixed: fixed.fingerprint,
+        from: session.window_start.min(current),
+        to: session.history.len(),
+    });
+}
+
 /// One request to a remote provider: the whole history (its window is
 /// far larger), with the hand-off note after the local attempt when the
 /// turn was escalated.
@@ -103,7 +115,9 @@ pub(super) async fn remote_step(
 ) -> Result<Option<(ChatResponse, String)>, ProviderError> {
     let mut history = session.history.clone();
     if let Some((at, note)) = handoff {
-        history.insert((*at).min(history.len()), note.clone());
+        let mut note = note.clone();
+        crate::redact::message(&turn.shared.redactor, &mut note);
+        history.insert((*at).min(history.len()), note);
     }
     let mut request = ChatRequest {
         messages: prompt_messages(&turn.shared.redactor, system, &history),
@@ -207,15 +221,13 @@ async fn build_request(
     turn: &Turn<'_>,
     session: &mut Session,
     role: LocalRole,
-    system: &str,
-    specs: &[crate::chat::ToolSpec],
+    fixed: &Fixed,
     current: usize,
     extra_drop: usize,
 ) -> Result<ChatRequest> {
+    let (system, specs) = (fixed.system.as_str(), fixed.specs.as_slice());
     let shared = turn.shared;
     let limits = shared.limits_for(role).await;
-    // Counted by the role's own server, as the request will go out.
-    let local = shared.counting_server(role, Some(&session.id)).await;
     let reply_reserve = shared.config.local.max_tokens.min(limits.n_ctx / 4);
     let budget = limits.n_ctx.saturating_sub(reply_reserve);
     let start = session.window_start.min(current);
@@ -230,9 +242,26 @@ async fn build_request(
     };
     // No token can be shorter than a byte, so a prompt with fewer bytes
     // than the budget fits without asking the server to count it.
-    let mut prompt_tokens = byte_bound(&request, shared.config.images.local_tokens);
+    let image_tokens = shared.config.images.local_tokens;
+    let mut prompt_tokens = fixed.bound_with(&session.history[start..], image_tokens);
+    // Nor does one whose last count plus its new messages' bytes does.
+    if prompt_tokens > budget && role == LocalRole::Main {
+        let history = &session.history;
+        let base = session.counted.as_ref();
+        if let Some(base) = base.and_then(|c| c.base_for(fixed.fingerprint, start, history.len())) {
+            let new = &history[base.to..];
+            let upper = base.tokens
+                + new
+                    .iter()
+                    .map(|m| message_bound(m, image_tokens))
+                    .sum::<u64>();
+            prompt_tokens = prompt_tokens.min(upper);
+        }
+    }
     let mut exact = None;
     if prompt_tokens > budget || extra_drop > 0 {
+        // Counted by the role's own server, as the request will go out.
+        let local = shared.counting_server(role, Some(&session.id)).await;
         exact = count_prompt(shared, &local, &request).await;
         prompt_tokens = exact.unwrap_or(prompt_tokens);
     }

@@ -15,7 +15,7 @@ use chrono::Local;
 use tokio_util::sync::CancellationToken;
 
 use super::hooks;
-use super::prompt::estimate_tokens;
+use super::prompt::{Fixed, estimate_tokens};
 use super::route::TurnRoute;
 use super::session::{Session, Turn};
 use super::shared::Shared;
@@ -23,7 +23,7 @@ use super::steps::{local_step, remote_step};
 use super::tool_calls::run_tools;
 use super::usage::emit_usage;
 use super::{budget, context, local, pin, route, unattended};
-use crate::chat::{ChatMessage, ToolCall, ToolSpec};
+use crate::chat::{ChatMessage, ToolCall};
 use crate::protocol::{ContextUse, EventKind, Origin, Target};
 use crate::protocol::{ErrorEvent, FinalAnswer, Notice, Route, Routing, TurnEnded, TurnStarted};
 use crate::providers::ProviderError;
@@ -73,8 +73,8 @@ struct TurnContext {
     checkpoint: Option<Arc<TurnCheckpoint>>,
     /// The index of the turn's user message in the history.
     current: usize,
-    system: String,
-    specs: Vec<ToolSpec>,
+    /// The system prompt and the tools offered.
+    fixed: Fixed,
 }
 
 /// The tool calls of the turn so far: repeats are refused, outcomes feed
@@ -131,12 +131,14 @@ pub(crate) async fn run_turn(
     // session's next turn waits for these hooks.
     hooks::at_turn_end(&turn, &session.id, interrupted).await;
     turn.emit(EventKind::TurnEnded(TurnEnded { interrupted }));
-    // Old and excess file checkpoints go between turns.
-    let checkpoints = shared.checkpoints.clone();
-    let _ = tokio::task::spawn_blocking(move || {
-        checkpoints.prune(std::time::SystemTime::now());
-    })
-    .await;
+    // Old and excess file checkpoints go between turns (when some may be due).
+    if shared.checkpoints.prune_due(&session.id, session.turns) {
+        let checkpoints = shared.checkpoints.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            checkpoints.prune(std::time::SystemTime::now());
+        })
+        .await;
+    }
 }
 
 /// The turn's steps; an error is the turn's failure (`TurnEnd::Failed`).
@@ -320,19 +322,18 @@ async fn prepare(
     let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
     let system = shared.redactor.redact(&system).into_owned();
     // The last compaction's summary, fenced after the prompt (`summary`).
-    let mut system = super::summary::with_summary(&system, session.summary.as_deref());
+    let system = super::summary::with_summary(&system, session.summary.as_deref());
     let mcp = tools::mcp::specs_for(&shared.mcp, &shared.config, &session.id).await;
     let specs = unattended::offered_tools(&turn.origin, &shared.config, mcp);
+    let mut fixed = Fixed::new(system, specs);
     let current =
-        super::compact::before_request(turn, session, &mut system, &specs, planned.current, cancel)
-            .await;
+        super::compact::before_request(turn, session, &mut fixed, planned.current, cancel).await;
     TurnContext {
         decision: planned.decision,
         role: planned.role,
         checkpoint: planned.checkpoint,
         current,
-        system,
-        specs,
+        fixed,
     }
 }
 
@@ -347,7 +348,7 @@ async fn step<'a>(
     cancel: &CancellationToken,
 ) -> Result<Next<'a>> {
     let shared = turn.shared;
-    let (system, specs) = (&ctx.system, &ctx.specs);
+    let (system, specs) = (&ctx.fixed.system, &ctx.fixed.specs);
     let step = match route.remote_now() {
         Some(r) => {
             let prompt = budget::prompt_estimate(system, &session.history);
@@ -360,7 +361,7 @@ async fn step<'a>(
                 Ok(step) => step,
             }
         }
-        None => local_step(turn, session, ctx.role, system, specs, ctx.current, cancel).await?,
+        None => local_step(turn, session, ctx.role, &ctx.fixed, ctx.current, cancel).await?,
     };
     let Some((mut response, provider)) = step else {
         return Ok(Next::Interrupted);

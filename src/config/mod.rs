@@ -463,7 +463,8 @@ pub fn expand_home(path: &str) -> PathBuf {
 pub struct CheckpointsConfig {
     /// Off: no copies are kept and `/rewind` restores no file.
     pub enabled: bool,
-    /// Checkpoints older than this are deleted (at start and after each turn).
+    /// Checkpoints older than this are deleted (at start, after a turn that
+    /// kept a copy, else at most once a minute after a turn).
     pub max_age: ConfigDuration,
     /// All checkpoints together stay under this many MiB: the oldest turns
     /// go first; a single file larger than this is not kept.

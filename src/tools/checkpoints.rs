@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -44,7 +44,13 @@ struct Saved {
 pub struct Checkpoints {
     root: PathBuf,
     config: CheckpointsConfig,
+    /// When `prune_due` last said yes (shared by the clones).
+    last_prune: Arc<Mutex<Option<Instant>>>,
 }
+
+/// How often old copies are looked for when no turn kept any: `prune`
+/// walks every session's folders, too much to do after every turn.
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
 
 /// What a rewind did to the files.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -66,6 +72,7 @@ impl Checkpoints {
         Self {
             root: workspace.join(".egirl").join("checkpoints"),
             config: config.clone(),
+            last_prune: Arc::default(),
         }
     }
 
@@ -85,12 +92,29 @@ impl Checkpoints {
         self.root.join(session)
     }
 
+    /// Whether `prune` should run after turn `turn` of `session`: the
+    /// turn kept a copy (the size cap may be passed now), or `PRUNE_EVERY`
+    /// has gone by since the last prune (copies age out).
+    pub fn prune_due(&self, session: &str, turn: usize) -> bool {
+        let kept = self.turn_dir(session, turn).exists();
+        let mut last = self.last_prune.lock().unwrap_or_else(|e| e.into_inner());
+        let due = kept || last.is_none_or(|at| at.elapsed() >= PRUNE_EVERY);
+        if due {
+            *last = Some(Instant::now());
+        }
+        due
+    }
+
+    fn turn_dir(&self, session: &str, turn: usize) -> PathBuf {
+        self.session_dir(session).join(format!("{turn:06}"))
+    }
+
     /// Where turn `turn` of `session` keeps its copies; `None` when
     /// checkpoints are off.
     pub fn turn(&self, session: &str, turn: usize) -> Option<Arc<TurnCheckpoint>> {
         self.config.enabled.then(|| {
             Arc::new(TurnCheckpoint {
-                dir: self.session_dir(session).join(format!("{turn:06}")),
+                dir: self.turn_dir(session, turn),
                 max_bytes: self.config.max_total_mb.saturating_mul(1024 * 1024),
                 saved: Mutex::new(HashSet::new()),
             })

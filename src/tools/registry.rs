@@ -5,8 +5,12 @@
 //! The table's order is the order of the tool list in the prompt, which
 //! stays byte-identical from request to request (prefix cache).
 
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -103,7 +107,7 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
         let browser = &config.tools.browser;
         config.tools.web.fetch != WebFetchPolicy::Off
             && browser.enabled
-            && browser.chromium().is_ok()
+            && installed("chromium", &browser.executable, || browser.chromium().is_ok())
     }),
     // Offered with `[tools.web.search]`.
     tool!(web_search, fixed: false, offered_when: |config| {
@@ -112,7 +116,8 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     }, catalog: "search the web"),
     // Offered when its `claude` exists.
     tool!(delegate_claude_code, fixed: false, offered_when: |config| {
-        config.delegate.claude_code.executable().is_ok()
+        let claude = &config.delegate.claude_code;
+        installed("claude", &claude.binary, || claude.executable().is_ok())
     }, catalog: "hand a coding task to Claude Code"),
     // Offered with at least one `[delegate.agents.NAME]`, whole: its spec
     // names the agents the user configured, which the model should see
@@ -120,6 +125,39 @@ pub static BUILTIN_TOOLS: &[ToolEntry] = &[
     tool!(delegate, fixed: false, offered_when: builtin::delegate::offered,
         spec: builtin::delegate::spec_for, listing: Listing::Whole),
 ];
+
+/// How long a program found (or not) on PATH is taken as found (or not)
+/// for the tool list: installing one while egirl runs offers its tool
+/// within this long.
+const INSTALLED_FOR: Duration = Duration::from_secs(60);
+
+/// Whether `program` (configured as `configured`) is installed, as `look`
+/// says; the answer for a name looked up on PATH is kept `INSTALLED_FOR`
+/// per PATH. The tool list is built every turn, and a PATH scan is a stat
+/// per directory and candidate name (the browser's four names: dozens).
+/// A path (with a `/`) is one stat and asked each time; a call of the tool
+/// always looks the program up afresh.
+fn installed(program: &str, configured: &str, look: impl FnOnce() -> bool) -> bool {
+    type Seen = HashMap<(String, String, OsString), (bool, Instant)>;
+    static SEEN: LazyLock<Mutex<Seen>> = LazyLock::new(Mutex::default);
+    if configured.contains('/') {
+        return look();
+    }
+    let key = (
+        program.to_string(),
+        configured.to_string(),
+        std::env::var_os("PATH").unwrap_or_default(),
+    );
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((found, at)) = seen.get(&key)
+        && at.elapsed() < INSTALLED_FOR
+    {
+        return *found;
+    }
+    let found = look();
+    seen.insert(key, (found, Instant::now()));
+    found
+}
 
 /// The fixed set of tools, in prompt order (see [`ToolEntry::fixed`]):
 /// the whole ones, then the catalog.
@@ -239,6 +277,22 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+
+    #[test]
+    fn a_program_on_path_is_looked_up_once_a_path_each_time() {
+        let looked = std::cell::Cell::new(0);
+        let look = |found| {
+            looked.set(looked.get() + 1);
+            found
+        };
+        // A name no other test uses: the answer is kept per process.
+        assert!(installed("test-program", "only-here", || look(true)));
+        assert!(installed("test-program", "only-here", || look(false)));
+        assert_eq!(looked.get(), 1);
+        assert!(!installed("test-program", "/bin/only-here", || look(false)));
+        assert!(installed("test-program", "/bin/only-here", || look(true)));
+        assert_eq!(looked.get(), 3);
+    }
 
     #[test]
     fn every_tool_is_named_by_its_spec_once() {

@@ -134,3 +134,50 @@ async fn a_server_without_a_tokenizer_is_estimated_and_not_asked_again() {
     );
     assert!(fake.hits("/tokenize") == 0, "{}", fake.hits("/tokenize"));
 }
+
+/// Turns that are far from the window's edge ask the server to count
+/// nothing: the prompt's bytes already say it fits.
+#[tokio::test]
+async fn a_prompt_far_under_the_window_is_never_counted_on_the_server() {
+    let fake = FakeLlama::start().await;
+    fake.set_n_ctx(32768);
+    let mut h = start(&fake, |_| {});
+    for i in 0..3 {
+        h.send("w", &format!("question {i}"));
+        assert_eq!(final_text(&h.turn("w").await).as_deref(), Some("ok"));
+    }
+    assert_eq!(fake.hits("/apply-template"), 0);
+    assert_eq!(fake.hits("/tokenize"), 0);
+}
+
+/// Where the bytes alone do not say it fits, the server counts the first
+/// prompt; later turns add their new messages to the count it reported
+/// with its answer, until the fixed part changes (here MEMORY.md).
+#[tokio::test]
+async fn later_turns_add_their_new_messages_to_the_servers_last_count() {
+    let fake = FakeLlama::start().await;
+    // The fixed prompt's bytes pass the compaction bar (0.75 of 4096);
+    // its tokens (a quarter of them) do not.
+    fake.set_n_ctx(4096);
+    let mut h = start(&fake, |_| {});
+    h.send("w", "first question");
+    assert_eq!(final_text(&h.turn("w").await).as_deref(), Some("ok"));
+    let first = fake.hits("/apply-template");
+    assert!(first >= 1, "the first prompt was not counted");
+    for i in 0..3 {
+        h.send("w", &format!("question {i}"));
+        assert_eq!(final_text(&h.turn("w").await).as_deref(), Some("ok"));
+    }
+    assert_eq!(
+        fake.hits("/apply-template"),
+        first,
+        "counted again far from the edge"
+    );
+    std::fs::write(h.workspace.join("MEMORY.md"), "the user likes tea\n").expect("memory");
+    h.send("w", "and now?");
+    assert_eq!(final_text(&h.turn("w").await).as_deref(), Some("ok"));
+    assert!(
+        fake.hits("/apply-template") > first,
+        "a new system prompt was sized from the old count"
+    );
+}

@@ -62,3 +62,26 @@ async fn checkpoints_past_the_size_budget_or_their_age_are_pruned() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stale.exists(), "a checkpoint older than max_age is pruned");
 }
+
+/// After a turn that kept no copy, the walk over every session's folders
+/// is skipped until a minute has gone by; a turn that kept one is always
+/// followed by a prune (the size cap may be passed).
+#[test]
+fn a_prune_is_due_after_a_turn_that_kept_a_copy_or_once_a_minute() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = egirl::config::CheckpointsConfig::default();
+    let checkpoints = egirl::tools::checkpoints::Checkpoints::new(dir.path(), &config);
+    assert!(checkpoints.prune_due("s", 1), "the first turn of a process");
+    assert!(
+        !checkpoints.prune_due("s", 2),
+        "nothing kept, pruned just now"
+    );
+    let kept = dir.path().join(".egirl/checkpoints/s/000003");
+    std::fs::create_dir_all(&kept).unwrap();
+    assert!(checkpoints.prune_due("s", 3), "turn 3 kept a copy");
+    assert!(
+        checkpoints.clone().prune_due("s", 3),
+        "clones share the clock"
+    );
+    assert!(!checkpoints.prune_due("s", 4));
+}

@@ -16,12 +16,13 @@
 
 mod pause;
 mod request;
+mod size;
 
 use anyhow::{Result, bail};
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
-use super::prompt::{count_prompt, estimated_prompt, prompt_messages};
+use super::prompt::{Fixed, count_prompt, estimated_prompt, prompt_messages};
 use super::session::{Session, Turn};
 use super::shared::Shared;
 use super::summary::with_summary;
@@ -49,8 +50,7 @@ struct Done {
 pub(super) async fn before_request(
     turn: &Turn<'_>,
     session: &mut Session,
-    system: &mut String,
-    specs: &[ToolSpec],
+    fixed: &mut Fixed,
     current: usize,
     cancel: &CancellationToken,
 ) -> usize {
@@ -62,6 +62,14 @@ pub(super) async fn before_request(
     let limits = shared.limits().await;
     let threshold = (limits.n_ctx as f64 * at) as u64;
     let start = session.window_start.min(current);
+    // Paused (`compact_again_at`): nothing happens under that mark either.
+    let bar = session
+        .compact_again_at
+        .map_or(threshold, |again| threshold.max(again.saturating_sub(1)));
+    if size::surely_below(shared, session, fixed, start, bar) {
+        return current;
+    }
+    let (system, specs) = (&fixed.system, fixed.specs.as_slice());
     let tokens = prompt_tokens(shared, system, specs, &session.history[start..]).await;
     if tokens <= threshold {
         return current;
@@ -82,7 +90,7 @@ pub(super) async fn before_request(
         Ok(done) => {
             // The flush may have changed MEMORY.md: this request starts a
             // new prefix anyway, so the change lands here, not on the next turn.
-            *system = done.system.clone();
+            *fixed = Fixed::new(done.system.clone(), std::mem::take(&mut fixed.specs));
             let again = pause::retry_at(done.after_tokens, threshold, limits.n_ctx);
             let told = session.compact_again_at.is_some();
             session.compact_again_at = again;

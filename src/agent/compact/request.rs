@@ -96,7 +96,10 @@ pub(super) async fn summary(
     if let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) {
         prompt.push_str(&format!("\nKeep in particular: {focus}"));
     }
-    let tail = ChatMessage::user(prompt);
+    // The focus the user gave is their text: redacted like every message
+    // before it joins the history.
+    let mut tail = ChatMessage::user(prompt);
+    crate::redact::message(&shared.redactor, &mut tail);
     let mut model_name = shared.config.agent.compaction_model.as_str();
     if model_name == "remote"
         && let Some(why) = over_budget(turn, system, &session.history[start..cut])
