@@ -297,6 +297,23 @@ impl<'a> Turn<'a> {
     pub(super) fn emit(&self, kind: EventKind) {
         self.shared.bus.emit(&self.session_id, &self.origin, kind);
     }
+
+    /// Appends a line of this turn to the agent's daily log (redacted);
+    /// a failure is a notice, never the turn's end.
+    pub(super) fn log_daily(&self, who: &str, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        let origin = self.origin.to_string();
+        let text = self.shared.redactor.redact(text);
+        let now = chrono::Local::now();
+        let workspace = &self.shared.workspace;
+        if let Err(e) = crate::memory::daily::append(workspace, now, who, &origin, &text) {
+            self.emit(EventKind::Notice(crate::protocol::Notice {
+                message: format!("could not append to the daily log: {e}"),
+            }));
+        }
+    }
 }
 
 #[cfg(test)]

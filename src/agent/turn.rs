@@ -226,7 +226,7 @@ async fn plan<'a>(
     let checkpoint = shared.checkpoints.turn(&session.id, session.turns);
     // The heartbeat's standing prompt is not news; only what it finds is.
     if turn.origin != Origin::Heartbeat {
-        log_daily(turn, "user", typed);
+        turn.log_daily("user", typed);
     }
     let current = session.history.len() - 1;
 
@@ -481,21 +481,6 @@ fn deliver_final(turn: &Turn<'_>, answer: String) {
     } else {
         answer
     };
-    log_daily(turn, "egirl", &text);
+    turn.log_daily("egirl", &text);
     turn.emit(EventKind::Final(FinalAnswer { text }));
-}
-
-fn log_daily(turn: &Turn<'_>, who: &str, text: &str) {
-    if text.trim().is_empty() {
-        return;
-    }
-    let origin = turn.origin.to_string();
-    let text = turn.shared.redactor.redact(text);
-    if let Err(e) =
-        crate::memory::daily::append(&turn.shared.workspace, Local::now(), who, &origin, &text)
-    {
-        turn.emit(EventKind::Notice(Notice {
-            message: format!("could not append to the daily log: {e}"),
-        }));
-    }
 }

@@ -211,9 +211,10 @@ async fn exec_denied_is_refused_when_named_and_an_unknown_agent_is_one_line() {
     assert!(!home.join("planted").exists(), "{output}");
 
     let out = two.cli.run(&["--agent", "nope", "-m", "hi"]).await;
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // A usage error, refused before anything starts (exit 2, as a bad flag).
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("no agent `nope`: the config declares default, home, work"),
+        stderr(&out).contains("no agent `nope` (known: default, home, work)"),
         "{}",
         stderr(&out)
     );
