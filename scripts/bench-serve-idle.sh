@@ -11,6 +11,8 @@
 #
 #   scripts/bench-serve-idle.sh [SECONDS]      (default 60)
 #   EGIRL_BIN=path/to/egirl scripts/bench-serve-idle.sh [SECONDS]
+#   EGIRL_IDLE_AGENTS=2 scripts/bench-serve-idle.sh    (that many more
+#   [agents.NAME] beside `default`, each with its heartbeat and scheduler)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/egirl/target}"
@@ -47,6 +49,9 @@ every = "30m"
 [webhook]
 listen = "127.0.0.1:0"
 TOML
+for i in $(seq 1 "${EGIRL_IDLE_AGENTS:-0}"); do
+  printf '[agents.a%d]\n' "$i" >> "$dir/egirl.toml"
+done
 
 # The workspace and 20 jobs, due in 1..20 hours.
 "$bin" --config "$dir/egirl.toml" stats >/dev/null
