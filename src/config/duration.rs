@@ -78,42 +78,37 @@ impl<'de> Deserialize<'de> for ConfigDuration {
     }
 }
 
-/// Discord ids exceed what some tools keep exact as numbers; accept both forms.
-pub fn string_or_int_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Id {
-        Text(String),
-        Int(u64),
-        /// Telegram group chat ids are negative.
-        Signed(i64),
-    }
-    let ids = Vec::<Id>::deserialize(d)?;
-    Ok(ids
-        .into_iter()
-        .map(|id| match id {
+/// An id as the file may write it: Discord ids exceed what some tools
+/// keep exact as numbers, so a string or an integer.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Id {
+    Text(String),
+    Int(u64),
+    /// Telegram group chat ids are negative.
+    Signed(i64),
+}
+
+impl Id {
+    fn text(self) -> String {
+        match self {
             Id::Text(t) => t,
             Id::Int(n) => n.to_string(),
             Id::Signed(n) => n.to_string(),
-        })
-        .collect())
+        }
+    }
+}
+
+/// A list of ids, each a string or an integer.
+pub fn string_or_int_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let ids = Vec::<Id>::deserialize(d)?;
+    Ok(ids.into_iter().map(Id::text).collect())
 }
 
 /// One id written as a string or an integer (`[[bindings]] user = 123`);
 /// with `#[serde(default)]` a missing one is `None`.
 pub fn string_or_int_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Id {
-        Text(String),
-        Int(u64),
-        Signed(i64),
-    }
-    Ok(Some(match Id::deserialize(d)? {
-        Id::Text(t) => t,
-        Id::Int(n) => n.to_string(),
-        Id::Signed(n) => n.to_string(),
-    }))
+    Ok(Some(Id::deserialize(d)?.text()))
 }
 
 #[cfg(test)]

@@ -349,28 +349,7 @@ async fn beside_a_running_daemon_the_editor_goes_through_its_core() {
     let fake = FakeLlama::start().await;
     fake.push_reply(Reply::text("from the daemon"));
     let cli = Cli::new(&fake, "");
-    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"))
-        .arg("--config")
-        .arg(cli.config())
-        .arg("serve")
-        .env("HOME", cli.dir.path())
-        .env_remove("EGIRL_CONFIG")
-        .env_remove("XDG_CONFIG_HOME")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("egirl serve");
-    let socket = egirl::link::client::socket_path(&cli.workspace());
-    let waiting = tokio::time::Instant::now();
-    while !socket.exists() {
-        assert!(
-            waiting.elapsed() < Duration::from_secs(60),
-            "no daemon socket"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let mut serve = crate::gateway::restart::serve(&cli).await;
     let ws = cli.workspace();
     let report = run_client(
         &cli,

@@ -187,28 +187,7 @@ async fn through_a_daemons_core_the_editors_server_stops_when_the_editor_goes() 
         Reply::text("echoed"),
     ]);
     let cli = Cli::new(&fake, "");
-    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"))
-        .arg("--config")
-        .arg(cli.config())
-        .arg("serve")
-        .env("HOME", cli.dir.path())
-        .env_remove("EGIRL_CONFIG")
-        .env_remove("XDG_CONFIG_HOME")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("egirl serve");
-    let socket = egirl::link::client::socket_path(&cli.workspace());
-    let waiting = tokio::time::Instant::now();
-    while !socket.exists() {
-        assert!(
-            waiting.elapsed() < Duration::from_secs(60),
-            "no daemon socket"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let mut serve = crate::gateway::restart::serve(&cli).await;
     let ws = cli.workspace();
     let mark = format!("acp-daemon-{}", std::process::id());
     let report = run_client(

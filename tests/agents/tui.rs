@@ -13,9 +13,10 @@ use egirl::protocol::{
     ApprovalRequest, EventKind, FinalAnswer, Op, Origin, Submission, TurnEnded, TurnStarted,
 };
 use egirl::surfaces::tui::agents::{AgentDirectory, ONE_AGENT};
-use egirl::surfaces::tui::{App, Effect, Overlay};
+use egirl::surfaces::tui::{App, Overlay};
 use insta::assert_snapshot;
 
+use crate::tripups::commands::submissions;
 use crate::tui::{SESSION, app, arm, ev_from, key, press, screen, type_text};
 
 /// `default`, `home` and `work`, the TUI bound to `work`, cron to `home`;
@@ -41,17 +42,6 @@ pub(super) fn with_agents(root: Option<&Path>) -> App {
     let mut app = app();
     app.set_agents(agents(root), Vec::new());
     app
-}
-
-/// The submissions among effects.
-fn submissions(effects: Vec<Effect>) -> Vec<Submission> {
-    effects
-        .into_iter()
-        .filter_map(|e| match e {
-            Effect::Submit(s) => Some(s),
-            _ => None,
-        })
-        .collect()
 }
 
 pub(super) fn send(app: &mut App, text: &str) -> Vec<Submission> {

@@ -12,7 +12,7 @@ mod owner;
 mod pairing;
 mod race;
 mod replay;
-mod restart;
+pub(crate) mod restart;
 mod sandbox;
 mod sandboxed;
 pub(crate) mod tcp;

@@ -13,7 +13,7 @@ use crate::support::fake_llama::{FakeLlama, Reply};
 use crate::tui::pty::Pty;
 
 /// `egirl serve` on `cli`'s workspace, once its socket answers.
-async fn serve(cli: &Cli) -> tokio::process::Child {
+pub(crate) async fn serve(cli: &Cli) -> tokio::process::Child {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_egirl"))
         .arg("--config")
         .arg(cli.config())

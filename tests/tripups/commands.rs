@@ -25,7 +25,7 @@ fn send(app: &mut App, text: &str) -> Vec<Submission> {
     submissions(press(app, key(KeyCode::Enter)))
 }
 
-fn submissions(effects: Vec<Effect>) -> Vec<Submission> {
+pub(crate) fn submissions(effects: Vec<Effect>) -> Vec<Submission> {
     effects
         .into_iter()
         .filter_map(|e| match e {

@@ -4,6 +4,6 @@
 //! the main branch before its fix.
 
 mod cli_docs;
-mod commands;
+pub(crate) mod commands;
 mod context;
 mod render;
