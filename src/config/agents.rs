@@ -367,6 +367,19 @@ pub fn check(config: &Config) -> Result<(), (String, String)> {
                 format!("`{model}` is not a local role: use \"local\" or \"fast\""),
             ));
         }
+        // Only a secret's name keeps its value out of commands' environment
+        // and out of what is redacted: `WORK_HOOK` would hand the secret
+        // to the model's `env`.
+        if let Some(var) = entry.webhook_secret_env.as_deref()
+            && !super::secrets::is_secret_name(var)
+        {
+            return Err((
+                format!("agents.{name}.webhook_secret_env"),
+                format!(
+                    "`{var}` is not named like a secret (EGIRL_WEBHOOK_SECRET_*, or ending in _SECRET, _TOKEN, _KEY…): commands would see it and it would not be redacted"
+                ),
+            ));
+        }
         if entry.model.as_deref() == Some("fast")
             && config.local.fast.is_none()
             && entry.local.is_none()
