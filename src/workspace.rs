@@ -93,6 +93,36 @@ pub fn confined(workspace: &Path, name: &str) -> Option<(PathBuf, std::fs::Metad
     Some((real, meta))
 }
 
+/// Where a write to `path` (a file in the workspace, its directory made)
+/// lands, when that is in the workspace: its directory and, for a link,
+/// the file it names are resolved; an error when either leads out (a
+/// `memory/` or `MEMORY.md` the model's command linked to another agent's).
+/// Open the answer with `regular_file::open_append_unlinked`.
+pub fn confined_target(workspace: &Path, path: &Path) -> std::io::Result<PathBuf> {
+    let outside = || {
+        std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{} leads outside the workspace", path.display()),
+        )
+    };
+    let root = workspace.canonicalize()?;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(outside());
+    };
+    let dir = dir.canonicalize()?;
+    if !dir.starts_with(&root) {
+        return Err(outside());
+    }
+    let target = dir.join(name);
+    match std::fs::symlink_metadata(&target) {
+        Ok(meta) if meta.file_type().is_symlink() => match target.canonicalize() {
+            Ok(real) if real.starts_with(&root) => Ok(real),
+            _ => Err(outside()),
+        },
+        _ => Ok(target),
+    }
+}
+
 /// The text of `path` (from [`confined`]), opened without following a
 /// link made since, so a swap between the check and the read cannot lead
 /// out; an empty file is none.
