@@ -54,6 +54,18 @@ impl Pending {
             .map(|w| w.id.clone())
     }
 
+    /// The oldest request waiting in `channel` that `answerable` accepts.
+    pub fn oldest_in_where(
+        &self,
+        channel: ChannelId,
+        answerable: impl Fn(&str) -> bool,
+    ) -> Option<String> {
+        super::lock(&self.waiting)
+            .iter()
+            .find(|w| w.channel == channel && answerable(&w.id))
+            .map(|w| w.id.clone())
+    }
+
     /// The request whose prompt is `message`.
     pub fn by_prompt(&self, message: MessageId) -> Option<String> {
         super::lock(&self.waiting)
