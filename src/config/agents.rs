@@ -391,6 +391,22 @@ pub fn check(config: &Config) -> Result<(), (String, String)> {
         }
     }
     let names = config.agent_names();
+    // One agent's secret is never another's: a shared variable would let
+    // `POST /api/webhook/home` in with work's secret.
+    for (i, a) in names.iter().enumerate() {
+        let var = config.webhook_secret_env(a);
+        if let Some(b) = names[..i]
+            .iter()
+            .find(|b| config.webhook_secret_env(b) == var)
+        {
+            return Err((
+                format!("agents.{a}.webhook_secret_env"),
+                format!(
+                    "`{var}` is agent `{b}`'s webhook secret too: each agent's must be its own"
+                ),
+            ));
+        }
+    }
     for (i, a) in names.iter().enumerate() {
         for b in &names[i + 1..] {
             let (wa, wb) = (config.agent_workspace(a), config.agent_workspace(b));
