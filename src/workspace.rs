@@ -62,9 +62,81 @@ pub fn ensure(path: &Path) -> Result<(PathBuf, Vec<String>)> {
     Ok((canonical, written))
 }
 
-/// Reads a workspace file for the prompt; a missing file is simply absent.
+/// Reads a workspace file for the prompt; a missing file is simply absent,
+/// and so is one that links out of the workspace (see [`confined`]).
 pub fn read_prompt_file(workspace: &Path, name: &str) -> Option<String> {
-    let text = crate::fsutil::regular_file::read_to_string(&workspace.join(name)).ok()?;
+    let (path, _) = confined(workspace, name)?;
+    read_unlinked(&path)
+}
+
+/// The workspace file `name` (the real file when it is a link) and its
+/// metadata; None when missing or when it is a link that leads out of
+/// the workspace, as `memory_get` and the skills refuse one: egirl reads
+/// these files itself, outside every sandbox, so a link the model's
+/// command made (`MEMORY.md` -> another agent's MEMORY.md, hidden from its
+/// commands and refused to its file tools) would hand it what it may not
+/// read.
+pub fn confined(workspace: &Path, name: &str) -> Option<(PathBuf, std::fs::Metadata)> {
+    let path = workspace.join(name);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.file_type().is_symlink() {
+        return Some((path, meta));
+    }
+    let (Ok(real), Ok(root)) = (path.canonicalize(), workspace.canonicalize()) else {
+        return None;
+    };
+    if !real.starts_with(&root) {
+        tracing::warn!("{} leads outside the workspace; left out", path.display());
+        return None;
+    }
+    let meta = std::fs::metadata(&real).ok()?;
+    Some((real, meta))
+}
+
+/// Where a write to `path` (a file in the workspace, its directory made)
+/// lands, when that is in the workspace: its directory and, for a link,
+/// the file it names are resolved; an error when either leads out (a
+/// `memory/` or `MEMORY.md` the model's command linked to another agent's).
+/// Open the answer with `regular_file::open_append_unlinked`.
+pub fn confined_target(workspace: &Path, path: &Path) -> std::io::Result<PathBuf> {
+    let outside = || {
+        std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{} leads outside the workspace", path.display()),
+        )
+    };
+    let root = workspace.canonicalize()?;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(outside());
+    };
+    let dir = dir.canonicalize()?;
+    if !dir.starts_with(&root) {
+        return Err(outside());
+    }
+    let target = dir.join(name);
+    match std::fs::symlink_metadata(&target) {
+        Ok(meta) if meta.file_type().is_symlink() => match target.canonicalize() {
+            Ok(real) if real.starts_with(&root) => Ok(real),
+            _ => Err(outside()),
+        },
+        _ => Ok(target),
+    }
+}
+
+/// The text of `path` (from [`confined`]), opened without following a
+/// link made since, so a swap between the check and the read cannot lead
+/// out; an empty file is none.
+pub fn read_unlinked(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    crate::fsutil::regular_file::check(&file.metadata().ok()?).ok()?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).ok()?;
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_string())
 }
@@ -72,6 +144,23 @@ pub fn read_prompt_file(workspace: &Path, name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_linked_out_of_the_workspace_reads_as_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, other) = (dir.path().join("ws"), dir.path().join("other"));
+        ensure(&ws).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("list.md"), "- read home's mail").unwrap();
+        std::os::unix::fs::symlink(other.join("list.md"), ws.join("HEARTBEAT2.md")).unwrap();
+        assert_eq!(read_prompt_file(&ws, "HEARTBEAT2.md"), None);
+        std::fs::write(ws.join("kept.md"), "- water the ferns").unwrap();
+        std::os::unix::fs::symlink("kept.md", ws.join("inside.md")).unwrap();
+        assert_eq!(
+            read_prompt_file(&ws, "inside.md").as_deref(),
+            Some("- water the ferns")
+        );
+    }
 
     #[test]
     fn creates_templates_and_never_overwrites() {

@@ -11,7 +11,7 @@ use std::sync::{LazyLock, Mutex};
 use chrono::{DateTime, Local};
 
 use crate::skills::Skill;
-use crate::workspace::{PROMPT_FILES, read_prompt_file};
+use crate::workspace::{PROMPT_FILES, confined, read_unlinked};
 
 /// Never changes between requests; keep it short (prompt economy: the fixed
 /// prompt with the tool list stays under 1,500 tokens).
@@ -94,12 +94,13 @@ struct FileStamp {
 type Kept = HashMap<PathBuf, (FileStamp, Option<String>)>;
 static READ: LazyLock<Mutex<Kept>> = LazyLock::new(Mutex::default);
 
-/// A workspace prompt file's text (`read_prompt_file`), kept while its
+/// A workspace prompt file's text (as `read_prompt_file` reads it), kept while its
 /// metadata is unchanged: every turn builds the system prompt, and a stat
 /// costs a fraction of an open and read.
+/// A link out of the workspace is left out (`workspace::confined`).
 fn prompt_file(workspace: &Path, name: &str) -> Option<String> {
+    let (source, meta) = confined(workspace, name)?;
     let path = workspace.join(name);
-    let meta = std::fs::metadata(&path).ok()?;
     let stamp = FileStamp {
         dev: meta.dev(),
         ino: meta.ino(),
@@ -115,7 +116,7 @@ fn prompt_file(workspace: &Path, name: &str) -> Option<String> {
     if settled && let Some((_, text)) = read.get(&path).filter(|(s, _)| *s == stamp) {
         return text.clone();
     }
-    let text = read_prompt_file(workspace, name);
+    let text = read_unlinked(&source);
     if settled {
         read.insert(path, (stamp, text.clone()));
     }
@@ -143,6 +144,24 @@ mod tests {
         let memory = p.find("name=\"MEMORY.md\"").unwrap();
         assert!(soul < memory);
         assert!(!p.contains("HEARTBEAT"));
+    }
+
+    #[test]
+    fn a_prompt_file_linked_out_of_the_workspace_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let (work, home) = (dir.path().join("work"), dir.path().join("home"));
+        crate::workspace::ensure(&work).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("MEMORY.md"), "home's door code is 4711").unwrap();
+        std::fs::remove_file(work.join("MEMORY.md")).unwrap();
+        std::os::unix::fs::symlink(home.join("MEMORY.md"), work.join("MEMORY.md")).unwrap();
+        // A link inside the workspace is still followed.
+        std::fs::write(work.join("notes.md"), "likes tea").unwrap();
+        std::fs::remove_file(work.join("USER.md")).unwrap();
+        std::os::unix::fs::symlink("notes.md", work.join("USER.md")).unwrap();
+        let p = system_prompt(&work);
+        assert!(!p.contains("4711"), "{p}");
+        assert!(p.contains("likes tea"), "{p}");
     }
 
     #[test]

@@ -150,10 +150,40 @@ impl Common {
                 (other, path)
             })
             .collect();
+        for (_, path) in &others {
+            reserve_if_reachable(path, &self.allowed_paths);
+        }
         self.protected
             .clone()
             .with_workspace(workspace)
             .with_other_workspaces(others.iter().map(|(a, p)| (a.as_str(), p.as_path())))
+    }
+}
+
+/// Makes another agent's workspace, empty, when it does not exist yet and
+/// lies in an allowed path: commands see an existing one as an empty
+/// read-only directory (`sandbox::mounts`), but a missing one could be
+/// made by this agent's commands, with a SOUL.md, skills or memory of
+/// their own, for the other agent to load as its own on its first use.
+/// Its templates are written then, beside nothing.
+fn reserve_if_reachable(workspace: &Path, allowed_paths: &[PathBuf]) {
+    if std::fs::symlink_metadata(workspace).is_ok() {
+        return;
+    }
+    let reachable = allowed_paths.iter().any(|allowed| {
+        crate::tools::sandbox::protected::canonical(workspace).starts_with(allowed)
+            || workspace.starts_with(allowed)
+    });
+    if !reachable {
+        return;
+    }
+    use std::os::unix::fs::DirBuilderExt;
+    let made = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(workspace);
+    if let Err(e) = made {
+        tracing::warn!("cannot make {}: {e}", workspace.display());
     }
 }
 

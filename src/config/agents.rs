@@ -367,6 +367,19 @@ pub fn check(config: &Config) -> Result<(), (String, String)> {
                 format!("`{model}` is not a local role: use \"local\" or \"fast\""),
             ));
         }
+        // Only a secret's name keeps its value out of commands' environment
+        // and out of what is redacted: `WORK_HOOK` would hand the secret
+        // to the model's `env`.
+        if let Some(var) = entry.webhook_secret_env.as_deref()
+            && !super::secrets::is_secret_name(var)
+        {
+            return Err((
+                format!("agents.{name}.webhook_secret_env"),
+                format!(
+                    "`{var}` is not named like a secret (EGIRL_WEBHOOK_SECRET_*, or ending in _SECRET, _TOKEN, _KEY…): commands would see it and it would not be redacted"
+                ),
+            ));
+        }
         if entry.model.as_deref() == Some("fast")
             && config.local.fast.is_none()
             && entry.local.is_none()
@@ -378,6 +391,22 @@ pub fn check(config: &Config) -> Result<(), (String, String)> {
         }
     }
     let names = config.agent_names();
+    // One agent's secret is never another's: a shared variable would let
+    // `POST /api/webhook/home` in with work's secret.
+    for (i, a) in names.iter().enumerate() {
+        let var = config.webhook_secret_env(a);
+        if let Some(b) = names[..i]
+            .iter()
+            .find(|b| config.webhook_secret_env(b) == var)
+        {
+            return Err((
+                format!("agents.{a}.webhook_secret_env"),
+                format!(
+                    "`{var}` is agent `{b}`'s webhook secret too: each agent's must be its own"
+                ),
+            ));
+        }
+    }
     for (i, a) in names.iter().enumerate() {
         for b in &names[i + 1..] {
             let (wa, wb) = (config.agent_workspace(a), config.agent_workspace(b));

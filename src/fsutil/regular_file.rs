@@ -25,6 +25,16 @@ pub fn open_append(path: &Path) -> io::Result<File> {
     open_with(path, OpenOptions::new().create(true).append(true))
 }
 
+/// Opens `path` for appending, creating it, if it is a regular file that
+/// is not a link (an `ELOOP` error for one).
+pub fn open_append_unlinked(path: &Path) -> io::Result<File> {
+    open_with_flags(
+        path,
+        OpenOptions::new().create(true).append(true),
+        libc::O_NOFOLLOW,
+    )
+}
+
 /// The whole content of a regular file.
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     let mut file = open(path)?;
@@ -61,6 +71,10 @@ pub fn check(meta: &Metadata) -> io::Result<()> {
 }
 
 fn open_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    open_with_flags(path, options, 0)
+}
+
+fn open_with_flags(path: &Path, options: &mut OpenOptions, flags: i32) -> io::Result<File> {
     // Checked first so that a device is never even opened.
     match std::fs::metadata(path) {
         Ok(meta) => check(&meta)?,
@@ -69,7 +83,7 @@ fn open_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     }
     // O_NONBLOCK only changes how FIFOs and devices open and read; reads
     // of a regular file never block on it.
-    let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
+    let file = options.custom_flags(libc::O_NONBLOCK | flags).open(path)?;
     check(&file.metadata()?)?;
     Ok(file)
 }

@@ -23,7 +23,9 @@ pub fn append(
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut file = crate::fsutil::regular_file::open_append(&path)?;
+    // Not through a link out of the workspace: into another agent's memory.
+    let path = crate::workspace::confined_target(workspace, &path)?;
+    let mut file = crate::fsutil::regular_file::open_append_unlinked(&path)?;
     let entry = format!(
         "\n### {} · {who} · {origin}\n\n{}\n",
         when.format("%H:%M"),

@@ -96,13 +96,14 @@ pub fn save(
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         return Ok(format!("memory/{name}"));
     }
-    let path = workspace.join("MEMORY.md");
+    // Not through a link out of the workspace: into another agent's memory.
+    let path = crate::workspace::confined_target(workspace, &workspace.join("MEMORY.md"))?;
     let ends_with_newline = match crate::fsutil::regular_file::read(&path) {
         Ok(bytes) => bytes.is_empty() || bytes.ends_with(b"\n"),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
         Err(e) => return Err(e),
     };
-    let mut file = crate::fsutil::regular_file::open_append(&path)?;
+    let mut file = crate::fsutil::regular_file::open_append_unlinked(&path)?;
     let lead = if ends_with_newline { "\n" } else { "\n\n" };
     file.write_all(format!("{lead}{text}\n").as_bytes())?;
     file.flush()?;
@@ -124,6 +125,39 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("SOUL.md"), "secret soul").unwrap();
         dir
+    }
+
+    #[test]
+    fn saves_and_the_index_never_go_through_a_link_out_of_the_workspace() {
+        let root = tempfile::tempdir().unwrap();
+        let (ws, home) = (root.path().join("work"), root.path().join("home"));
+        for dir in [&ws, &home] {
+            std::fs::create_dir_all(dir.join("memory")).unwrap();
+        }
+        std::fs::write(home.join("MEMORY.md"), "- home's fact\n").unwrap();
+        std::fs::write(home.join("memory/2025-01-02.md"), "- home's day\n").unwrap();
+        std::os::unix::fs::symlink(home.join("MEMORY.md"), ws.join("MEMORY.md")).unwrap();
+        std::fs::remove_dir(ws.join("memory")).unwrap();
+        std::os::unix::fs::symlink(home.join("memory"), ws.join("memory")).unwrap();
+        let when = chrono::Local::now();
+        assert!(save(&ws, when, "tui", "planted", true).is_err());
+        assert!(save(&ws, when, "tui", "planted", false).is_err());
+        let home_text = std::fs::read_to_string(home.join("MEMORY.md")).unwrap();
+        assert_eq!(home_text, "- home's fact\n");
+        assert_eq!(std::fs::read_dir(home.join("memory")).unwrap().count(), 1);
+        assert!(super::super::index::memory_files(&ws).is_empty());
+        // Links inside the workspace still count.
+        std::fs::remove_file(ws.join("MEMORY.md")).unwrap();
+        std::fs::write(ws.join("facts.md"), "- likes tea\n").unwrap();
+        std::os::unix::fs::symlink("facts.md", ws.join("MEMORY.md")).unwrap();
+        assert_eq!(
+            save(&ws, when, "tui", "likes ferns", true).unwrap(),
+            "MEMORY.md"
+        );
+        let kept = std::fs::read_to_string(ws.join("facts.md")).unwrap();
+        assert!(kept.contains("likes ferns"), "{kept}");
+        let files = super::super::index::memory_files(&ws);
+        assert_eq!(files.len(), 1, "{files:?}");
     }
 
     #[test]

@@ -22,11 +22,21 @@ use crate::redact::Redactor;
 /// `/`, absolute path), sorted.
 pub fn memory_files(workspace: &Path) -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
-    let curated = workspace.join("MEMORY.md");
-    if curated.is_file() {
+    // Neither through a link out of the workspace (another agent's
+    // memory): `memory_search` would show what `memory_get` refuses.
+    if let Some((curated, meta)) = crate::workspace::confined(workspace, "MEMORY.md")
+        && meta.is_file()
+    {
         out.push(("MEMORY.md".to_string(), curated));
     }
-    collect_markdown(workspace, &workspace.join("memory"), &mut out);
+    let dir = workspace.join("memory");
+    let inside = |p: &Path| match (p.canonicalize(), workspace.canonicalize()) {
+        (Ok(real), Ok(root)) => real.starts_with(root),
+        _ => false,
+    };
+    if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_symlink()) || inside(&dir) {
+        collect_markdown(workspace, &dir, &mut out);
+    }
     out.sort();
     out
 }

@@ -191,7 +191,8 @@ impl Heartbeat {
     }
 
     fn read_checklist(&self) -> Option<String> {
-        let text = crate::fsutil::regular_file::read_to_string(&self.workspace.join(FILE)).ok()?;
+        // Not through a link out of the workspace (`workspace::confined`).
+        let text = crate::workspace::read_prompt_file(&self.workspace, FILE)?;
         checklist(&text).map(str::to_string)
     }
 }

@@ -82,6 +82,15 @@ impl ApprovalAgents {
         self.lock().get(id).cloned()
     }
 
+    /// Whether a user whose messages go to `agent` (None: the config
+    /// declares no agents) may answer approval `id`: only one its agent
+    /// asked for. Two agents may answer in one channel (bindings by
+    /// user): a user bound to `home` (no commands) must not approve
+    /// `work`'s command.
+    pub fn answerable_by(&self, id: &str, agent: Option<&str>) -> bool {
+        self.of(id).as_deref() == agent
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, AgentName>> {
         self.agents
             .lock()
@@ -95,6 +104,33 @@ mod tests {
 
     fn config(text: &str) -> Config {
         crate::config::parse(text, std::path::Path::new("egirl.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_user_answers_only_the_approvals_of_the_agent_they_reach() {
+        let agents = ApprovalAgents::default();
+        let request = crate::protocol::ApprovalRequest {
+            id: "ap-1".into(),
+            tool: "exec".into(),
+            command: "rm -rf build".into(),
+            cwd: ".".into(),
+            rule: None,
+            rule_covers: None,
+            sandbox: None,
+            escalation: None,
+        };
+        agents.note(&Event {
+            agent: Some("work".into()),
+            submission: None,
+            session: "discord-7".into(),
+            origin: crate::protocol::Origin::Discord("7".into()),
+            kind: EventKind::ApprovalRequest(request),
+        });
+        assert!(agents.answerable_by("ap-1", Some("work")));
+        assert!(!agents.answerable_by("ap-1", Some("home")));
+        // Without agents nothing is noted and everyone answers as before.
+        assert!(agents.answerable_by("ap-2", None));
+        assert!(!agents.answerable_by("ap-2", Some("home")));
     }
 
     #[test]

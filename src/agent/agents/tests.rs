@@ -187,3 +187,25 @@ async fn agents_on_the_same_endpoints_share_one_pool() {
     assert!(work.protected.read_refusal(&home_file, "x").is_some());
     assert!(home.protected.read_refusal(&home_file, "x").is_none());
 }
+
+#[tokio::test]
+async fn another_agents_workspace_in_an_allowed_path_exists_before_any_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), true);
+    let path = crate::config::expand_home(&config.workspace.path);
+    let (workspace, _) = crate::workspace::ensure(&path).unwrap();
+    // Every agent's workspace lies in this allowed path.
+    let allowed = vec![dir.path().canonicalize().unwrap()];
+    let (handle, _task) = super::super::spawn(config, workspace, allowed);
+    let mut events = handle.bus.subscribe();
+    assert!(handle.submit_to("work", list("s1")));
+    assert_eq!(next(&mut events).await.agent.as_deref(), Some("work"));
+    // Made empty, so the sandbox can lay its empty read-only directory
+    // over it: work's commands cannot plant a SOUL.md for home.
+    let home = dir.path().join("agents").join("home").join("workspace");
+    assert!(home.is_dir(), "home's workspace is reserved");
+    assert!(
+        !home.join("SOUL.md").exists(),
+        "home's templates wait for home"
+    );
+}

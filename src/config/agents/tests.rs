@@ -146,4 +146,14 @@ fn bad_names_roles_and_nested_workspaces_are_refused() {
     let nested = err("[workspace]\npath = \"/srv/ws\"\n[agents.a]\nworkspace = \"/srv/ws/a\"\n");
     assert!(nested.contains("inside"), "{nested}");
     assert!(err("[[bindings]]\nagent = \"a\"\nchannel = \"irc\"\n").contains("irc"));
+    let plain = err("[agents.a]\nwebhook_secret_env = \"WORK_HOOK\"\n");
+    assert!(plain.contains("not named like a secret"), "{plain}");
+    config("[agents.a]\nwebhook_secret_env = \"WORK_HOOK_TOKEN\"\n");
+    let shared = err("[agents.a]\n[agents.b]\nwebhook_secret_env = \"EGIRL_WEBHOOK_SECRET_A\"\n");
+    assert!(
+        shared.contains("agent `a`'s webhook secret too"),
+        "{shared}"
+    );
+    let default = err("[agents.a]\nwebhook_secret_env = \"EGIRL_WEBHOOK_SECRET\"\n");
+    assert!(default.contains("agent `default`'s"), "{default}");
 }

@@ -46,11 +46,16 @@ impl Pending {
         waiting.len() != before
     }
 
-    /// The oldest request waiting in `channel` (a reply answers that one first).
-    pub fn oldest_in(&self, channel: ChannelId) -> Option<String> {
+    /// The oldest request waiting in `channel` that `answerable` accepts (a
+    /// reply answers that one first).
+    pub fn oldest_in_where(
+        &self,
+        channel: ChannelId,
+        answerable: impl Fn(&str) -> bool,
+    ) -> Option<String> {
         super::lock(&self.waiting)
             .iter()
-            .find(|w| w.channel == channel)
+            .find(|w| w.channel == channel && answerable(&w.id))
             .map(|w| w.id.clone())
     }
 
@@ -118,11 +123,13 @@ mod tests {
         p.insert("b", c);
         p.insert("x", ChannelId::new(6));
         p.set_prompt("b", MessageId::new(99));
-        assert_eq!(p.oldest_in(c).as_deref(), Some("a"));
+        assert_eq!(p.oldest_in_where(c, |_| true).as_deref(), Some("a"));
+        // Only one the replying user's agent asked for (here: not `a`).
+        assert_eq!(p.oldest_in_where(c, |id| id != "a").as_deref(), Some("b"));
         assert_eq!(p.by_prompt(MessageId::new(99)).as_deref(), Some("b"));
         assert!(p.remove("a"));
         assert!(!p.remove("a"));
-        assert_eq!(p.oldest_in(c).as_deref(), Some("b"));
+        assert_eq!(p.oldest_in_where(c, |_| true).as_deref(), Some("b"));
     }
 
     #[test]

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use serenity::all::{
-    ConnectionStage, Context, EventHandler, Message, Reaction, ReactionType, Ready, ResumedEvent,
-    ShardStageUpdateEvent,
+    ChannelId, ConnectionStage, Context, EventHandler, GuildId, Message, Reaction, ReactionType,
+    Ready, ResumedEvent, ShardStageUpdateEvent, UserId,
 };
 use serenity::async_trait;
 
@@ -66,13 +66,24 @@ impl Handler {
 
     /// The agent the message goes to (None: the config declares none).
     fn agent_for(&self, msg: &Message) -> Option<String> {
+        self.agent_of(msg.guild_id, msg.channel_id, msg.author.id)
+    }
+
+    /// The agent `user`'s messages in `channel` go to.
+    fn agent_of(&self, guild: Option<GuildId>, channel: ChannelId, user: UserId) -> Option<String> {
         let target = BindingTarget {
-            guild: msg.guild_id.map(|g| g.get().to_string()),
-            channel_id: Some(msg.channel_id.get().to_string()),
+            guild: guild.map(|g| g.get().to_string()),
+            channel_id: Some(channel.get().to_string()),
             chat_id: None,
-            user: Some(msg.author.id.get().to_string()),
+            user: Some(user.get().to_string()),
         };
         self.bridge.routing.agent(BindingChannel::Discord, &target)
+    }
+
+    /// Whether a user whose messages go to `agent` answers approval `id`
+    /// (`ApprovalAgents::answerable_by`).
+    fn answers(&self, agent: Option<&str>, id: &str) -> bool {
+        self.bridge.approval_agents.answerable_by(id, agent)
     }
 }
 
@@ -136,14 +147,17 @@ impl EventHandler for Handler {
                 return;
             }
         };
+        let agent = self.agent_for(&msg);
         if self.bridge.config.approve_in_discord
             && let Some(decision) = approvals::parse_reply(&text)
-            && let Some(id) = self.bridge.approvals.oldest_in(msg.channel_id)
+            && let Some(id) = self
+                .bridge
+                .approvals
+                .oldest_in_where(msg.channel_id, |id| self.answers(agent.as_deref(), id))
         {
             self.decide(id, decision, channel);
             return;
         }
-        let agent = self.agent_for(&msg);
         let (images, notes) = self.pictures(&msg, agent.as_deref()).await;
         let text = attachments::with_notes(text, &notes);
         let session = session_for(channel);
@@ -182,7 +196,10 @@ impl EventHandler for Handler {
         let Some(decision) = approvals::parse_reaction(emoji) else {
             return;
         };
-        if let Some(id) = self.bridge.approvals.by_prompt(reaction.message_id) {
+        let agent = self.agent_of(reaction.guild_id, reaction.channel_id, user);
+        if let Some(id) = self.bridge.approvals.by_prompt(reaction.message_id)
+            && self.answers(agent.as_deref(), &id)
+        {
             self.decide(id, decision, reaction.channel_id.get());
         }
     }

@@ -131,9 +131,21 @@ fn decide(bridge: &Bridge, query: &CallbackQuery) -> Result<&'static str, &'stat
     if !bridge.approvals.is_prompt(id, chat, message.id()) {
         return Err("already decided");
     }
+    // Two agents may answer in one chat (bindings by user): a user whose
+    // messages go to `home` (no commands) must not approve `work`'s.
+    let asking = bridge.approval_agents.of(id);
+    let target = BindingTarget {
+        chat_id: Some(chat.to_string()),
+        user: Some(query.from.id.0.to_string()),
+        ..BindingTarget::default()
+    };
+    let presser = bridge.routing.agent(BindingChannel::Telegram, &target);
+    if !bridge.approval_agents.answerable_by(id, presser.as_deref()) {
+        return Err("not your agent's request");
+    }
     routing::submit(
         &bridge.agent,
-        bridge.approval_agents.of(id).as_deref(),
+        asking.as_deref(),
         Op::ApprovalDecision {
             id: id.to_string(),
             decision,

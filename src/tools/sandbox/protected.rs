@@ -237,7 +237,7 @@ fn describe(root: &Path) -> &'static str {
 /// Canonical when it exists; else its deepest existing ancestor, canonical,
 /// joined with the missing rest, so a protected path created later (even
 /// with its directory, `~/.egirl/egirl.toml`) still compares equal.
-fn canonical(path: &Path) -> PathBuf {
+pub(crate) fn canonical(path: &Path) -> PathBuf {
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut missing = Vec::new();
     let mut existing = path.as_path();

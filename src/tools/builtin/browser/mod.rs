@@ -28,7 +28,7 @@ use serde_json::json;
 
 use crate::chat::ToolSpec;
 use crate::tools::{ToolContext, ToolOutput, arg_str, arg_u64};
-pub use lifecycle::{close_all, running};
+pub use lifecycle::{close_all, running, running_in};
 use session::{Browser, Tab};
 
 /// What `egirl doctor` says of the browser: (ok, detail).
@@ -75,7 +75,7 @@ pub async fn run(args: &serde_json::Value, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return e,
     };
     if action == "close" {
-        return ToolOutput::ok(if lifecycle::close(&ctx.session) {
+        return ToolOutput::ok(if lifecycle::close(ctx) {
             "browser closed"
         } else {
             "no browser was open"

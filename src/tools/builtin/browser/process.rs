@@ -46,10 +46,11 @@ impl Drop for Process {
 }
 
 /// Where a session's profile lives: `$EGIRL_CACHE/browser/<session>-<pid>`
-/// (else `$XDG_CACHE_HOME/egirl`, else `~/.cache/egirl`): never in the
-/// workspace, and one per egirl process (two egirls resuming one session
-/// would fight over a profile's lock).
-pub fn profile_dir(session: &str) -> PathBuf {
+/// (`<agent>.<session>-<pid>` for an agent's; else `$XDG_CACHE_HOME/egirl`,
+/// else `~/.cache/egirl`): never in the workspace, one per egirl process
+/// (two egirls resuming one session would fight over a profile's lock)
+/// and one per agent (two agents share a channel's session id).
+pub fn profile_dir(agent: Option<&str>, session: &str) -> PathBuf {
     let cache = std::env::var_os("EGIRL_CACHE")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -60,7 +61,11 @@ pub fn profile_dir(session: &str) -> PathBuf {
         })
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/egirl")))
         .unwrap_or_else(|| std::env::temp_dir().join("egirl-cache"));
-    let name: String = session
+    let owner = match agent {
+        Some(agent) => format!("{agent}.{session}"),
+        None => session.to_string(),
+    };
+    let name: String = owner
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
@@ -69,7 +74,7 @@ pub fn profile_dir(session: &str) -> PathBuf {
                 '_'
             }
         })
-        .take(64)
+        .take(100)
         .collect();
     cache
         .join("browser")

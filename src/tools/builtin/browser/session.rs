@@ -59,7 +59,7 @@ impl Browser {
     /// Launches Chromium for the session of `ctx` and opens its first tab.
     pub async fn start(ctx: &ToolContext) -> Result<Browser, String> {
         let bin = ctx.config.tools.browser.chromium()?;
-        let profile = process::profile_dir(&ctx.session);
+        let profile = process::profile_dir(ctx.bus.agent(), &ctx.session);
         let env = crate::tools::sandbox::env::command_env(&[], ctx.protected.env_files());
         let guard: Arc<RequestGuard> = Arc::default();
         let (proxy_port, proxy) = proxy::start(&guard).await?;
