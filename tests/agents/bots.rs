@@ -197,7 +197,7 @@ async fn doctor_flags_an_overlap_and_a_dangling_binding_and_agents_list_shows_bo
     );
     assert!(
         text.contains(
-            "note bindings: bindings[4] names agent `watch`, which no [agents.watch] table declares"
+            "FAIL bindings: bindings[4] names agent `watch`, which no [agents.watch] table declares"
         ),
         "{text}"
     );
@@ -207,9 +207,9 @@ async fn doctor_flags_an_overlap_and_a_dangling_binding_and_agents_list_shows_bo
         ),
         "{text}"
     );
-    // Binding problems are notes: they fail nothing (the fake servers answer).
-    assert!(!text.contains("FAIL bindings"), "{text}");
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    // A dangling binding fails doctor (its messages would be refused);
+    // the overlap is a note.
+    assert_eq!(out.status.code(), Some(1), "{text}");
 
     let out = setup.run(&["agents", "list", "--json"]).await;
     assert_eq!(out.status.code(), Some(0));

@@ -1,9 +1,11 @@
 //! `egirl doctor`'s agents and bindings: the resolved table (which
 //! binding sends what to whom, in the order they are tried) and the
-//! problems `Config::binding_problems` finds, as notes.
+//! problems `Config::binding_problems` finds: a binding to an agent no
+//! table declares fails (every message it matches is refused), two that
+//! match the same messages are a note (the first wins).
 
 use super::Report;
-use crate::config::{Config, DEFAULT_AGENT};
+use crate::config::{BindingProblem, Config, DEFAULT_AGENT};
 
 pub fn bindings(config: &Config, report: &mut Report) {
     if !config.has_agents() && config.bindings.is_empty() {
@@ -23,6 +25,7 @@ pub fn bindings(config: &Config, report: &mut Report) {
     }
     report.line(None, "binding", format!("anything else → {DEFAULT_AGENT}"));
     for problem in config.binding_problems() {
-        report.line(None, "bindings", problem.to_string());
+        let fails = matches!(problem, BindingProblem::Dangling { .. });
+        report.line(fails.then_some(false), "bindings", problem.to_string());
     }
 }
