@@ -170,14 +170,8 @@ async fn measure(server: LlamaCpp) -> Result<(), String> {
         props.n_ctx.unwrap_or(0)
     );
     println!();
-    println!("| part | chars | chars/4 | tokens |");
-    println!("| --- | ---: | ---: | ---: |");
-    let row = async |name: &str, text: &str| -> Result<u64, String> {
-        let tokens = count(text).await?;
-        let chars = text.chars().count();
-        println!("| {name} | {chars} | {} | {tokens} |", chars.div_ceil(4));
-        Ok(tokens)
-    };
+    parts_header();
+    let row = async |name: &str, text: &str| part_row(&count, name, text).await;
     row("STATIC_SYSTEM", STATIC_SYSTEM).await?;
     for spec in &specs {
         let line = spaced_json(&spec.to_openai_json());
@@ -339,14 +333,8 @@ async fn measure_mcp(
     println!();
     println!("With server-everything and server-filesystem connected ({connected} MCP tools):");
     println!();
-    println!("| part | chars | chars/4 | tokens |");
-    println!("| --- | ---: | ---: | ---: |");
-    let row = async |name: &str, text: &str| -> Result<u64, String> {
-        let tokens = count(text).await?;
-        let chars = text.chars().count();
-        println!("| {name} | {chars} | {} | {tokens} |", chars.div_ceil(4));
-        Ok(tokens)
-    };
+    parts_header();
+    let row = async |name: &str, text: &str| part_row(count, name, text).await;
     for spec in &mcp_specs {
         let line = spaced_json(&spec.to_openai_json());
         row(&format!("  tool `{}`", spec.name), &line).await?;
@@ -358,11 +346,7 @@ async fn measure_mcp(
         &fixed,
     )
     .await?;
-    let verdict = if fixed_tokens <= TARGET_TOKENS {
-        "meets"
-    } else {
-        "MISSES"
-    };
+    let verdict = verdict(fixed_tokens);
     println!();
     println!(
         "fixed prompt with {connected} MCP tools: {fixed_tokens} tokens: {verdict} the budget of {TARGET_TOKENS}"
@@ -406,14 +390,8 @@ async fn measure_everything_on(
     println!();
     println!("Everything on: every built-in offered ({builtins} specs), {connected} MCP tools:");
     println!();
-    println!("| part | chars | chars/4 | tokens |");
-    println!("| --- | ---: | ---: | ---: |");
-    let row = async |name: &str, text: &str| -> Result<u64, String> {
-        let tokens = count(text).await?;
-        let chars = text.chars().count();
-        println!("| {name} | {chars} | {} | {tokens} |", chars.div_ceil(4));
-        Ok(tokens)
-    };
+    parts_header();
+    let row = async |name: &str, text: &str| part_row(count, name, text).await;
     for spec in &specs {
         let line = spaced_json(&spec.to_openai_json());
         row(&format!("  tool `{}`", spec.name), &line).await?;
@@ -428,15 +406,38 @@ async fn measure_everything_on(
         &fixed,
     )
     .await?;
-    let verdict = if fixed_tokens <= TARGET_TOKENS {
-        "meets"
-    } else {
-        "MISSES"
-    };
+    let verdict = verdict(fixed_tokens);
     println!();
     println!(
         "fixed prompt with everything on: {fixed_tokens} tokens: {verdict} the budget of {TARGET_TOKENS} ({} left)",
         TARGET_TOKENS as i64 - fixed_tokens as i64
     );
     Ok(())
+}
+
+/// The head of a `| part | chars | chars/4 | tokens |` table.
+fn parts_header() {
+    println!("| part | chars | chars/4 | tokens |");
+    println!("| --- | ---: | ---: | ---: |");
+}
+
+/// One row of that table: `text`'s characters, their quarter and its
+/// tokens as the server counts them; the tokens.
+async fn part_row(
+    count: &impl AsyncFn(&str) -> Result<u64, String>,
+    name: &str,
+    text: &str,
+) -> Result<u64, String> {
+    let tokens = count(text).await?;
+    let chars = text.chars().count();
+    println!("| {name} | {chars} | {} | {tokens} |", chars.div_ceil(4));
+    Ok(tokens)
+}
+
+fn verdict(tokens: u64) -> &'static str {
+    if tokens <= TARGET_TOKENS {
+        "meets"
+    } else {
+        "MISSES"
+    }
 }
