@@ -157,15 +157,7 @@ mod tests {
     use crate::protocol::Origin;
 
     fn record(message: ChatMessage) -> Record {
-        Record {
-            ts: chrono::Utc::now(),
-            origin: Origin::Cli,
-            typed: None,
-            provider: None,
-            message,
-            compaction: None,
-            details: Default::default(),
-        }
+        Record::now(Origin::Cli, message)
     }
 
     #[test]

@@ -43,6 +43,21 @@ pub struct Record {
     pub details: Details,
 }
 
+impl Record {
+    /// `message` from `origin`, stamped now, with nothing else known.
+    pub fn now(origin: Origin, message: ChatMessage) -> Self {
+        Record {
+            ts: chrono::Utc::now(),
+            origin,
+            typed: None,
+            provider: None,
+            message,
+            compaction: None,
+            details: Details::default(),
+        }
+    }
+}
+
 /// What a compaction replaced, as its transcript record keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Compaction {

@@ -8,15 +8,7 @@ use egirl::sessions::{Record, Transcript};
 use crate::tui::{SESSION, app, screen};
 
 fn record(message: ChatMessage) -> Record {
-    Record {
-        ts: chrono::Utc::now(),
-        origin: Origin::Tui,
-        typed: None,
-        provider: None,
-        message,
-        compaction: None,
-        details: Default::default(),
-    }
+    Record::now(Origin::Tui, message)
 }
 
 #[test]

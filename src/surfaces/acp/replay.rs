@@ -73,19 +73,10 @@ mod tests {
     use super::*;
     use crate::chat::{ChatMessage, ToolCall};
     use crate::protocol::{FileDiff, Origin};
-    use crate::sessions::Details;
     use agent_client_protocol::v1::schema::SessionUpdate;
 
     fn record(message: ChatMessage) -> Record {
-        Record {
-            ts: chrono::Utc::now(),
-            origin: Origin::Tui,
-            typed: None,
-            provider: None,
-            message,
-            compaction: None,
-            details: Details::default(),
-        }
+        Record::now(Origin::Tui, message)
     }
 
     #[test]

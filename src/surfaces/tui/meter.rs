@@ -111,18 +111,10 @@ mod tests {
     use super::*;
     use crate::chat::ChatMessage;
     use crate::protocol::Origin;
-    use crate::sessions::{Compaction, Details};
+    use crate::sessions::Compaction;
 
     fn record(message: ChatMessage) -> Record {
-        Record {
-            ts: chrono::Utc::now(),
-            origin: Origin::Tui,
-            typed: None,
-            provider: None,
-            message,
-            compaction: None,
-            details: Details::default(),
-        }
+        Record::now(Origin::Tui, message)
     }
 
     #[test]
