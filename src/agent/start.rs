@@ -275,7 +275,7 @@ pub(super) fn agent_state(common: &Arc<Common>, name: &str) -> Result<Arc<Shared
         slot_owners: common.slot_owners.clone(),
         redactor: common.redactor.clone(),
         usage_written,
-        client_files: common.client_files.clone(),
+        client_files: common.client_files.for_another_agent(),
     });
     super::hooks::spawn_event_hooks(&shared);
     Ok(shared)

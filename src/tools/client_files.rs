@@ -30,7 +30,8 @@ pub struct Offer {
 type Answer = Result<Option<String>, String>;
 
 /// The sessions whose client serves files, and the requests waiting for
-/// its answer. One per core; cheap to clone.
+/// its answer. One per agent ([`ClientFiles::for_another_agent`]); cheap
+/// to clone.
 #[derive(Clone, Default)]
 pub struct ClientFiles {
     offers: Arc<Mutex<HashMap<SessionId, Offer>>>,
@@ -41,6 +42,17 @@ pub struct ClientFiles {
 }
 
 impl ClientFiles {
+    /// Another agent's: its sessions' offers and directories its own (a
+    /// session id another agent also uses never reaches these), the
+    /// requests waiting for an answer shared, since an answer names only
+    /// its request's id.
+    pub fn for_another_agent(&self) -> Self {
+        ClientFiles {
+            waiting: self.waiting.clone(),
+            ..ClientFiles::default()
+        }
+    }
+
     /// From now on `session`'s file tools use its client as `offer` says.
     pub fn offer(&self, session: &str, offer: Offer) {
         lock(&self.offers).insert(session.to_string(), offer);
@@ -148,6 +160,27 @@ mod tests {
     use super::*;
     use crate::config::ExecConfig;
     use crate::protocol::Origin;
+
+    #[tokio::test]
+    async fn another_agents_session_of_the_same_id_is_not_served_but_answers_reach_any() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = ClientFiles::default();
+        let home = work.for_another_agent();
+        let both = Offer {
+            read: true,
+            write: true,
+        };
+        work.offer("acp-1", both);
+        work.work_in("acp-1", dir.path(), &[dir.path()]).unwrap();
+        assert_eq!(work.offered("acp-1"), both);
+        assert_eq!(home.offered("acp-1"), Offer::default());
+        assert!(home.work_dir("acp-1").is_none());
+        // An answer names its request only: whichever agent asked gets it.
+        let (tx, rx) = oneshot::channel();
+        lock(&work.waiting).insert("r1".into(), tx);
+        home.answer("r1", Some("text".into()), None);
+        assert_eq!(rx.await.unwrap(), Ok(Some("text".into())));
+    }
 
     #[tokio::test]
     async fn a_turn_another_surface_starts_uses_the_disk() {
