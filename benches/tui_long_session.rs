@@ -144,12 +144,12 @@ fn main() {
 
     let before = rss_mib();
     let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
-    // As `runtime::run`: the syntaxes load on a thread of their own from
-    // just before the first frame, which shows code plain until they are
-    // in; then the TUI redraws (the settled state).
+    // As `runtime::run`: the first code block drawn starts loading the
+    // syntaxes on a thread of their own; the frame shows code plain until
+    // they are in, then the TUI redraws (the settled state).
     let (tx, rx) = std::sync::mpsc::channel();
     let (mut app, [loaded, built, first]) = resume(dir.path(), &mut term, || {
-        egirl::surfaces::tui::highlight::load_in_background(move || {
+        egirl::surfaces::tui::highlight::load_when_needed(move || {
             let _ = tx.send(());
         })
     });

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use tracing_appender::non_blocking::WorkerGuard;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
 use crate::redact::Redactor;
@@ -34,6 +34,9 @@ impl<W: Write> Write for Redacting<W> {
     }
 }
 
+/// Lines the log queue holds before the file writer catches up.
+const QUEUED_LINES: usize = 1024;
+
 /// Starts file logging (and, for `egirl serve`, the same lines on stderr,
 /// masked alike); keep the guard alive for the life of the process.
 pub fn init(
@@ -45,7 +48,15 @@ pub fn init(
     std::fs::create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("cannot create log dir {}: {e}", dir.display()))?;
     let appender = tracing_appender::rolling::daily(dir, "egirl.log");
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The default queue holds 128,000 lines, allocated and touched up front:
+    // about 5 MiB of every process's resident memory and a millisecond
+    // before the first frame, for a log that writes a few lines a turn. The
+    // writer thread drains a line in microseconds; a burst that outruns
+    // it drops lines (counted by the appender) rather than stall a turn.
+    let (writer, guard) = NonBlockingBuilder::default()
+        .buffered_lines_limit(QUEUED_LINES)
+        .lossy(true)
+        .finish(appender);
     let redacting = Redacting {
         inner: writer,
         redactor: redactor.clone(),

@@ -163,6 +163,7 @@ async fn run_without_agent(
 /// the surface the command line asks for (one message, a compaction,
 /// `serve` or the TUI), then stops them all.
 async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
+    warm_up();
     let log_dir = config::expand_home(&env.config.log.dir);
     let serving = matches!(cli.command, Some(CliCommand::Serve));
     let _log_guard = crate::logging::init(&log_dir, &env.config.log.level, &env.redactor, serving)
@@ -212,6 +213,21 @@ async fn run_agent(cli: Cli, env: Environment) -> Result<u8, Exit> {
         server.stop().await;
     }
     Ok(code)
+}
+
+/// What the core needs soon but the first frame does not, done on a
+/// thread of its own while the main thread starts the core and the TUI:
+/// the exec sandbox's probe (a throwaway child; its notice is read when
+/// the core starts) and the router's lexicon (read by the first turn).
+fn warm_up() {
+    let spawned = std::thread::Builder::new()
+        .name("egirl-warm-up".into())
+        .spawn(|| {
+            crate::tools::sandbox::probe::support();
+            crate::routing::Router::warm_up();
+        });
+    // No thread: each is built on its first use instead.
+    drop(spawned);
 }
 
 /// `--agent NAME` names an agent the config knows; else bad usage (2),

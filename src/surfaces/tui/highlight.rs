@@ -3,14 +3,14 @@
 //! Dockerfile and friends beyond syntect's defaults).
 //!
 //! Both sets are loaded on first use, not at start-up: deserializing the
-//! syntax dump costs tens of milliseconds, and a conversation without code
-//! never pays it. The TUI loads them on a thread of their own
-//! (`load_in_background`) so a resumed session's first frame does not wait
-//! for them: until they are in, code shows plain, and the TUI renders it
-//! again when they are.
+//! syntax dump costs tens of milliseconds and a few MiB of resident memory,
+//! and a conversation without code never pays either. In the TUI
+//! (`load_when_needed`) the first code block starts the load on a thread of
+//! its own, so no frame waits for it: until the sets are in, code shows
+//! plain, and the TUI renders it again when they are.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use ratatui::style::{Color, Modifier, Style};
 use syntect::easy::HighlightLines;
@@ -23,42 +23,55 @@ use super::wrap::Pieces;
 
 static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
 static THEMES: OnceLock<LazyThemeSet> = OnceLock::new();
-/// A background load is under way: show code plain rather than wait.
+/// A background load was started: show code plain rather than wait.
 static LOADING: AtomicBool = AtomicBool::new(false);
+/// Set by the TUI: loads go to a thread, and this is called once one is
+/// in (the TUI draws the code again). Without it (tests, other callers)
+/// the first use loads in place.
+type OnLoaded = Box<dyn Fn() + Send>;
+static ON_LOADED: Mutex<Option<OnLoaded>> = Mutex::new(None);
 
 fn syntaxes() -> Option<&'static SyntaxSet> {
     if let Some(set) = SYNTAXES.get() {
         return Some(set);
     }
-    if LOADING.load(Ordering::Acquire) {
-        return None;
+    let in_background = ON_LOADED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_some();
+    if !in_background {
+        return Some(SYNTAXES.get_or_init(two_face::syntax::extra_newlines));
     }
-    Some(SYNTAXES.get_or_init(two_face::syntax::extra_newlines))
+    if !LOADING.swap(true, Ordering::AcqRel) {
+        start_loading();
+    }
+    None
 }
 
 fn themes() -> &'static LazyThemeSet {
     THEMES.get_or_init(|| LazyThemeSet::from(two_face::theme::extra()))
 }
 
-/// Loads the syntax and theme sets on a thread of their own and calls
-/// `done` once they are in; until then `highlight` returns `None` instead
-/// of blocking on them.
-pub fn load_in_background(done: impl FnOnce() + Send + 'static) {
-    if SYNTAXES.get().is_some() {
-        return done();
-    }
-    LOADING.store(true, Ordering::Release);
+/// From now on the first code block loads the syntax and theme sets on a
+/// thread of their own and `loaded` is called once they are in; until
+/// then `highlight` returns `None` instead of blocking on them.
+pub fn load_when_needed(loaded: impl Fn() + Send + 'static) {
+    *ON_LOADED.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(loaded));
+}
+
+fn start_loading() {
     let spawned = std::thread::Builder::new()
         .name("egirl-syntaxes".into())
-        .spawn(move || {
+        .spawn(|| {
             SYNTAXES.get_or_init(two_face::syntax::extra_newlines);
             themes();
-            LOADING.store(false, Ordering::Release);
-            done();
+            if let Some(loaded) = &*ON_LOADED.lock().unwrap_or_else(PoisonError::into_inner) {
+                loaded();
+            }
         });
-    // No thread: load on first use as without this call.
+    // No thread: load in place, as without a TUI.
     if spawned.is_err() {
-        LOADING.store(false, Ordering::Release);
+        SYNTAXES.get_or_init(two_face::syntax::extra_newlines);
     }
 }
 

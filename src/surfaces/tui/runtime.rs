@@ -157,7 +157,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     };
     let (tx, internal) = mpsc::unbounded_channel();
     let ready = tx.clone();
-    super::highlight::load_in_background(move || {
+    super::highlight::load_when_needed(move || {
         let _ = ready.send(AppEvent::HighlighterReady);
     });
     watch_signals(tx.clone());
