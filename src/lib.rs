@@ -15,6 +15,7 @@
 //! | 1 | `fsutil` | atomic writes, opening only regular files, file locks |
 //! | 1 | `print` | printing outside the TUI, escape sequences removed |
 //! | 1 | `stop_signals` | the signals that stop `-m` and `serve` |
+//! | 1 | `trim` | memory handed back after start-up and bursts: free heap, the binary's touched pages |
 //! | 1 | `jsonrpc` | JSON-RPC 2.0 a line at a time over a pipe: requests and their answers by id (ACP both ways) |
 //! | 2 | `bus` | fans every event out to each surface's own queue |
 //! | 2 | `chat` | messages, tool calls, tool specs and token usage |
@@ -60,5 +61,6 @@ pub mod skills;
 pub mod stop_signals;
 pub mod surfaces;
 pub mod tools;
+pub mod trim;
 pub mod usage;
 pub mod workspace;

@@ -190,6 +190,12 @@ impl AgentHandle {
         ))
     }
 
+    /// The number of turns running or queued, as it changes (a daemon
+    /// hands memory back after a burst of them).
+    pub fn outstanding(&self) -> watch::Receiver<usize> {
+        self.outstanding.clone()
+    }
+
     /// Resolves once no turn is running or queued (at once when idle, or
     /// when the core has stopped).
     pub async fn idle(&self) {

@@ -21,6 +21,12 @@ use crate::protocol::BotStatus;
 
 /// How long a turn in flight may take to finish after a stop signal.
 const FINISH_GRACE: Duration = Duration::from_secs(10);
+/// Start-up is over this long after the services are up: what it touched
+/// is handed back (`trim::after_burst`).
+const SETTLE_AFTER_START: Duration = Duration::from_secs(2);
+/// After a burst of turns, memory is handed back once the core has been
+/// idle this long (a turn soon after finds its pages still in).
+const SETTLE_AFTER_TURNS: Duration = Duration::from_secs(60);
 
 pub async fn run(
     notices: Vec<String>,
@@ -29,6 +35,7 @@ pub async fn run(
     listeners: Listeners,
 ) -> u8 {
     agent.start_mcp();
+    let trimming = tokio::spawn(trim_when_idle(agent.outstanding()));
     for notice in &notices {
         print::err(format_args!("egirl: {notice}"));
     }
@@ -70,6 +77,7 @@ pub async fn run(
         }
     }
     print::err("egirl: stopping");
+    trimming.abort();
     services.stop_intake().await;
     if agent.busy() {
         // The bot is still up: an answer finished now reaches Discord or Telegram.
@@ -116,5 +124,29 @@ fn web_url(addr: std::net::SocketAddr) -> String {
         format!("http://<this machine's address>:{}/", addr.port())
     } else {
         format!("http://{addr}/")
+    }
+}
+
+/// Hands memory back (`trim::after_burst`) once start-up has settled, then
+/// after each burst of turns once the core has been idle a while; waits
+/// for nothing but the core's turn count in between (no timer while idle).
+async fn trim_when_idle(mut outstanding: watch::Receiver<usize>) {
+    let mut settle = SETTLE_AFTER_START;
+    loop {
+        if outstanding.wait_for(|n| *n == 0).await.is_err() {
+            return;
+        }
+        match tokio::time::timeout(settle, outstanding.changed()).await {
+            // A turn came (or went) before the quiet ended: start over.
+            Ok(Ok(())) => continue,
+            Ok(Err(_)) => return,
+            Err(_quiet) => {}
+        }
+        let _ = tokio::task::spawn_blocking(crate::trim::after_burst).await;
+        settle = SETTLE_AFTER_TURNS;
+        // Nothing to hand back until the next turn.
+        if outstanding.changed().await.is_err() {
+            return;
+        }
     }
 }

@@ -8,7 +8,13 @@
 //! release and runs it 20 times; by hand:
 //! `EGIRL_STARTUP_RUNS=20 cargo test --release --test all tui::startup -- --ignored --nocapture`.
 //! With `EGIRL_STARTUP_CODEX=/path/to/codex` it measures codex's TUI the
-//! same way (whatever it shows without a key: its sign-in screen).
+//! same way (whatever it shows without a key: its sign-in screen), with
+//! `EGIRL_STARTUP_OPENCODE=/path/to/opencode` opencode's (its home screen,
+//! no provider). `EGIRL_STARTUP_BIN` names the egirl binary to measure (a
+//! release build: the script builds the harness in the dev profile), and
+//! `EGIRL_STARTUP_BASELINE` another one measured in the same run (a new
+//! session), so two builds compare side by side. The subjects take turns
+//! run by run, so a change of load reaches all of them alike.
 //!
 //! - *first frame*: from just before `spawn` until the reading thread has
 //!   parsed output that shows the marker (egirl: `? help`, the right end
@@ -16,7 +22,8 @@
 //!   of its loading screen and of its sign-in screen).
 //! - *settled*: the last output before 1 s of silence.
 //! - *RSS*: `VmRSS` (and the peak, `VmHWM`) from `/proc/<pid>/status`
-//!   once settled, summed over the process and its children (codex is a
+//!   once settled and at least 3 s after the start, summed over the
+//!   process and its children (codex is a
 //!   node launcher and three native processes); also the summed `Pss`,
 //!   which counts pages shared between them once.
 //! - Each subject's first run, in a fresh home, is reported apart.
@@ -35,6 +42,8 @@ const LONG_MESSAGES: usize = 10_000;
 /// The screen is settled after this long without output.
 const QUIET: Duration = Duration::from_secs(1);
 const WAIT: Duration = Duration::from_secs(30);
+/// Resident memory is read this long after the start at the earliest.
+const RSS_AFTER: Duration = Duration::from_secs(3);
 
 struct Sample {
     first_frame: Duration,
@@ -68,6 +77,10 @@ async fn measure(launch: Launch<'_>, marker: &str) -> Sample {
     while pty.last_output().elapsed() < QUIET && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let settled = pty.last_output().saturating_duration_since(pty.spawned_at);
+    if let Some(left) = RSS_AFTER.checked_sub(pty.spawned_at.elapsed()) {
+        tokio::time::sleep(left).await;
+    }
     let pids = tree(pty.child.id());
     let mut processes = Vec::new();
     let (mut rss_kib, mut hwm_kib, mut pss_kib) = (0, 0, 0);
@@ -80,7 +93,7 @@ async fn measure(launch: Launch<'_>, marker: &str) -> Sample {
     }
     let sample = Sample {
         first_frame: first - pty.spawned_at,
-        settled: pty.last_output().saturating_duration_since(pty.spawned_at),
+        settled,
         rss_kib,
         hwm_kib,
         pss_kib,
@@ -232,7 +245,9 @@ async fn startup_to_first_frame_and_resident_memory() {
     let jsonl = write_session(&sessions, SESSION_ID, MESSAGES);
     let long = write_session(&sessions, LONG_SESSION_ID, LONG_MESSAGES);
 
-    let egirl = PathBuf::from(env!("CARGO_BIN_EXE_egirl"));
+    let egirl = std::env::var_os("EGIRL_STARTUP_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_egirl")));
     let debug = egirl.components().any(|c| c.as_os_str() == "debug");
     println!(
         "{} ({}), {runs} runs each; session files {:.1} and {:.1} MiB",
@@ -246,6 +261,14 @@ async fn startup_to_first_frame_and_resident_memory() {
         long as f64 / (1024.0 * 1024.0)
     );
     let config_arg = config_path.display().to_string();
+    let baseline = std::env::var_os("EGIRL_STARTUP_BASELINE").map(|bin| Subject {
+        name: "baseline egirl (new session)",
+        bin: bin.into(),
+        args: vec!["--config".into(), config_arg.clone()],
+        home: dir.path().to_path_buf(),
+        marker: "? help",
+        egirl: true,
+    });
     let mut subjects = vec![
         Subject {
             name: "egirl (new session)",
@@ -290,6 +313,7 @@ async fn startup_to_first_frame_and_resident_memory() {
             egirl: true,
         },
     ];
+    subjects.extend(baseline);
     let codex_home = tempfile::tempdir().expect("codex home");
     if let Ok(codex) = std::env::var("EGIRL_STARTUP_CODEX") {
         subjects.push(Subject {
@@ -302,20 +326,36 @@ async fn startup_to_first_frame_and_resident_memory() {
             egirl: false,
         });
     }
+    let opencode_home = tempfile::tempdir().expect("opencode home");
+    if let Ok(opencode) = std::env::var("EGIRL_STARTUP_OPENCODE") {
+        subjects.push(Subject {
+            name: "opencode (no provider: home screen)",
+            bin: opencode.into(),
+            args: Vec::new(),
+            home: opencode_home.path().to_path_buf(),
+            // The prompt's placeholder on its home screen.
+            marker: "Ask anything",
+            egirl: false,
+        });
+    }
+    // The first run in a fresh home is reported apart: egirl writes its
+    // workspace templates then, codex its ~/.codex, opencode its caches.
     for subject in &subjects {
-        // The first run in a fresh home is reported apart: egirl writes
-        // its workspace templates then, codex its ~/.codex.
         let first = measure(subject.launch(), subject.marker).await;
         report(
             &format!("{} 1st run", subject.name),
             &[first],
             subject.egirl,
         );
-        let mut samples = Vec::new();
-        for _ in 0..runs {
+    }
+    let mut samples: Vec<Vec<Sample>> = subjects.iter().map(|_| Vec::new()).collect();
+    for _ in 0..runs {
+        for (subject, samples) in subjects.iter().zip(&mut samples) {
             samples.push(measure(subject.launch(), subject.marker).await);
         }
-        report(subject.name, &samples, subject.egirl);
+    }
+    for (subject, samples) in subjects.iter().zip(&samples) {
+        report(subject.name, samples, subject.egirl);
         if let Some(last) = samples.last().filter(|_| !subject.egirl) {
             let split: Vec<String> = last
                 .processes
