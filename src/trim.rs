@@ -38,11 +38,17 @@ fn page_out_read_only_segments() -> usize {
     }
     let mut advised = 0;
     for (start, len) in ranges {
+        let at = start as *mut libc::c_void;
         // SAFETY: whole pages inside a read-only PT_LOAD segment of the
-        // running binary; paging out never changes what they read as.
-        let done = unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_PAGEOUT) };
-        if done == 0 {
-            advised += len;
+        // running binary; neither advice changes what they read as.
+        unsafe {
+            // A page used again is read alone: without this, each fault
+            // reads ahead and maps its neighbours too (64 KiB and more a
+            // fault), and a few faults bring most of it back.
+            libc::madvise(at, len, libc::MADV_RANDOM);
+            if libc::madvise(at, len, libc::MADV_PAGEOUT) == 0 {
+                advised += len;
+            }
         }
     }
     advised
