@@ -168,6 +168,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     let mut host = Crossterm { core };
     let _ = draw_synchronized(&mut terminal, &app, &mut host);
     core.start_mcp();
+    let trimming = tokio::spawn(trim_after_start());
     let result = drive(
         &mut terminal,
         &mut app,
@@ -177,6 +178,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
         &mut host,
     )
     .await;
+    trimming.abort();
     restore();
     match result {
         Ok(_) => {
@@ -188,6 +190,17 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
             TuiOutcome::Failed
         }
     }
+}
+
+/// Start-up is over this long after the first frame (the MCP servers
+/// started, the in-process core's services up).
+const SETTLE_AFTER_START: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Hands back what start-up alone used (`trim::after_burst`): code and
+/// heap the TUI does not touch again; what it does comes back on use.
+async fn trim_after_start() {
+    tokio::time::sleep(SETTLE_AFTER_START).await;
+    let _ = tokio::task::spawn_blocking(crate::trim::after_burst).await;
 }
 
 /// Says how to come back to the session the input went to last (as codex
