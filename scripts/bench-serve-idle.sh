@@ -101,12 +101,14 @@ for _ in $(seq 1 "$window"); do
 done
 end_ticks="$(ticks)"
 threads="$(awk '/^Threads:/ {print $2}' "/proc/$pid/status")"
+hwm_kb="$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")"
 
 echo "egirl serve, idle ${window}s: $(grep -o 'serving .*' "$dir/serve.err" | head -1)"
 echo "memory index: $memory"
 awk -v max="$max" -v sum="$sum" -v n="$n" -v t0="$start_ticks" -v t1="$end_ticks" \
-    -v hz="$hz" -v w="$window" -v th="$threads" 'BEGIN {
+    -v hz="$hz" -v w="$window" -v th="$threads" -v hwm="$hwm_kb" 'BEGIN {
   printf "RSS max %.1f MiB, mean %.1f MiB; threads %d\n", max / 1024, sum / n / 1024, th
+  printf "peak since start (VmHWM, start-up included) %.1f MiB\n", hwm / 1024
   printf "CPU %.3f%% of one core (%d ticks at %d Hz over %d s)\n", (t1 - t0) / hz / w * 100, t1 - t0, hz, w
 }'
 # Which memory: the process's own (anonymous) or pages of the binary and
