@@ -117,6 +117,8 @@ pub(crate) async fn run_turn(
     let end = run_steps(&turn, session, &typed, &cancel)
         .await
         .unwrap_or_else(TurnEnd::Failed);
+    // A turn that did not answer still logs what the user said.
+    turn.write_daily();
     let interrupted = match end {
         TurnEnd::Answered => false,
         TurnEnd::Interrupted => true,
@@ -482,5 +484,6 @@ fn deliver_final(turn: &Turn<'_>, answer: String) {
         answer
     };
     turn.log_daily("egirl", &text);
+    turn.write_daily();
     turn.emit(EventKind::Final(FinalAnswer { text }));
 }
