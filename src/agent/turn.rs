@@ -326,7 +326,7 @@ async fn prepare(
     // The last compaction's summary, fenced after the prompt (`summary`).
     let system = super::summary::with_summary(&system, session.summary.as_deref());
     let mcp = tools::mcp::specs_for(&shared.mcp, &shared.config, &session.id).await;
-    let specs = unattended::offered_tools(&turn.origin, &shared.config, mcp);
+    let specs = shared.tool_lists.offered(&turn.origin, &shared.config, mcp);
     let mut fixed = Fixed::new(system, specs);
     let current =
         super::compact::before_request(turn, session, &mut fixed, planned.current, cancel).await;
