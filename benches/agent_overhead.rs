@@ -214,7 +214,7 @@ impl Env {
                 ChatMessage::system(agent::system_prompt(&self.workspace)),
                 ChatMessage::user(agent::user_message(typed, Local::now())),
             ],
-            tools: egirl::tools::specs(),
+            tools: egirl::tools::specs().into(),
             max_tokens: 512,
             slot: None,
             images: Default::default(),

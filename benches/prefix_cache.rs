@@ -169,7 +169,7 @@ async fn replay(client: &Client, layout: Layout, workspace: &Path) -> Vec<Row> {
             messages.extend(history.iter().cloned());
             let request = ChatRequest {
                 messages,
-                tools: specs.clone(),
+                tools: specs.clone().into(),
                 max_tokens: MAX_TOKENS,
                 slot: None,
                 images: Default::default(),
@@ -305,7 +305,7 @@ fn resume_request(workspace: &Path) -> ChatRequest {
     )));
     ChatRequest {
         messages,
-        tools: egirl::tools::specs(),
+        tools: egirl::tools::specs().into(),
         max_tokens: MAX_TOKENS,
         slot: None,
         images: Default::default(),

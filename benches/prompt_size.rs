@@ -213,7 +213,7 @@ async fn measure(server: LlamaCpp) -> Result<(), String> {
     let rendered = async |system_text: &str, user: &str| -> Result<u64, String> {
         let request = ChatRequest {
             messages: vec![ChatMessage::system(system_text), ChatMessage::user(user)],
-            tools: specs.clone(),
+            tools: specs.clone().into(),
             max_tokens: 0,
             slot: None,
             images: Default::default(),

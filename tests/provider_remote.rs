@@ -42,7 +42,7 @@ pub fn read_file_spec() -> ToolSpec {
 pub fn request(messages: Vec<ChatMessage>) -> ChatRequest {
     ChatRequest {
         messages,
-        tools: vec![read_file_spec()],
+        tools: vec![read_file_spec()].into(),
         // Local figures: remote providers use their own max_tokens.
         max_tokens: 256,
         slot: Some(1),

@@ -5,7 +5,7 @@
 //! Its modules import one way only, each from those before it:
 //!
 //! 1. leaves: `context` (prompts), `window`, `trim`, `redact`,
-//!    `unattended`, `slots`, `summary`;
+//!    `unattended` (then `tool_list`, the tools offered), `slots`, `summary`;
 //! 2. `shared` (the state every worker shares), then `local` (the local
 //!    roles), `route` (where a turn runs), `pin` (a session pinned to a
 //!    model), `memory`, `approvals` (`/approvals`), `rewind`;
@@ -38,6 +38,7 @@ mod start;
 mod steps;
 mod summary;
 mod tool_calls;
+mod tool_list;
 mod trim;
 mod turn;
 mod unattended;

@@ -2,10 +2,11 @@
 //! and its size: an upper bound from its bytes, the server's exact count,
 //! or an estimate message by message.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::shared::Shared;
-use crate::chat::ChatMessage;
+use crate::chat::{ChatMessage, ToolSpec};
 use crate::providers::llamacpp::LlamaCpp;
 use crate::providers::{ChatRequest, ProviderError};
 use crate::redact::Redactor;
@@ -53,7 +54,7 @@ pub(super) fn message_bound(message: &ChatMessage, image_tokens: u64) -> u64 {
 }
 
 /// The tool list's share of `byte_bound`, with the template's tools block.
-pub(super) fn tools_bound(specs: &[crate::chat::ToolSpec]) -> u64 {
+pub(super) fn tools_bound(specs: &[ToolSpec]) -> u64 {
     let tools: usize = specs
         .iter()
         .map(|t| t.to_openai_json().to_string().len())
@@ -106,7 +107,7 @@ pub(super) async fn count_prompt(
     }
 }
 
-pub(super) fn tools_text(specs: &[crate::chat::ToolSpec]) -> String {
+pub(super) fn tools_text(specs: &[ToolSpec]) -> String {
     specs
         .iter()
         .map(|s| s.to_openai_json().to_string())
@@ -155,7 +156,8 @@ pub(super) async fn text_tokens(shared: &Shared, text: &str) -> u64 {
 /// turn rather than once a request.
 pub(super) struct Fixed {
     pub system: String,
-    pub specs: Vec<crate::chat::ToolSpec>,
+    /// Shared with the agent's kept list (`tool_list`) and every request.
+    pub specs: Arc<[ToolSpec]>,
     /// Tells two turns' fixed parts apart: equal parts, equal values.
     pub fingerprint: u64,
     /// `tools_bound` of `specs`.
@@ -163,7 +165,7 @@ pub(super) struct Fixed {
 }
 
 impl Fixed {
-    pub fn new(system: String, specs: Vec<crate::chat::ToolSpec>) -> Self {
+    pub fn new(system: String, specs: Arc<[ToolSpec]>) -> Self {
         use std::hash::{Hash, Hasher};
         let (tools_fingerprint, tools_bound) = tools_facts(&specs);
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -188,24 +190,25 @@ impl Fixed {
 /// The tool list's fingerprint and `tools_bound`, kept for the last list
 /// seen: every turn of every session offers the same list until the
 /// config's tools or the MCP servers' change, and serializing it to size
-/// it costs more than comparing it.
-fn tools_facts(specs: &[crate::chat::ToolSpec]) -> (u64, u64) {
-    type Last = Option<(Vec<crate::chat::ToolSpec>, u64, u64)>;
+/// it costs more than comparing it (the same list, `tool_list`'s, costs
+/// nothing to compare).
+fn tools_facts(specs: &Arc<[ToolSpec]>) -> (u64, u64) {
+    type Last = Option<(Arc<[ToolSpec]>, u64, u64)>;
     static LAST: std::sync::Mutex<Last> = std::sync::Mutex::new(None);
     let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((seen, fingerprint, bound)) = last.as_ref()
-        && seen.as_slice() == specs
+        && (Arc::ptr_eq(seen, specs) || seen[..] == specs[..])
     {
         return (*fingerprint, *bound);
     }
     let facts = (tools_fingerprint(specs), tools_bound(specs));
-    *last = Some((specs.to_vec(), facts.0, facts.1));
+    *last = Some((specs.clone(), facts.0, facts.1));
     facts
 }
 
 /// Tells two tool lists apart (names, descriptions, schemas): equal lists
 /// give equal values.
-fn tools_fingerprint(specs: &[crate::chat::ToolSpec]) -> u64 {
+fn tools_fingerprint(specs: &[ToolSpec]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     specs.len().hash(&mut h);
@@ -271,8 +274,8 @@ mod tests {
 
     #[test]
     fn the_fingerprint_changes_with_the_system_prompt_or_a_schema() {
-        let fingerprint = |system: &str, specs: &[crate::chat::ToolSpec]| {
-            Fixed::new(system.to_string(), specs.to_vec()).fingerprint
+        let fingerprint = |system: &str, specs: &[ToolSpec]| {
+            Fixed::new(system.to_string(), specs.into()).fingerprint
         };
         let specs = crate::tools::specs();
         let base = fingerprint("system", &specs);
@@ -284,20 +287,25 @@ mod tests {
         assert_ne!(base, fingerprint("system", &specs[1..]));
         // The last list's facts are kept; a list seen before is sized anew.
         assert_eq!(base, fingerprint("system", &specs));
-        let fixed = Fixed::new("system".into(), changed.clone());
+        let fixed = Fixed::new("system".into(), changed.as_slice().into());
         assert_eq!(fixed.tools_bound, tools_bound(&changed));
+        // The same list again (one `Arc`) is known without comparing it.
+        let shared: Arc<[ToolSpec]> = specs.into();
+        let first = Fixed::new("system".into(), shared.clone());
+        assert_eq!(first.fingerprint, base);
+        assert_eq!(Fixed::new("system".into(), shared).fingerprint, base);
     }
 
     #[test]
     fn the_fixed_parts_bound_is_the_requests_byte_bound() {
         let specs = crate::tools::specs();
         let history = vec![ChatMessage::user("hello"), ChatMessage::assistant("hi")];
-        let fixed = Fixed::new("system prompt".into(), specs.clone());
+        let fixed = Fixed::new("system prompt".into(), specs.as_slice().into());
         let mut messages = vec![ChatMessage::system("system prompt")];
         messages.extend(history.iter().cloned());
         let request = ChatRequest {
             messages,
-            tools: specs,
+            tools: specs.into(),
             ..ChatRequest::default()
         };
         assert_eq!(fixed.bound_with(&history, 768), byte_bound(&request, 768));

@@ -176,7 +176,7 @@ async fn classify_locally(
 ) -> Option<Target> {
     let request = ChatRequest {
         messages: classify::classification_messages(message),
-        tools: Vec::new(),
+        tools: Default::default(),
         max_tokens: CLASSIFY_MAX_TOKENS,
         // Any free slot: the sessions' own caches stay as they are.
         slot: None,

@@ -11,6 +11,7 @@ use chrono::Utc;
 use super::shared::Shared;
 use super::{slots, summary};
 use crate::chat::ChatMessage;
+use crate::memory::daily;
 use crate::protocol::{Command, EventKind, Origin, Target};
 use crate::redact;
 use crate::redact::Redactor;
@@ -283,6 +284,8 @@ pub(super) struct Turn<'a> {
     pub(super) shared: &'a Shared,
     session_id: String,
     pub(super) origin: Origin,
+    /// This turn's daily-log entries not yet written (`log_daily`).
+    daily: std::sync::Mutex<Vec<daily::Entry>>,
 }
 
 impl<'a> Turn<'a> {
@@ -291,6 +294,7 @@ impl<'a> Turn<'a> {
             shared,
             session_id: session_id.to_string(),
             origin,
+            daily: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -298,22 +302,41 @@ impl<'a> Turn<'a> {
         self.shared.bus.emit(&self.session_id, &self.origin, kind);
     }
 
-    /// Appends a line of this turn to the agent's daily log (redacted);
-    /// a failure is a notice, never the turn's end.
+    /// A line of this turn for the agent's daily log (redacted, stamped
+    /// now), written with the turn's other lines by `write_daily`: one
+    /// append a turn rather than one a line. The transcript is the record
+    /// (each message is on disk before the next step); the daily log is
+    /// memory's digest of it, and gets the turn's lines before `final`.
     pub(super) fn log_daily(&self, who: &str, text: &str) {
         if text.trim().is_empty() {
             return;
         }
-        let origin = self.origin.to_string();
-        let text = self.shared.redactor.redact(text);
-        let now = chrono::Local::now();
-        let workspace = &self.shared.workspace;
-        if let Err(e) = crate::memory::daily::append(workspace, now, who, &origin, &text) {
+        let entry = daily::Entry {
+            when: chrono::Local::now(),
+            who: who.to_string(),
+            origin: self.origin.to_string(),
+            text: self.shared.redactor.redact(text).into_owned(),
+        };
+        lock(&self.daily).push(entry);
+    }
+
+    /// Appends the lines `log_daily` kept, in one write; a failure is a
+    /// notice, never the turn's end.
+    pub(super) fn write_daily(&self) {
+        let entries = std::mem::take(&mut *lock(&self.daily));
+        if entries.is_empty() {
+            return;
+        }
+        if let Err(e) = daily::append_all(&self.shared.workspace, &entries) {
             self.emit(EventKind::Notice(crate::protocol::Notice {
                 message: format!("could not append to the daily log: {e}"),
             }));
         }
     }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

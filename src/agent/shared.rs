@@ -84,6 +84,8 @@ pub(crate) struct Shared {
     /// Sessions whose editor serves the file tools (`egirl acp`); one for
     /// every agent.
     pub client_files: crate::tools::client_files::ClientFiles,
+    /// The tool lists turns offered under `config`, kept while offered.
+    pub tool_lists: super::tool_list::ToolLists,
 }
 
 impl Shared {

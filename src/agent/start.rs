@@ -276,6 +276,7 @@ pub(super) fn agent_state(common: &Arc<Common>, name: &str) -> Result<Arc<Shared
         redactor: common.redactor.clone(),
         usage_written,
         client_files: common.client_files.for_another_agent(),
+        tool_lists: Default::default(),
     });
     super::hooks::spawn_event_hooks(&shared);
     Ok(shared)

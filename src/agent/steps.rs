@@ -109,7 +109,7 @@ pub(super) async fn remote_step(
     session: &mut Session,
     remote: &RemoteProvider,
     system: &str,
-    specs: &[crate::chat::ToolSpec],
+    specs: &std::sync::Arc<[crate::chat::ToolSpec]>,
     handoff: Option<&(usize, ChatMessage)>,
     cancel: &CancellationToken,
 ) -> Result<Option<(ChatResponse, String)>, ProviderError> {
@@ -121,7 +121,7 @@ pub(super) async fn remote_step(
     }
     let mut request = ChatRequest {
         messages: prompt_messages(&turn.shared.redactor, system, &history),
-        tools: specs.to_vec(),
+        tools: specs.clone(),
         max_tokens: turn.shared.config.local.max_tokens,
         slot: None,
         images: Default::default(),
@@ -225,7 +225,7 @@ async fn build_request(
     current: usize,
     extra_drop: usize,
 ) -> Result<ChatRequest> {
-    let (system, specs) = (fixed.system.as_str(), fixed.specs.as_slice());
+    let (system, specs) = (fixed.system.as_str(), &fixed.specs[..]);
     let shared = turn.shared;
     let limits = shared.limits_for(role).await;
     let reply_reserve = shared.config.local.max_tokens.min(limits.n_ctx / 4);
@@ -234,7 +234,7 @@ async fn build_request(
 
     let mut request = ChatRequest {
         messages: prompt_messages(&shared.redactor, system, &session.history[start..]),
-        tools: specs.to_vec(),
+        tools: fixed.specs.clone(),
         max_tokens: shared.config.local.max_tokens,
         // The fast role's server has its own slots: any free one.
         slot: session.slot.filter(|_| role == LocalRole::Main),

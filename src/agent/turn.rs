@@ -117,6 +117,8 @@ pub(crate) async fn run_turn(
     let end = run_steps(&turn, session, &typed, &cancel)
         .await
         .unwrap_or_else(TurnEnd::Failed);
+    // A turn that did not answer still logs what the user said.
+    turn.write_daily();
     let interrupted = match end {
         TurnEnd::Answered => false,
         TurnEnd::Interrupted => true,
@@ -324,7 +326,7 @@ async fn prepare(
     // The last compaction's summary, fenced after the prompt (`summary`).
     let system = super::summary::with_summary(&system, session.summary.as_deref());
     let mcp = tools::mcp::specs_for(&shared.mcp, &shared.config, &session.id).await;
-    let specs = unattended::offered_tools(&turn.origin, &shared.config, mcp);
+    let specs = shared.tool_lists.offered(&turn.origin, &shared.config, mcp);
     let mut fixed = Fixed::new(system, specs);
     let current =
         super::compact::before_request(turn, session, &mut fixed, planned.current, cancel).await;
@@ -482,5 +484,6 @@ fn deliver_final(turn: &Turn<'_>, answer: String) {
         answer
     };
     turn.log_daily("egirl", &text);
+    turn.write_daily();
     turn.emit(EventKind::Final(FinalAnswer { text }));
 }

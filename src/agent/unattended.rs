@@ -71,17 +71,6 @@ pub fn tool_refusal(tool: &str) -> String {
     )
 }
 
-/// The tool list offered to a turn from `origin` under `config`: the
-/// built-ins it may call (the catalog then names only those), then the
-/// `mcp` specs given. Other origins get the full list unchanged, byte for
-/// byte (the prefix cache of their sessions).
-pub fn offered_tools(origin: &Origin, config: &Config, mcp: Vec<ToolSpec>) -> Vec<ToolSpec> {
-    let keep = |tool: &str| tool_allowed(origin, tool, &config.webhook.tools);
-    let mut specs = crate::tools::offered_where(config, &keep);
-    specs.extend(mcp.into_iter().filter(|spec| keep(spec.name)));
-    specs
-}
-
 /// The fixed set of built-ins (`tools::specs`) a turn from `origin` may
 /// call, less what the agent's `[tools] allow/deny` leaves out.
 pub fn fixed_tools(origin: &Origin, config: &Config) -> Vec<ToolSpec> {

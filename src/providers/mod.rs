@@ -25,7 +25,8 @@ use crate::chat::{ChatMessage, ToolCall, ToolSpec, Usage};
 #[derive(Clone, Debug, Default)]
 pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolSpec>,
+    /// Shared, not copied: a turn's requests all carry its one list.
+    pub tools: std::sync::Arc<[ToolSpec]>,
     /// Tokens the local server may generate; remote providers use their own
     /// `[remote.*] max_tokens` instead (a local budget is too small there).
     pub max_tokens: u64,

@@ -188,12 +188,30 @@ pub fn offered(config: &Config) -> Vec<ToolSpec> {
 /// [`offered`], less the tools `keep` refuses (a webhook turn's): the
 /// catalog then names only what the turn may run.
 pub fn offered_where(config: &Config, keep: &dyn Fn(&str) -> bool) -> Vec<ToolSpec> {
-    listed(
-        BUILTIN_TOOLS.iter().filter(|tool| {
+    listed_named(config, &offered_names(config, keep))
+}
+
+/// The built-ins [`offered_where`] lists, by name in table order: all its
+/// list depends on besides the config (the core builds a list once per set
+/// of names and keeps it).
+pub fn offered_names(config: &Config, keep: &dyn Fn(&str) -> bool) -> Vec<&'static str> {
+    BUILTIN_TOOLS
+        .iter()
+        .filter(|tool| {
             (tool.offered_when)(config)
                 && keep(tool.name)
                 && super::policy::permitted(config, tool.name)
-        }),
+        })
+        .map(|tool| tool.name)
+        .collect()
+}
+
+/// The tool list of the built-ins `names` ([`offered_names`]) under `config`.
+pub fn listed_named(config: &Config, names: &[&str]) -> Vec<ToolSpec> {
+    listed(
+        BUILTIN_TOOLS
+            .iter()
+            .filter(|tool| names.contains(&tool.name)),
         config,
     )
 }

@@ -53,6 +53,9 @@ async fn streams_text_and_persists_the_turn() {
         log.contains("hi") && log.contains("Hello there, friend."),
         "{log}"
     );
+    // The user's line first, each under its heading.
+    let (user, answer) = (log.find("· user · tui\n\nhi\n"), log.find("· egirl · tui"));
+    assert!(user.is_some() && user < answer, "{log}");
 }
 
 #[tokio::test]
@@ -217,6 +220,11 @@ async fn server_failures_are_one_clear_error_and_the_transcript_stays() {
         let error = error_text(&events).expect("an error event");
         assert!(error.contains(expect) && !error.contains('\n'), "{error}");
         assert_eq!(h.transcript("e").len(), 1, "the user message is kept");
+        // In the daily log too, though the turn never answered.
+        let day = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let log = std::fs::read_to_string(h.workspace.join("memory").join(format!("{day}.md")))
+            .unwrap_or_default();
+        assert!(log.contains("· user · tui\n\nhello\n"), "{log}");
         // The next turn works.
         h.send("e", "again");
         let events = h.turn("e").await;

@@ -178,7 +178,7 @@ fn token_count_matches_the_server() {
                     chrono::Local::now(),
                 )),
             ],
-            tools: egirl::tools::specs(),
+            tools: egirl::tools::specs().into(),
             max_tokens: 8,
             slot: None,
             images: Default::default(),

@@ -37,7 +37,7 @@ fn read_file_spec() -> ToolSpec {
 fn request(messages: Vec<ChatMessage>) -> ChatRequest {
     ChatRequest {
         messages,
-        tools: vec![read_file_spec()],
+        tools: vec![read_file_spec()].into(),
         max_tokens: 256,
         slot: None,
         images: Default::default(),

@@ -69,7 +69,7 @@ pub(super) async fn before_request(
     if size::surely_below(shared, session, fixed, start, bar) {
         return current;
     }
-    let (system, specs) = (&fixed.system, fixed.specs.as_slice());
+    let (system, specs) = (&fixed.system, &fixed.specs[..]);
     let tokens = prompt_tokens(shared, system, specs, &session.history[start..]).await;
     if tokens <= threshold {
         return current;
@@ -90,7 +90,7 @@ pub(super) async fn before_request(
         Ok(done) => {
             // The flush may have changed MEMORY.md: this request starts a
             // new prefix anyway, so the change lands here, not on the next turn.
-            *fixed = Fixed::new(done.system.clone(), std::mem::take(&mut fixed.specs));
+            *fixed = Fixed::new(done.system.clone(), fixed.specs.clone());
             let again = pause::retry_at(done.after_tokens, threshold, limits.n_ctx);
             let told = session.compact_again_at.is_some();
             session.compact_again_at = again;
@@ -276,7 +276,7 @@ async fn prompt_tokens(
 ) -> u64 {
     let request = ChatRequest {
         messages: prompt_messages(&shared.redactor, system, history),
-        tools: specs.to_vec(),
+        tools: specs.into(),
         max_tokens: 0,
         slot: None,
         images: Default::default(),

@@ -118,7 +118,7 @@ pub(super) async fn summary(
             history.push(tail);
             let request = ChatRequest {
                 messages: prompt_messages(&shared.redactor, system, &history),
-                tools: Vec::new(),
+                tools: Default::default(),
                 max_tokens: shared.config.local.max_tokens,
                 slot: None,
                 images: Default::default(),
@@ -213,7 +213,7 @@ async fn fitted(
     history.push(tail);
     let mut request = ChatRequest {
         messages: prompt_messages(&shared.redactor, system, &history),
-        tools: specs.to_vec(),
+        tools: specs.into(),
         max_tokens: reply,
         // The fast role's server has its own slots: any free one.
         slot: session.slot.filter(|_| role == LocalRole::Main),
