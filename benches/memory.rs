@@ -482,10 +482,10 @@ fn benches(c: &mut Criterion) {
     let scan_p50 = percentiles("bare cosine scan, 1 thread", scan);
     let scan2_p50 = percentiles("bare cosine scan, 2 threads", scan2);
     let quantized_p50 = percentiles(
-        "search's vector side: 8-bit scan (top 96) + f32 rescoring (top 24)",
+        "search's vector side: code scan + f32 rescoring (top 24)",
         quantized,
     );
-    percentiles("8-bit scan alone (top 96; part of the above)", codes_only);
+    percentiles("code scan alone (top 96)", codes_only);
     percentiles("query embedding round trip (part of hybrid)", embed);
     percentiles("no-change re-index, 1,001 files", reindex);
     println!(
