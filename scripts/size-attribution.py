@@ -43,7 +43,11 @@ def crate_of(name):
 
 
 def main():
+    if len(sys.argv) < 2:
+        sys.exit("usage: scripts/size-attribution.py BINARY [TOP]")
     binary = sys.argv[1]
+    if subprocess.run(["readelf", "-h", binary], capture_output=True).returncode != 0:
+        sys.exit(f"size-attribution: {binary} is not an ELF file readelf can read")
     top = int(sys.argv[2]) if len(sys.argv) > 2 else 25
     secs = sections(binary)
     text = secs.get(".text", 0)
