@@ -258,6 +258,11 @@ impl Pool {
             };
             match server.chat(req, cancel, &mut forward).await {
                 Ok(response) => {
+                    // With nothing up the request went to a down endpoint
+                    // anyway; it answered, so it is up without a probe.
+                    if !member.up.swap(true, Ordering::SeqCst) {
+                        tracing::info!(endpoint = server.endpoint(), "local endpoint back up");
+                    }
                     let mut stats = lock(&member.stats);
                     stats.requests += 1;
                     stats.input_tokens += response.usage.input_tokens;
@@ -366,11 +371,16 @@ impl Pool {
         let weak: Weak<Member> = Arc::downgrade(member);
         let every = self.probe_every;
         tokio::spawn(async move {
+            let mut wait = every;
             loop {
-                tokio::time::sleep(every).await;
+                tokio::time::sleep(wait).await;
                 let Some(member) = weak.upgrade() else {
                     return;
                 };
+                // A request that got through meanwhile already said so.
+                if member.up.load(Ordering::SeqCst) {
+                    return;
+                }
                 if member.server.health().await.is_ok() {
                     tracing::info!(
                         endpoint = member.server.endpoint(),
@@ -379,6 +389,7 @@ impl Pool {
                     member.up.store(true, Ordering::SeqCst);
                     return;
                 }
+                wait = next_probe_wait(wait, every);
             }
         });
     }
@@ -407,6 +418,16 @@ async fn discover_member(member: &Member) -> Option<ServerInfo> {
         .cloned()
 }
 
+/// A down endpoint is probed after `every`, then twice as long after each
+/// probe it fails, up to this many times `every` (a minute by default): an
+/// idle daemon whose server is off wakes once a minute, not every 5 s. A
+/// request still goes to it when nothing else is up.
+const PROBE_BACKOFF_LIMIT: u32 = 12;
+
+fn next_probe_wait(wait: Duration, every: Duration) -> Duration {
+    (wait * 2).min(every * PROBE_BACKOFF_LIMIT)
+}
+
 /// Failures that say the endpoint (not the request) is the problem.
 fn endpoint_failed(e: &ProviderError) -> bool {
     match e {
@@ -424,4 +445,21 @@ pub fn assumed_kind(info: Option<&ServerInfo>) -> ServerKind {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_wait_doubles_up_to_twelve_times_the_setting() {
+        let every = Duration::from_secs(5);
+        let mut wait = every;
+        let mut waits = vec![wait.as_secs()];
+        for _ in 0..6 {
+            wait = next_probe_wait(wait, every);
+            waits.push(wait.as_secs());
+        }
+        assert_eq!(waits, [5, 10, 20, 40, 60, 60, 60]);
+    }
 }

@@ -89,6 +89,28 @@ async fn a_failed_endpoint_moves_the_session_and_the_turn_completes() {
     assert_eq!(usage_endpoints(&third), vec![Some(b.url())]);
 }
 
+/// A down endpoint is probed less and less often (the wait doubles, up to
+/// 12 x `probe_every`), so an idle daemon whose server is off is not woken
+/// every few seconds; it is still found again when it answers.
+#[tokio::test]
+async fn a_down_endpoint_is_probed_less_and_less_often() {
+    let (a, b) = (FakeLlama::start().await, FakeLlama::start().await);
+    let s1 = &session_on(&[a.url(), b.url()], 0, 0);
+    let mut h = start_replicas(&[&a, &b], |_| {});
+    a.set_down(true);
+    h.send(s1, "hello");
+    assert_eq!(usage_endpoints(&h.turn(s1).await), vec![Some(b.url())]);
+    let before = a.hits("/health");
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    // Every 50 ms would be 30 probes; doubling from 50 ms up to 600 ms
+    // gives 5 by 1.35 s.
+    let probes = a.hits("/health") - before;
+    assert!((2..=8).contains(&probes), "{probes} probes in 1.5 s");
+    recover(&a).await;
+    h.send(s1, "back");
+    assert_eq!(usage_endpoints(&h.turn(s1).await), vec![Some(a.url())]);
+}
+
 /// An endpoint nothing listens on, the session's home: the turn is served
 /// by the other, with one notice naming the dead one.
 #[tokio::test]
