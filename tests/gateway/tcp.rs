@@ -33,6 +33,9 @@ pub struct Daemon {
     /// `ws://127.0.0.1:PORT/ws`.
     pub url: String,
     stderr: Arc<Mutex<String>>,
+    /// Reads stderr to its end: the lines written just before the exit
+    /// are read after `wait` returns.
+    reader: tokio::task::JoinHandle<()>,
 }
 
 impl Daemon {
@@ -62,7 +65,7 @@ impl Daemon {
         let (url_tx, url_rx) = tokio::sync::oneshot::channel();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let kept = stderr.clone();
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut url_tx = Some(url_tx);
             while let Ok(Some(line)) = lines.next_line().await {
                 if let Some(port) = line.strip_prefix("egirl: listening on ws://")
@@ -86,6 +89,7 @@ impl Daemon {
             child,
             url,
             stderr,
+            reader,
         }
     }
 
@@ -111,6 +115,7 @@ impl Daemon {
         // SAFETY: signalling our own child process.
         unsafe { libc::kill(pid, libc::SIGTERM) };
         let _ = tokio::time::timeout(WAIT, self.child.wait()).await;
+        let _ = tokio::time::timeout(WAIT, &mut self.reader).await;
         let stderr = self.stderr.lock().unwrap().clone();
         (self.dir, stderr)
     }
