@@ -62,32 +62,45 @@ pub fn in_process_with_agents(
             .unwrap_or_default(),
         agents,
     });
-    tokio::spawn(keep_status(
-        tx,
-        agent.mcp.clone(),
-        bots,
-        endpoints,
-        agent.spend.clone(),
-    ));
     let submit_to = agent.clone();
     let start = agent.clone();
-    CoreLink::new(
+    let link = CoreLink::new(
         Arc::new(move |submission| submit_to.submit_with(submission)),
         agent.bus.clone(),
         rx,
         Arc::new(move || start.start_mcp()),
         None,
-    )
+    );
+    let sources = StatusSources {
+        mcp: agent.mcp.clone(),
+        bots,
+        spend: agent.spend.clone(),
+        watchers: link.status_watchers(),
+    };
+    tokio::spawn(keep_status(tx, sources, HealthProbe::new(endpoints)));
+    link
+}
+
+/// What the status is made of, besides the local endpoints' health.
+struct StatusSources {
+    mcp: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
+    bots: Bots,
+    spend: Option<SpendWatch>,
+    /// Woken when a surface takes a receiver of its own.
+    watchers: Arc<tokio::sync::Notify>,
 }
 
 async fn keep_status(
     tx: watch::Sender<CoreStatus>,
-    mut mcp: watch::Receiver<Vec<crate::protocol::McpServerInfo>>,
-    mut bots: Bots,
-    endpoints: Vec<String>,
-    mut spend: Option<SpendWatch>,
+    sources: StatusSources,
+    probe: Option<HealthProbe>,
 ) {
-    let probe = HealthProbe::new(endpoints);
+    let StatusSources {
+        mut mcp,
+        mut bots,
+        mut spend,
+        watchers,
+    } = sources;
     let mut next_probe = tokio::time::Instant::now();
     loop {
         let mut status = tx.borrow().clone();
@@ -101,8 +114,10 @@ async fn keep_status(
             spend.written.borrow_and_update();
             status.budget = spend.periods();
         }
-        // Only the link itself reads it: nobody to probe for.
-        let watched = tx.receiver_count() > 1;
+        // The links' shared receiver is one; a surface showing the status
+        // holds another. Nobody looking: no probe, and no timer either (an
+        // idle daemon or `egirl acp` sleeps until a surface looks).
+        let watched = probe.is_some() && tx.receiver_count() > 1;
         if watched && tokio::time::Instant::now() >= next_probe {
             if let Some(probe) = &probe {
                 status.local = Some(probe.run().await);
@@ -123,16 +138,13 @@ async fn keep_status(
             Some(()) = changed(&mut bots.discord) => {}
             Some(()) = changed(&mut bots.telegram) => {}
             Some(()) = usage_written(&mut spend) => {}
-            () = tokio::time::sleep_until(next_probe), if probe.is_some() => {}
+            () = tokio::time::sleep_until(next_probe), if watched => {}
+            () = watchers.notified(), if !watched => {}
             () = tx.closed() => return,
         }
     }
 }
 
-/// The status as every window may show it: an MCP server's last error
-/// carries its stderr, and a bot's detail the error it stopped on, which
-/// may quote a key; a status is no event, so the bus's redaction never
-/// sees it.
 fn redact(status: &mut CoreStatus) {
     use crate::sessions::redact_as_read;
     for server in &mut status.mcp {
@@ -216,5 +228,67 @@ impl HealthProbe {
             up,
             total: self.urls.len(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+    use crate::bus::EventBus;
+
+    /// A `/health` that answers 200 and counts the connections made to it.
+    async fn counting_health() -> (String, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counted = hits.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let mut request = [0u8; 1024];
+                let _ = socket.read(&mut request).await;
+                let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+                let _ = socket.write_all(ok).await;
+            }
+        });
+        (url, hits)
+    }
+
+    #[tokio::test]
+    async fn the_endpoints_are_probed_only_while_a_surface_looks() {
+        let (url, hits) = counting_health().await;
+        let (tx, rx) = watch::channel(CoreStatus::default());
+        let link = CoreLink::new(
+            Arc::new(|_| true),
+            EventBus::new(),
+            rx,
+            Arc::new(|| {}),
+            None,
+        );
+        let (_mcp_tx, mcp) = watch::channel(Vec::new());
+        let sources = StatusSources {
+            mcp,
+            bots: Bots::default(),
+            spend: None,
+            watchers: link.status_watchers(),
+        };
+        tokio::spawn(keep_status(tx, sources, HealthProbe::new(vec![url])));
+        // Clones of the link (a daemon's listeners hold some) are nobody
+        // looking.
+        let clones = [link.clone(), link.clone(), link.clone()];
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(hits.load(Ordering::SeqCst), 0);
+
+        let mut status = clones[0].watch_status();
+        let probed = status.wait_for(|s| s.local == Some(LocalHealth { up: 1, total: 1 }));
+        tokio::time::timeout(Duration::from_secs(10), probed)
+            .await
+            .expect("probed within 10 s")
+            .unwrap();
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
     }
 }

@@ -27,8 +27,15 @@ pub struct CoreLink {
     /// The core's events; a surface subscribes before it submits.
     pub bus: EventBus,
     /// The bots, MCP servers and local health as the core's process sees
-    /// them (in process: filled by whoever runs them).
-    pub status: watch::Receiver<CoreStatus>,
+    /// them (in process: filled by whoever runs them). One receiver shared
+    /// by every clone of the link: a surface that shows the status takes
+    /// its own with [`CoreLink::watch_status`], and only while one is held
+    /// are the local endpoints probed (an idle daemon holds clones of the
+    /// link, and would otherwise probe every 10 s with nobody looking).
+    pub status: Arc<watch::Receiver<CoreStatus>>,
+    /// Told when a surface takes a status receiver of its own, so the
+    /// task that keeps the status probes only while someone looks.
+    watchers: Arc<tokio::sync::Notify>,
     /// Lets the MCP servers start once the surface is up (in process;
     /// a no-op when attached: the daemon started them).
     start_mcp: Arc<dyn Fn() + Send + Sync>,
@@ -69,12 +76,26 @@ impl CoreLink {
         CoreLink {
             submit,
             bus,
-            status,
+            status: Arc::new(status),
+            watchers: Arc::default(),
             start_mcp,
             attached,
             connection: None,
             first: Arc::default(),
         }
+    }
+
+    /// A receiver of the status of one's own, for a surface that shows it.
+    pub fn watch_status(&self) -> watch::Receiver<CoreStatus> {
+        let status = (*self.status).clone();
+        self.watchers.notify_one();
+        status
+    }
+
+    /// Woken by [`CoreLink::watch_status`] (a permit is kept when nobody
+    /// waits): for whoever keeps the status.
+    pub fn status_watchers(&self) -> Arc<tokio::sync::Notify> {
+        self.watchers.clone()
     }
 
     /// Keeps `events` (subscribed before any event could arrive) for the

@@ -53,7 +53,7 @@ pub async fn run_once(agent: &CoreLink, text: String, opts: &HeadlessOptions) ->
     // it starts once every MCP server is up or has failed (each bounded by
     // its startup_timeout).
     agent.start_mcp();
-    let mut status = agent.status.clone();
+    let mut status = agent.watch_status();
     let _ = status
         .wait_for(|status| status.mcp.iter().all(|s| s.state != "starting"))
         .await;

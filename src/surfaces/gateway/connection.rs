@@ -48,7 +48,7 @@ pub(super) async fn serve(shared: Arc<Shared>, framed: Framed, admission: Arc<dy
         return;
     };
     // Taken before `status` is sent: a change after that one is sent too.
-    let mut status = shared.link.status.clone();
+    let mut status = shared.link.watch_status();
     let Some(cursor) = greet(&shared, &hello, &mut status, &mut *writer).await else {
         return;
     };

@@ -419,13 +419,14 @@ async fn a_status_change_reaches_the_attached_link() {
         None,
     );
     let gateway = Gateway::start(core, facts(), Bounds::default());
-    let (server, mut link) = attached(&gateway, dir.path()).await;
+    let (server, link) = attached(&gateway, dir.path()).await;
     let local = crate::protocol::wire::LocalHealth { up: 1, total: 2 };
     tx.send_replace(CoreStatus {
         local: Some(local),
         ..CoreStatus::default()
     });
-    let changed = link.status.wait_for(|s| s.local == Some(local));
+    let mut status = link.watch_status();
+    let changed = status.wait_for(|s| s.local == Some(local));
     tokio::time::timeout(Duration::from_secs(10), changed)
         .await
         .expect("the status within 10 s")

@@ -162,7 +162,7 @@ pub async fn run(core: &CoreLink, options: TuiOptions) -> TuiOutcome {
     });
     watch_signals(tx.clone());
     super::link::watch_connection(core.connection.clone(), tx.clone());
-    watch_status(core.status.clone(), tx);
+    watch_status(core.watch_status(), tx);
     // The first frame before the MCP servers spawn and handshake, which
     // would compete with it for the CPU; the loop draws again at once.
     let mut host = Crossterm { core };
