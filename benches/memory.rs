@@ -1,7 +1,10 @@
 //! Memory search and indexing: 100,000 chunks with 768-dimension
 //! vectors. Hybrid search p50/p99 and full-text-only p50 through
 //! `Memory::search` (the no-change check of the files, the query embedding
-//! over HTTP, FTS5, the vector scan, the hits' text), against a bare
+//! over HTTP, FTS5, the vector scan, the hits' text) with the memory
+//! watcher running, as the agent runs it (its word spares the check a stat
+//! of every file), and hybrid once more through a memory with no watcher;
+//! against a bare
 //! brute-force `f32` cosine scan over the same vectors in the same run
 //! (target: hybrid p50 at most a third of the 1-thread scan's, and under
 //! 50 ms). The search's own vector side (the 8-bit code scan and the exact
