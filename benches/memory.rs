@@ -1,7 +1,10 @@
 //! Memory search and indexing: 100,000 chunks with 768-dimension
 //! vectors. Hybrid search p50/p99 and full-text-only p50 through
 //! `Memory::search` (the no-change check of the files, the query embedding
-//! over HTTP, FTS5, the vector scan, the hits' text), against a bare
+//! over HTTP, FTS5, the vector scan, the hits' text) with the memory
+//! watcher running, as the agent runs it (its word spares the check a stat
+//! of every file), and hybrid once more through a memory with no watcher;
+//! against a bare
 //! brute-force `f32` cosine scan over the same vectors in the same run
 //! (target: hybrid p50 at most a third of the 1-thread scan's, and under
 //! 50 ms). The search's own vector side (the 8-bit code scan and the exact
@@ -31,6 +34,7 @@ use axum::Json;
 use axum::routing::post;
 use criterion::{Criterion, criterion_group};
 use egirl::config::MemoryConfig;
+use egirl::memory::watch::MemoryWatcher;
 use egirl::memory::{Embedder, LoadedVectors, Memory, dot};
 use rusqlite::Connection;
 use serde_json::{Value, json};
@@ -270,8 +274,13 @@ fn recall_at_10(s: &Setup, query_vectors: &[Vec<f32>]) -> f64 {
 }
 
 struct Setup {
+    // Dropped before the workspace: the watchers stop first.
+    _watchers: Vec<MemoryWatcher>,
     _dir: tempfile::TempDir,
     hybrid: Arc<Memory>,
+    /// The same index searched with no watcher running, as a one-shot
+    /// `egirl memory search` (or `[memory] watch = false`) does.
+    unwatched: Arc<Memory>,
     fts: Arc<Memory>,
     vectors: LoadedVectors,
     conn: Connection,
@@ -315,11 +324,20 @@ fn setup() -> Setup {
 
     let addr = runtime.block_on(embeddings_server());
     let embedder = Embedder::local(&format!("http://{addr}"), EMBED_MODEL);
-    let hybrid = Arc::new(Memory::with_embedder(
-        &root,
-        MemoryConfig::default(),
-        Some(embedder.clone()),
-    ));
+    let with_vectors = || {
+        Arc::new(Memory::with_embedder(
+            &root,
+            MemoryConfig::default(),
+            Some(embedder.clone()),
+        ))
+    };
+    let (hybrid, unwatched) = (with_vectors(), with_vectors());
+    // As the agent runs them (`[memory] watch`, the default): a running
+    // watcher spares a search the stat of every file.
+    let watchers = {
+        let _runtime = runtime.enter();
+        [&hybrid, &fts].map(|m| egirl::memory::watch::spawn(m.clone()).expect("watcher"))
+    };
     let started = Instant::now();
     let first = runtime
         .block_on(hybrid.search("first search", None, None))
@@ -330,6 +348,9 @@ fn setup() -> Setup {
         (chunks as usize * DIMS * 4) >> 20,
         started.elapsed()
     );
+    runtime
+        .block_on(unwatched.search("first search", None, None))
+        .expect("search");
     let conn = rusqlite::Connection::open(egirl::memory::db_path(&root)).expect("index");
     let vectors = LoadedVectors::load(&conn).expect("vectors");
     assert_eq!(vectors.len(), chunks as usize);
@@ -340,8 +361,10 @@ fn setup() -> Setup {
         (data.len() * 4 + ids.len() * 8) as f64 / 1e6
     );
     Setup {
+        _watchers: watchers.into(),
         _dir: dir,
         hybrid,
+        unwatched,
         fts,
         vectors,
         conn,
@@ -381,6 +404,17 @@ fn benches(c: &mut Criterion) {
             black_box(
                 s.runtime
                     .block_on(s.hybrid.search(q, None, None))
+                    .expect("search"),
+            )
+        })
+    });
+    group.bench_function("hybrid_search_no_watcher", |b| {
+        b.iter(|| {
+            i += 1;
+            let q = &queries[i % queries.len()];
+            black_box(
+                s.runtime
+                    .block_on(s.unwatched.search(q, None, None))
                     .expect("search"),
             )
         })
@@ -442,6 +476,12 @@ fn benches(c: &mut Criterion) {
             .block_on(s.hybrid.search(&queries[n % queries.len()], None, None));
         black_box(r.expect("search"));
     });
+    let unwatched = time(&mut |n| {
+        let r = s
+            .runtime
+            .block_on(s.unwatched.search(&queries[n % queries.len()], None, None));
+        black_box(r.expect("search"));
+    });
     let fts = time(&mut |n| {
         let r = s
             .runtime
@@ -477,8 +517,9 @@ fn benches(c: &mut Criterion) {
     println!("\nsingle calls ({calls} each):\n");
     println!("| case | p50 | p90 | p99 | max |");
     println!("| --- | ---: | ---: | ---: | ---: |");
-    let hybrid_p50 = percentiles("hybrid search (100k x 768)", hybrid);
-    percentiles("full-text-only search", fts);
+    let hybrid_p50 = percentiles("hybrid search (100k x 768), watcher running", hybrid);
+    percentiles("hybrid search, no watcher (stat of every file)", unwatched);
+    percentiles("full-text-only search, watcher running", fts);
     let scan_p50 = percentiles("bare cosine scan, 1 thread", scan);
     let scan2_p50 = percentiles("bare cosine scan, 2 threads", scan2);
     let quantized_p50 = percentiles(

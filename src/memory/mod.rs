@@ -29,7 +29,7 @@ pub use store::db_path;
 pub use vectors::{LoadedVectors, dot, top_k_scan};
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -97,6 +97,17 @@ struct Loaded {
 struct Synced {
     files: Vec<index::FileStamp>,
     index: Option<u64>,
+    /// The watcher's count of changes (read before the files were seen)
+    /// when the files last looked exactly like `files`: while it has not
+    /// moved, a watcher vouches that they still do.
+    changes: AtomicU64,
+}
+
+impl Synced {
+    /// The files were seen as `files` again, with `changes` read before.
+    fn seen_again(&self, changes: u64) {
+        self.changes.fetch_max(changes, Ordering::SeqCst);
+    }
 }
 
 pub struct Memory {
@@ -120,6 +131,9 @@ pub struct Memory {
     readers: Mutex<Vec<(rusqlite::Connection, u64)>>,
     /// Secret values in a memory file are indexed (and embedded) redacted.
     redactor: Arc<crate::redact::Redactor>,
+    /// What a running watcher was told: while it vouches that nothing
+    /// changed, a search skips the stat of every file.
+    changes: Arc<watch::Changes>,
 }
 
 impl Memory {
@@ -148,6 +162,7 @@ impl Memory {
             synced: Mutex::new(None),
             readers: Mutex::new(Vec::new()),
             redactor: Arc::default(),
+            changes: Arc::default(),
         }
     }
 
@@ -210,6 +225,9 @@ impl Memory {
             Some(e) if !self.embedder_resting() => Some(e.id()),
             _ => None,
         };
+        // Before the files are listed: a change from here on leaves this
+        // sync's record stale for a watcher.
+        let changes = self.changes.count();
         let (db, workspace) = (self.db.clone(), self.workspace.clone());
         let redactor = self.redactor.clone();
         let resting = self.embedder.is_some() && embedder_id.is_none();
@@ -228,7 +246,7 @@ impl Memory {
         };
         if plan.is_noop() {
             if !resting {
-                self.record_synced(stamps);
+                self.record_synced(stamps, changes);
             }
             return Ok(report);
         }
@@ -279,14 +297,18 @@ impl Memory {
         }
         let complete = !resting && report.embed_error.is_none();
         if complete {
-            self.record_synced(stamps);
+            self.record_synced(stamps, changes);
         }
         Ok(report)
     }
 
-    fn record_synced(&self, files: Vec<index::FileStamp>) {
+    fn record_synced(&self, files: Vec<index::FileStamp>, changes: u64) {
         let index = store::file_id(&self.db);
-        *lock(&self.synced) = Some(Arc::new(Synced { files, index }));
+        *lock(&self.synced) = Some(Arc::new(Synced {
+            files,
+            index,
+            changes: AtomicU64::new(changes),
+        }));
     }
 
     /// Emits `memory_hits` for a search on the session's behalf.

@@ -25,6 +25,14 @@ type Candidates = (Vec<(i64, f64)>, Option<Vec<(i64, f32)>>);
 /// searches the index as it is.
 const SEARCH_WAITS_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// Whether `MEMORY.md` or `memory/` is a link: the file it leads to may
+/// change where no watcher looks, so the files are stat'ed.
+fn links_in_the_way(workspace: &std::path::Path) -> bool {
+    ["MEMORY.md", "memory"].iter().any(|name| {
+        std::fs::symlink_metadata(workspace.join(name)).is_ok_and(|m| m.file_type().is_symlink())
+    })
+}
+
 /// Lines of one chunk scored by vector when no query term matched it.
 const LINES_EMBEDDED_PER_HIT: usize = 48;
 
@@ -106,18 +114,34 @@ impl Memory {
     }
 
     /// Whether the files look exactly as `seen` (the last complete sync's
-    /// stamps): a stat of each, no database. False without `seen`.
+    /// stamps): a running watcher's word when it was told of no change
+    /// since, else a stat of each; no database. False without `seen`.
     async fn unchanged_since(&self, seen: Option<Arc<Synced>>) -> bool {
         let Some(seen) = seen else {
             return false;
         };
+        // Read before the files are looked at (see `Synced::seen_again`).
+        let changes = self.changes.count();
         if store::file_id(&self.db) != seen.index {
             return false;
         }
+        if self
+            .changes
+            .unchanged_since(seen.changes.load(Ordering::SeqCst))
+            && !links_in_the_way(&self.workspace)
+        {
+            return true;
+        }
         let workspace = self.workspace.clone();
-        blocking(move || Ok(index::stamps(&workspace) == seen.files))
-            .await
-            .unwrap_or(false)
+        blocking(move || {
+            let unchanged = index::stamps(&workspace) == seen.files;
+            if unchanged {
+                seen.seen_again(changes);
+            }
+            Ok(unchanged)
+        })
+        .await
+        .unwrap_or(false)
     }
 
     /// A sync whose trouble becomes notices: a search still answers from

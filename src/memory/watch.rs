@@ -1,14 +1,23 @@
-//! Re-indexes memory when its files change: a debounced file watcher on
-//! the workspace (`MEMORY.md`) and `memory/` (recursively). A burst of
-//! writes (a turn appending to the daily log) becomes one sync.
+//! Re-indexes memory when its files change: a file watcher on the
+//! workspace (`MEMORY.md`) and `memory/` (recursively). A burst of writes
+//! (a turn appending to the daily log) becomes one sync, [`DEBOUNCE`] after
+//! the last of them.
+//!
+//! The watcher also vouches for the files to searches: every change it is
+//! told of bumps a count at once (not after the debounce), and a search
+//! whose last complete sync saw the count as it is now skips the stat of
+//! every file. A watcher that may have missed something (an error, the
+//! kernel's queue overflowing, a watched folder removed or replaced) stops
+//! vouching, and searches stat the files again, as they do without one.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use notify::event::{AccessKind, AccessMode};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -16,60 +25,190 @@ use super::Memory;
 
 /// Quiet time after the last change before re-indexing.
 const DEBOUNCE: Duration = Duration::from_millis(750);
+/// A file written without a pause still gets re-indexed this often.
+const MAX_WAIT: Duration = Duration::from_secs(5);
+
+/// What the watcher has been told, for searches. Shared by the [`Memory`]
+/// and its watcher.
+#[derive(Debug, Default)]
+pub(super) struct Changes {
+    /// Bumped on every change to a memory file the watcher is told of, and
+    /// when watching starts or loses track.
+    count: AtomicU64,
+    /// A watcher runs and has seen every change since it started.
+    vouching: AtomicBool,
+}
+
+impl Changes {
+    /// The count to record with a sync or a stat of the files: read
+    /// before they are looked at, so that a change made meanwhile leaves
+    /// the record stale.
+    pub(super) fn count(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Whether a watcher vouches that nothing changed since `recorded`
+    /// (a count read before the files were last seen as they are).
+    pub(super) fn unchanged_since(&self, recorded: u64) -> bool {
+        // Vouching first: a watcher that starts bumps the count before it
+        // vouches, so a search that sees it vouching sees the new count.
+        self.vouching.load(Ordering::SeqCst) && self.count() == recorded
+    }
+
+    fn bump(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn start_vouching(&self) {
+        // Files changed before the watches were set were seen by no one.
+        self.bump();
+        self.vouching.store(true, Ordering::SeqCst);
+    }
+
+    fn stop_vouching(&self) {
+        self.vouching.store(false, Ordering::SeqCst);
+        self.bump();
+    }
+}
 
 /// Watching stops when this is dropped.
 pub struct MemoryWatcher {
-    _debouncer: Debouncer<RecommendedWatcher>,
+    _watcher: RecommendedWatcher,
+    changes: Arc<Changes>,
     task: JoinHandle<()>,
 }
 
 impl Drop for MemoryWatcher {
     fn drop(&mut self) {
+        self.changes.stop_vouching();
         self.task.abort();
     }
 }
 
 /// Starts watching; must be called on a tokio runtime.
 pub fn spawn(memory: Arc<Memory>) -> Result<MemoryWatcher> {
+    spawn_with(memory, DEBOUNCE)
+}
+
+fn spawn_with(memory: Arc<Memory>, debounce: Duration) -> Result<MemoryWatcher> {
     let workspace = memory.workspace().to_path_buf();
     let memory_dir = workspace.join("memory");
     std::fs::create_dir_all(&memory_dir)
         .with_context(|| format!("cannot create {}", memory_dir.display()))?;
-    let (tx, mut rx) = mpsc::unbounded_channel::<()>();
-    let mut debouncer = new_debouncer(DEBOUNCE, move |result: DebounceEventResult| match result {
-        Ok(events) => {
-            if events.iter().any(|e| is_memory_file(&e.path)) {
+    let changes = memory.changes.clone();
+    let (tx, rx) = mpsc::unbounded_channel::<()>();
+    let watched = Watched {
+        workspace: workspace.clone(),
+        memory_dir: memory_dir.clone(),
+    };
+    let told = changes.clone();
+    let mut watcher = notify::recommended_watcher(move |event| match watched.judge(&event) {
+        Verdict::Nothing => {}
+        Verdict::Changed { reindex } => {
+            told.bump();
+            if reindex {
                 let _ = tx.send(());
             }
         }
-        Err(e) => tracing::warn!("memory watcher: {e}"),
+        Verdict::LostTrack => {
+            if let Err(e) = &event {
+                tracing::warn!("memory watcher: {e}; searches check the files again");
+            }
+            told.stop_vouching();
+            let _ = tx.send(());
+        }
     })
     .context("cannot start the memory file watcher")?;
-    let watcher = debouncer.watcher();
     watcher
         .watch(&workspace, RecursiveMode::NonRecursive)
         .with_context(|| format!("cannot watch {}", workspace.display()))?;
     watcher
         .watch(&memory_dir, RecursiveMode::Recursive)
         .with_context(|| format!("cannot watch {}", memory_dir.display()))?;
-    let task = tokio::spawn(async move {
-        while rx.recv().await.is_some() {
-            // Changes that came in meanwhile are covered by this one sync.
-            while rx.try_recv().is_ok() {}
-            match memory.sync(None).await {
-                Ok(report) => {
-                    for notice in report.notices {
-                        tracing::warn!("{notice}");
-                    }
-                }
-                Err(e) => tracing::warn!("memory re-index after a file change failed: {e:#}"),
-            }
-        }
-    });
+    changes.start_vouching();
+    let task = tokio::spawn(reindex_when_quiet(memory, rx, debounce));
     Ok(MemoryWatcher {
-        _debouncer: debouncer,
+        _watcher: watcher,
+        changes,
         task,
     })
+}
+
+/// One sync per burst of changes, once they pause for `debounce` (or
+/// after [`MAX_WAIT`] of changes without a pause).
+async fn reindex_when_quiet(
+    memory: Arc<Memory>,
+    mut rx: mpsc::UnboundedReceiver<()>,
+    debounce: Duration,
+) {
+    while rx.recv().await.is_some() {
+        let until = tokio::time::Instant::now() + MAX_WAIT.max(debounce);
+        loop {
+            let quiet = tokio::time::Instant::now() + debounce;
+            match tokio::time::timeout_at(quiet.min(until), rx.recv()).await {
+                Ok(Some(())) => {}
+                Ok(None) => return,
+                Err(_) => break,
+            }
+        }
+        match memory.sync(None).await {
+            Ok(report) => {
+                for notice in report.notices {
+                    tracing::warn!("{notice}");
+                }
+            }
+            Err(e) => tracing::warn!("memory re-index after a file change failed: {e:#}"),
+        }
+    }
+}
+
+/// The two watched folders.
+struct Watched {
+    workspace: PathBuf,
+    memory_dir: PathBuf,
+}
+
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    Nothing,
+    /// Something under `memory/` or `MEMORY.md` changed; `reindex`: a
+    /// memory file or a folder (worth a sync), not an editor's swap file.
+    Changed {
+        reindex: bool,
+    },
+    /// An error, an overflow, or a watched folder itself changed (removed,
+    /// moved, replaced): its watch may be gone.
+    LostTrack,
+}
+
+impl Watched {
+    fn judge(&self, event: &notify::Result<Event>) -> Verdict {
+        let event = match event {
+            Ok(event) if !event.need_rescan() => event,
+            _ => return Verdict::LostTrack,
+        };
+        // Opens and reads (the sync itself reads the files) change nothing.
+        if let EventKind::Access(kind) = event.kind
+            && kind != AccessKind::Close(AccessMode::Write)
+        {
+            return Verdict::Nothing;
+        }
+        let mut verdict = Verdict::Nothing;
+        for path in &event.paths {
+            if path == &self.workspace || path == &self.memory_dir {
+                return Verdict::LostTrack;
+            }
+            let curated = path.parent() == Some(self.workspace.as_path())
+                && path.file_name().is_some_and(|n| n == "MEMORY.md");
+            if curated || path.starts_with(&self.memory_dir) {
+                let reindex = curated || is_memory_file(path) || path.extension().is_none();
+                if verdict == Verdict::Nothing || reindex {
+                    verdict = Verdict::Changed { reindex };
+                }
+            }
+        }
+        verdict
+    }
 }
 
 /// `MEMORY.md`, or a markdown file with a `memory` folder above it.
@@ -85,16 +224,5 @@ fn is_memory_file(path: &Path) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_memory_markdown_counts() {
-        assert!(is_memory_file(Path::new("/ws/MEMORY.md")));
-        assert!(is_memory_file(Path::new("/ws/memory/2025-01-01.md")));
-        assert!(is_memory_file(Path::new("/ws/memory/projects/x.md")));
-        assert!(!is_memory_file(Path::new("/ws/SOUL.md")));
-        assert!(!is_memory_file(Path::new("/ws/memory/notes.txt")));
-        assert!(!is_memory_file(Path::new("/ws/.egirl/index.sqlite-wal")));
-    }
-}
+#[path = "watch_tests.rs"]
+mod tests;

@@ -11,9 +11,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use notify_debouncer_mini::notify::{
-    self, Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _,
-};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 
 use super::Registry;
 
