@@ -425,7 +425,9 @@ async fn discover_member(member: &Member) -> Option<ServerInfo> {
 const PROBE_BACKOFF_LIMIT: u32 = 12;
 
 fn next_probe_wait(wait: Duration, every: Duration) -> Duration {
-    (wait * 2).min(every * PROBE_BACKOFF_LIMIT)
+    // Saturating: `probe_every` comes from the user's config.
+    wait.saturating_mul(2)
+        .min(every.saturating_mul(PROBE_BACKOFF_LIMIT))
 }
 
 /// Failures that say the endpoint (not the request) is the problem.
@@ -461,5 +463,10 @@ mod tests {
             waits.push(wait.as_secs());
         }
         assert_eq!(waits, [5, 10, 20, 40, 60, 60, 60]);
+    }
+
+    #[test]
+    fn a_huge_probe_every_does_not_overflow() {
+        assert_eq!(next_probe_wait(Duration::MAX, Duration::MAX), Duration::MAX);
     }
 }
