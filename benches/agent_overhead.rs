@@ -156,7 +156,12 @@ impl Env {
             text: text.to_string(),
             images: Vec::new(),
         }));
-        self.wait_turn_end(session, submitted).await
+        let marks = self.wait_turn_end(session, submitted).await;
+        // What the worker does after `turn_ended` (the daily log, the next
+        // session's file) is off the turn but not free: it is waited for
+        // here, outside the timing, so it never lands in the next step's.
+        self.agent.idle().await;
+        marks
     }
 
     /// The same, on a session whose in-memory history is cleared first

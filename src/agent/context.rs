@@ -123,6 +123,53 @@ fn prompt_file(workspace: &Path, name: &str) -> Option<String> {
     text
 }
 
+/// The last system prompt built (workspace files and skills, redacted),
+/// kept while the memory watcher vouches that no file directly in the
+/// workspace changed since it was built: a turn then skips a `stat` of
+/// every prompt file. Nothing is kept without a watcher, or when a prompt
+/// file is a link (what it points to may be in a folder nobody watches).
+#[derive(Default)]
+pub(crate) struct KeptSystemPrompt(Mutex<Option<KeptText>>);
+
+struct KeptText {
+    /// The watcher's count, read before the files were.
+    changes: u64,
+    skills_block: String,
+    text: String,
+}
+
+impl KeptSystemPrompt {
+    pub(crate) fn get(
+        &self,
+        memory: &crate::memory::Memory,
+        skills_block: &str,
+        redactor: &crate::redact::Redactor,
+    ) -> String {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = kept.as_ref().filter(|k| {
+            k.skills_block == skills_block && memory.workspace_unchanged_since(k.changes)
+        }) {
+            return k.text.clone();
+        }
+        let changes = memory.workspace_changes();
+        let workspace = memory.workspace();
+        let built = system_prompt_with_skills(workspace, skills_block);
+        let text = redactor.redact(&built).into_owned();
+        *kept = (!any_prompt_file_linked(workspace)).then(|| KeptText {
+            changes,
+            skills_block: skills_block.to_string(),
+            text: text.clone(),
+        });
+        text
+    }
+}
+
+fn any_prompt_file_linked(workspace: &Path) -> bool {
+    PROMPT_FILES.iter().any(|name| {
+        std::fs::symlink_metadata(workspace.join(name)).is_ok_and(|m| m.file_type().is_symlink())
+    })
+}
+
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
@@ -162,6 +209,61 @@ mod tests {
         let p = system_prompt(&work);
         assert!(!p.contains("4711"), "{p}");
         assert!(p.contains("likes tea"), "{p}");
+    }
+
+    /// A kept system prompt is rebuilt once the watcher was told of an
+    /// edit; with no watcher, or a prompt file that is a link, nothing is
+    /// kept and an edit shows at once.
+    #[tokio::test]
+    async fn a_kept_system_prompt_follows_the_watcher() {
+        use crate::memory::Memory;
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        crate::workspace::ensure(&work).unwrap();
+        let memory = std::sync::Arc::new(Memory::with_embedder(
+            &work,
+            crate::config::MemoryConfig::default(),
+            None,
+        ));
+        let redactor = crate::redact::Redactor::default();
+        let kept = KeptSystemPrompt::default();
+        let write = |text: &str| std::fs::write(work.join("USER.md"), text).unwrap();
+
+        write("likes tea");
+        assert!(kept.get(&memory, "", &redactor).contains("likes tea"));
+        write("likes coffee");
+        let unwatched = kept.get(&memory, "", &redactor);
+        assert!(unwatched.contains("likes coffee"), "no watcher: read again");
+
+        let _watcher = crate::memory::watch::spawn(memory.clone()).unwrap();
+        let before = memory.workspace_changes();
+        assert!(kept.get(&memory, "", &redactor).contains("likes coffee"));
+        assert!(memory.workspace_unchanged_since(before), "vouching");
+        write("likes water");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while memory.workspace_unchanged_since(before) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the watcher was not told"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert!(kept.get(&memory, "", &redactor).contains("likes water"));
+        assert!(
+            kept.get(&memory, "<skills/>", &redactor)
+                .ends_with("<skills/>"),
+            "another skills block is another prompt"
+        );
+
+        // A link's target may be in a folder nobody watches.
+        std::fs::create_dir(work.join("notes")).unwrap();
+        std::fs::write(work.join("notes/user.md"), "likes juice").unwrap();
+        std::fs::remove_file(work.join("USER.md")).unwrap();
+        std::os::unix::fs::symlink("notes/user.md", work.join("USER.md")).unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(kept.get(&memory, "", &redactor).contains("likes juice"));
+        std::fs::write(work.join("notes/user.md"), "likes milk").unwrap();
+        assert!(kept.get(&memory, "", &redactor).contains("likes milk"));
     }
 
     #[test]

@@ -37,8 +37,18 @@ pub(super) async fn at_turn_start(turn: &Turn<'_>, session: &mut Session, typed:
     session.hooks_started = true;
 }
 
-/// The `turn_end` hooks.
+/// The `turn_end` hooks. A hook finds the turn's lines in the daily log
+/// (written here when one is configured, else after `turn_ended`).
 pub(super) async fn at_turn_end(turn: &Turn<'_>, session: &str, interrupted: bool) {
+    let shared = turn.shared;
+    if shared
+        .config
+        .hooks
+        .iter()
+        .any(|h| h.event == HookEvent::TurnEnd)
+    {
+        turn.write_daily();
+    }
     let point = HookPoint {
         event: HookEvent::TurnEnd,
         session,

@@ -306,7 +306,8 @@ impl<'a> Turn<'a> {
     /// now), written with the turn's other lines by `write_daily`: one
     /// append a turn rather than one a line. The transcript is the record
     /// (each message is on disk before the next step); the daily log is
-    /// memory's digest of it, and gets the turn's lines before `final`.
+    /// memory's digest of it, and gets the turn's lines right after
+    /// `turn_ended` (see `turn::run_turn`).
     pub(super) fn log_daily(&self, who: &str, text: &str) {
         if text.trim().is_empty() {
             return;

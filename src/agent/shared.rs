@@ -66,6 +66,9 @@ pub(crate) struct Shared {
     pub memory: Arc<Memory>,
     /// Re-indexes memory on file changes while the core runs.
     pub(super) _memory_watcher: Option<MemoryWatcher>,
+    /// The system prompt, kept while the memory watcher vouches for the
+    /// workspace's files.
+    pub(super) system_prompt: super::context::KeptSystemPrompt,
     pub limits: OnceCell<ServerLimits>,
     /// The session whose cache each slot holds, saved at shutdown (one
     /// map for every agent: a slot is the server's, whoever used it).

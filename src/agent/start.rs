@@ -270,6 +270,7 @@ pub(super) fn agent_state(common: &Arc<Common>, name: &str) -> Result<Arc<Shared
         approver,
         memory,
         _memory_watcher: memory_watcher,
+        system_prompt: Default::default(),
         limits: OnceCell::new(),
         server_counts_tokens: AtomicBool::new(true),
         slot_owners: common.slot_owners.clone(),

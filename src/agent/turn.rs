@@ -117,8 +117,6 @@ pub(crate) async fn run_turn(
     let end = run_steps(&turn, session, &typed, &cancel)
         .await
         .unwrap_or_else(TurnEnd::Failed);
-    // A turn that did not answer still logs what the user said.
-    turn.write_daily();
     let interrupted = match end {
         TurnEnd::Answered => false,
         TurnEnd::Interrupted => true,
@@ -133,6 +131,14 @@ pub(crate) async fn run_turn(
     // session's next turn waits for these hooks.
     hooks::at_turn_end(&turn, &session.id, interrupted).await;
     turn.emit(EventKind::TurnEnded(TurnEnded { interrupted }));
+    // The daily log is memory's digest of the transcript (which has every
+    // message already): written after the turn's end, with no await
+    // between, so no answer waits for it. The worker takes the session's
+    // next job, and `AgentHandle::idle` resolves, only after it. A turn
+    // that did not answer still logs what the user said. The same goes
+    // for the next new session's file, when this one took the spare.
+    turn.write_daily();
+    session.transcript.refill_spare();
     // Old and excess file checkpoints go between turns (when some may be due).
     if shared.checkpoints.prune_due(&session.id, session.turns) {
         let checkpoints = shared.checkpoints.clone();
@@ -321,8 +327,9 @@ async fn prepare(
 ) -> TurnContext {
     let shared = turn.shared;
     // Workspace files and MEMORY.md go to the model (and to /tokenize).
-    let system = context::system_prompt_with_skills(&shared.workspace, &skills.prompt);
-    let system = shared.redactor.redact(&system).into_owned();
+    let system = shared
+        .system_prompt
+        .get(&shared.memory, &skills.prompt, &shared.redactor);
     // The last compaction's summary, fenced after the prompt (`summary`).
     let system = super::summary::with_summary(&system, session.summary.as_deref());
     let mcp = tools::mcp::specs_for(&shared.mcp, &shared.config, &session.id).await;
@@ -484,6 +491,5 @@ fn deliver_final(turn: &Turn<'_>, answer: String) {
         answer
     };
     turn.log_daily("egirl", &text);
-    turn.write_daily();
     turn.emit(EventKind::Final(FinalAnswer { text }));
 }

@@ -77,7 +77,10 @@ pub(super) fn start_session(
 /// Opens the session with the model it was pinned to (`pin`).
 async fn open_session(shared: &Shared, id: &str) -> Result<Session> {
     let mut session = Session::open(shared, id).await?;
-    session.pinned = super::pin::resumed(shared, id);
+    // A session with no file yet was never pinned.
+    if !session.transcript.is_new() {
+        session.pinned = super::pin::resumed(shared, id);
+    }
     Ok(session)
 }
 

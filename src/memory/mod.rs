@@ -183,6 +183,19 @@ impl Memory {
         &self.workspace
     }
 
+    /// A count of the changes a watcher saw to the files directly in the
+    /// workspace, to pass to [`Self::workspace_unchanged_since`]: read it
+    /// before reading the files.
+    pub fn workspace_changes(&self) -> u64 {
+        self.changes.workspace_count()
+    }
+
+    /// Whether a running watcher vouches that no file directly in the
+    /// workspace changed since `recorded` (always false without one).
+    pub fn workspace_unchanged_since(&self, recorded: u64) -> bool {
+        self.changes.workspace_unchanged_since(recorded)
+    }
+
     pub fn settings(&self) -> &MemoryConfig {
         &self.settings
     }

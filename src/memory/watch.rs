@@ -35,6 +35,9 @@ pub(super) struct Changes {
     /// Bumped on every change to a memory file the watcher is told of, and
     /// when watching starts or loses track.
     count: AtomicU64,
+    /// The same for any file directly in the workspace (the prompt files:
+    /// `agent::context` keeps the system prompt while it holds still).
+    workspace_count: AtomicU64,
     /// A watcher runs and has seen every change since it started.
     vouching: AtomicBool,
 }
@@ -55,19 +58,35 @@ impl Changes {
         self.vouching.load(Ordering::SeqCst) && self.count() == recorded
     }
 
+    /// [`Self::count`] for the files directly in the workspace.
+    pub(super) fn workspace_count(&self) -> u64 {
+        self.workspace_count.load(Ordering::SeqCst)
+    }
+
+    /// [`Self::unchanged_since`] for the files directly in the workspace.
+    pub(super) fn workspace_unchanged_since(&self, recorded: u64) -> bool {
+        self.vouching.load(Ordering::SeqCst) && self.workspace_count() == recorded
+    }
+
     fn bump(&self) {
         self.count.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn bump_workspace(&self) {
+        self.workspace_count.fetch_add(1, Ordering::SeqCst);
     }
 
     fn start_vouching(&self) {
         // Files changed before the watches were set were seen by no one.
         self.bump();
+        self.bump_workspace();
         self.vouching.store(true, Ordering::SeqCst);
     }
 
     fn stop_vouching(&self) {
         self.vouching.store(false, Ordering::SeqCst);
         self.bump();
+        self.bump_workspace();
     }
 }
 
@@ -104,8 +123,12 @@ fn spawn_with(memory: Arc<Memory>, debounce: Duration) -> Result<MemoryWatcher> 
     let told = changes.clone();
     let mut watcher = notify::recommended_watcher(move |event| match watched.judge(&event) {
         Verdict::Nothing => {}
+        Verdict::WorkspaceFile => told.bump_workspace(),
         Verdict::Changed { reindex } => {
             told.bump();
+            if watched.names_a_workspace_file(&event) {
+                told.bump_workspace();
+            }
             if reindex {
                 let _ = tx.send(());
             }
@@ -171,6 +194,8 @@ struct Watched {
 #[derive(Debug, PartialEq)]
 enum Verdict {
     Nothing,
+    /// A file directly in the workspace other than `MEMORY.md` changed.
+    WorkspaceFile,
     /// Something under `memory/` or `MEMORY.md` changed; `reindex`: a
     /// memory file or a folder (worth a sync), not an editor's swap file.
     Changed {
@@ -182,6 +207,17 @@ enum Verdict {
 }
 
 impl Watched {
+    /// Whether `event` names a file directly in the workspace (`MEMORY.md`
+    /// is one, besides being memory).
+    fn names_a_workspace_file(&self, event: &notify::Result<Event>) -> bool {
+        event.as_ref().is_ok_and(|event| {
+            event
+                .paths
+                .iter()
+                .any(|path| path.parent() == Some(self.workspace.as_path()))
+        })
+    }
+
     fn judge(&self, event: &notify::Result<Event>) -> Verdict {
         let event = match event {
             Ok(event) if !event.need_rescan() => event,
@@ -198,13 +234,15 @@ impl Watched {
             if path == &self.workspace || path == &self.memory_dir {
                 return Verdict::LostTrack;
             }
-            let curated = path.parent() == Some(self.workspace.as_path())
-                && path.file_name().is_some_and(|n| n == "MEMORY.md");
+            let in_workspace = path.parent() == Some(self.workspace.as_path());
+            let curated = in_workspace && path.file_name().is_some_and(|n| n == "MEMORY.md");
             if curated || path.starts_with(&self.memory_dir) {
                 let reindex = curated || is_memory_file(path) || path.extension().is_none();
-                if verdict == Verdict::Nothing || reindex {
+                if matches!(verdict, Verdict::Nothing | Verdict::WorkspaceFile) || reindex {
                     verdict = Verdict::Changed { reindex };
                 }
+            } else if in_workspace && verdict == Verdict::Nothing {
+                verdict = Verdict::WorkspaceFile;
             }
         }
         verdict

@@ -47,7 +47,14 @@ fn changes_are_told_apart_from_reads_and_lost_track() {
     // Reads (the sync's own), and files that are not memory.
     let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
     assert_eq!(w.judge(&event(open, "/ws/memory/a.md")), Verdict::Nothing);
-    assert_eq!(w.judge(&event(write, "/ws/SOUL.md")), Verdict::Nothing);
+    // A prompt file is no memory, but the system prompt is kept by it.
+    assert_eq!(
+        w.judge(&event(write, "/ws/SOUL.md")),
+        Verdict::WorkspaceFile
+    );
+    assert_eq!(w.judge(&event(open, "/ws/SOUL.md")), Verdict::Nothing);
+    assert!(w.names_a_workspace_file(&event(write, "/ws/MEMORY.md")));
+    assert!(!w.names_a_workspace_file(&event(write, "/ws/memory/a.md")));
     assert_eq!(
         w.judge(&event(write, "/ws/.egirl/index.sqlite")),
         Verdict::Nothing

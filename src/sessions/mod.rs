@@ -14,6 +14,7 @@ use crate::redact::{self, Redactor};
 
 mod details;
 mod marks;
+pub mod spare;
 pub use details::{ContextUse, Details, INTERRUPTED_MARKER, ToolOutcome};
 pub use marks::{
     Entry, Mark, MarkRecord, fork, live, pinned_model, user_message_index, user_turns,
@@ -125,6 +126,11 @@ pub fn new_id(prefix: &str) -> String {
 /// daemon may see thousands of sessions and must not hold a descriptor each.
 pub struct Transcript {
     path: PathBuf,
+    /// No file yet: the first append takes the spare (`spare::claim`).
+    new_file: bool,
+    /// This transcript's file was made (from the spare or anew) and the
+    /// spare is not made again yet (`refill_spare`).
+    made_file: bool,
 }
 
 impl Transcript {
@@ -140,13 +146,35 @@ impl Transcript {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        let records = if path.exists() {
+        let new_file = !path.exists();
+        let records = if new_file {
+            Vec::new()
+        } else {
             drop_torn_tail(&path)?;
             load(&path)?
-        } else {
-            Vec::new()
         };
-        Ok((Self { path }, records))
+        let transcript = Self {
+            path,
+            new_file,
+            made_file: false,
+        };
+        Ok((transcript, records))
+    }
+
+    /// Whether the transcript had no file when opened, and nothing was
+    /// appended since.
+    pub fn is_new(&self) -> bool {
+        self.new_file
+    }
+
+    /// Makes a spare file for the next new session once this one's file
+    /// was made (after the turn, off its path); nothing otherwise.
+    pub fn refill_spare(&mut self) {
+        if std::mem::take(&mut self.made_file)
+            && let Some(dir) = self.path.parent()
+        {
+            spare::refill(dir);
+        }
     }
 
     pub fn append(&mut self, record: &Record) -> Result<()> {
@@ -156,10 +184,19 @@ impl Transcript {
     fn append_line(&mut self, record: &impl Serialize) -> Result<()> {
         let mut line = serde_json::to_string(record).context("cannot serialize a message")?;
         line.push('\n');
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
+        let new_file = std::mem::take(&mut self.new_file);
+        self.made_file |= new_file;
+        let spare = new_file.then(|| spare::claim(&self.path)).flatten();
+        spare
+            .map_or_else(
+                || {
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&self.path)
+                },
+                Ok,
+            )
             .and_then(|mut file| {
                 file.write_all(line.as_bytes())?;
                 file.flush()

@@ -91,6 +91,16 @@ impl Harness {
         }
     }
 
+    /// Today's daily log once every turn is over: a turn's lines go in
+    /// right after its `turn_ended`.
+    pub async fn daily_log(&self) -> String {
+        tokio::time::timeout(Duration::from_secs(15), self.agent.idle())
+            .await
+            .expect("idle within 15s");
+        let path = egirl::memory::daily::path_for(&self.workspace, chrono::Local::now());
+        std::fs::read_to_string(path).unwrap_or_default()
+    }
+
     pub fn transcript(&self, session: &str) -> Vec<serde_json::Value> {
         read_jsonl(
             &self

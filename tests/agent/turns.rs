@@ -46,9 +46,7 @@ async fn streams_text_and_persists_the_turn() {
     assert_eq!(transcript[0]["role"], "user");
     assert_eq!(transcript[0]["typed"], "hi");
     assert_eq!(transcript[1]["content"], "Hello there, friend.");
-    let day = chrono::Local::now().format("%Y-%m-%d").to_string();
-    let log = std::fs::read_to_string(h.workspace.join("memory").join(format!("{day}.md")))
-        .unwrap_or_default();
+    let log = h.daily_log().await;
     assert!(
         log.contains("hi") && log.contains("Hello there, friend."),
         "{log}"
@@ -56,6 +54,24 @@ async fn streams_text_and_persists_the_turn() {
     // The user's line first, each under its heading.
     let (user, answer) = (log.find("· user · tui\n\nhi\n"), log.find("· egirl · tui"));
     assert!(user.is_some() && user < answer, "{log}");
+    // The next new session's file is made after the turn, and taken.
+    let spare = h.workspace.join("sessions").join(".spare");
+    let inode = |p: &std::path::Path| {
+        std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).expect("a file"))
+    };
+    let spare_inode = inode(&spare);
+    fake.push_reply(Reply::text("Hi again."));
+    h.send("s2", "hello");
+    h.turn("s2").await;
+    assert_eq!(h.transcript("s2").len(), 2);
+    let s2 = h.workspace.join("sessions").join("s2.jsonl");
+    assert_eq!(
+        inode(&s2),
+        spare_inode,
+        "the new session's file is the spare"
+    );
+    h.daily_log().await;
+    assert!(spare.is_file(), "no spare after the second turn");
 }
 
 #[tokio::test]
@@ -221,9 +237,7 @@ async fn server_failures_are_one_clear_error_and_the_transcript_stays() {
         assert!(error.contains(expect) && !error.contains('\n'), "{error}");
         assert_eq!(h.transcript("e").len(), 1, "the user message is kept");
         // In the daily log too, though the turn never answered.
-        let day = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let log = std::fs::read_to_string(h.workspace.join("memory").join(format!("{day}.md")))
-            .unwrap_or_default();
+        let log = h.daily_log().await;
         assert!(log.contains("· user · tui\n\nhello\n"), "{log}");
         // The next turn works.
         h.send("e", "again");

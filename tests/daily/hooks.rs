@@ -197,6 +197,26 @@ async fn post_tool_gets_the_result_and_each_point_runs_in_order() {
     assert_eq!(of_type(&ev, "hook").len(), 5, "{ev:?}");
 }
 
+/// The daily log gets a turn's lines after `turn_ended` when no hook
+/// waits for them; a `turn_end` hook finds them already there.
+#[tokio::test]
+async fn a_turn_end_hook_finds_the_turns_lines_in_the_daily_log() {
+    let fake = FakeLlama::start().await;
+    fake.push_reply(Reply::text("the answer is 42"));
+    let cli = Cli::new(&fake, "");
+    let copy = cli.dir.path().join("daily-copy.md");
+    // The hook runs in the workspace.
+    let copier = script(&cli, "copy.sh", "cat memory/*.md > \"$1\"");
+    let cli = rewrite(cli, &hook("turn_end", None, &copier, &[&copy], None));
+    let out = cli.run(&["-m", "what is the answer", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let copied = std::fs::read_to_string(&copy).unwrap_or_default();
+    assert!(
+        copied.contains("what is the answer") && copied.contains("the answer is 42"),
+        "{copied}"
+    );
+}
+
 const ANTHROPIC: &str = "sk-ant-hookplanted-0123456789abcdef";
 const FOO: &str = "foo-hookplanted-token-9876543210";
 const SERVICE_URL: &str = "postgres://app:dotenv-hookplanted-pw@db/app";

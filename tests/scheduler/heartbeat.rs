@@ -37,11 +37,6 @@ fn send_heartbeat(h: &Harness) {
     }));
 }
 
-fn daily_log(h: &Harness) -> String {
-    let path = egirl::memory::daily::path_for(&h.workspace, Local::now());
-    std::fs::read_to_string(path).unwrap_or_default()
-}
-
 #[tokio::test]
 async fn an_empty_checklist_skips_the_tick_without_a_request() {
     let fake = FakeLlama::start().await;
@@ -99,8 +94,11 @@ async fn heartbeat_ok_at_the_start_or_end_is_dropped_everywhere() {
             "{reply} streamed: {events:?}"
         );
     }
-    assert!(!daily_log(&h).contains("HEARTBEAT_OK"), "{}", daily_log(&h));
-    assert!(!daily_log(&h).contains("All quiet"), "{}", daily_log(&h));
+    let log = h.daily_log().await;
+    assert!(
+        !log.contains("HEARTBEAT_OK") && !log.contains("All quiet"),
+        "{log}"
+    );
     // The transcript keeps what the model said (its history stays true).
     let transcript = h.transcript("heartbeat");
     assert!(transcript.iter().any(|r| r["content"] == "HEARTBEAT_OK"));
@@ -117,7 +115,7 @@ async fn news_next_to_the_token_or_a_token_in_the_middle_is_delivered() {
         final_text(&h.turn("heartbeat").await).as_deref(),
         Some(news)
     );
-    assert!(daily_log(&h).contains(news));
+    assert!(h.daily_log().await.contains(news));
 
     let middle = "Usually I would say HEARTBEAT_OK but the server is down.";
     fake.push_reply(Reply::text(middle));
