@@ -42,16 +42,17 @@ pub fn claim(path: &Path) -> Option<File> {
 }
 
 /// `path` opened to append without following a link at it, when it is an
-/// empty regular file.
+/// empty regular file with no other name (not a hard link to a file
+/// elsewhere).
 fn open_for_append(path: &Path) -> Option<File> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let file = OpenOptions::new()
         .append(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .ok()?;
     let meta = file.metadata().ok()?;
-    (meta.is_file() && meta.len() == 0).then_some(file)
+    (meta.is_file() && meta.len() == 0 && meta.nlink() == 1).then_some(file)
 }
 
 #[cfg(target_os = "linux")]
@@ -135,5 +136,11 @@ mod tests {
         std::fs::write(sessions.join(SPARE), "not empty\n").unwrap();
         assert!(claim(&a).is_none());
         assert!(!a.exists());
+
+        let empty = dir.path().join("empty.txt");
+        std::fs::write(&empty, "").unwrap();
+        std::fs::hard_link(&empty, sessions.join(SPARE)).unwrap();
+        assert!(claim(&a).is_none(), "a second name of a file elsewhere");
+        assert!(!a.exists() && empty.exists());
     }
 }
