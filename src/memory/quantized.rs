@@ -128,16 +128,6 @@ pub fn split_into(codes: &[i8], coarse: &mut Vec<u8>, fine: &mut Vec<u8>) {
     }
 }
 
-/// The codes of one row back from its two planes (the inverse of
-/// [`split_into`], padding included: `out` gets whole blocks).
-pub fn join_into(coarse: &[u8], fine: &[u8], out: &mut Vec<i8>) {
-    for (high, low) in coarse.chunks(BLOCK_BYTES).zip(fine.chunks(BLOCK_BYTES)) {
-        let code = |h: u8, l: u8| (16 * (i16::from(h) - 8) + i16::from(l)) as i8;
-        out.extend(high.iter().zip(low).map(|(h, l)| code(h & 15, l & 15)));
-        out.extend(high.iter().zip(low).map(|(h, l)| code(h >> 4, l >> 4)));
-    }
-}
-
 fn high_nibble(code: i8) -> u8 {
     ((code >> 4) + 8) as u8
 }
@@ -336,11 +326,6 @@ mod tests {
                 naive_dot(&codes, &q.codes[..len]),
                 "length {len}"
             );
-            let mut joined = Vec::new();
-            join_into(&coarse, &fine, &mut joined);
-            assert_eq!(joined.len(), plane_bytes(len) * 2);
-            assert_eq!(joined[..len], codes[..], "length {len}");
-            assert!(joined[len..].iter().all(|c| *c == 0));
         }
     }
 

@@ -1,5 +1,4 @@
-//! One bit a dimension, the sign of each code less its dimension's mean,
-//! for the scan's first pass:
+//! One bit a dimension, the sign of each code, for the scan's first pass:
 //! 96 bytes a row at 768 dimensions, an eighth of the two 4-bit planes.
 //! The pass only has to keep a pool that holds the true best rows; the
 //! 8-bit codes then rank the pool and the stored `f32` vectors the best
@@ -20,21 +19,14 @@ pub fn sign_words(dims: usize) -> usize {
     dims.div_ceil(64)
 }
 
-/// The signs of `codes` less `mean` (a bit set where the code is above
-/// the mean of its dimension over all rows) appended to `out`, for the
-/// first `dims` codes, padded to whole words with clear bits. Centred,
-/// because real embeddings lean one way: signs taken around zero then
-/// say little (the unit test's leaning vectors lost a tenth of recall).
-pub fn push_signs(codes: &[i8], mean: &[f32], dims: usize, out: &mut Vec<u64>) {
-    let codes = &codes[..dims.min(codes.len())];
-    for (chunk, mean) in codes.chunks(64).zip(mean.chunks(64)) {
+/// The signs of `codes` (a bit set where the code is above zero) appended
+/// to `out`, padded to whole words with clear bits.
+pub fn push_signs(codes: &[i8], out: &mut Vec<u64>) {
+    for chunk in codes.chunks(64) {
         let word = chunk
             .iter()
-            .zip(mean)
             .enumerate()
-            .fold(0u64, |w, (i, (c, m))| {
-                w | u64::from(f32::from(*c) > *m) << i
-            });
+            .fold(0u64, |w, (i, c)| w | u64::from(*c > 0) << i);
         out.push(word);
     }
 }
@@ -179,7 +171,7 @@ mod tests {
                     .iter()
                     .map(|x| (x * 254.0) as i8)
                     .collect();
-                push_signs(&codes, &[0.0; 768], len, &mut signs);
+                push_signs(&codes, &mut signs);
                 all_codes.push(codes);
             }
             assert_eq!(signs.len(), 5 * sign_words(len));
@@ -200,9 +192,9 @@ mod tests {
         let q = SignQuery::new(&query);
         let (mut like, mut unlike) = (Vec::new(), Vec::new());
         let codes: Vec<i8> = query.iter().map(|x| (x * 200.0) as i8).collect();
-        push_signs(&codes, &[0.0; 100], 100, &mut like);
+        push_signs(&codes, &mut like);
         let negated: Vec<i8> = codes.iter().map(|c| -c).collect();
-        push_signs(&negated, &[0.0; 100], 100, &mut unlike);
+        push_signs(&negated, &mut unlike);
         let mut scores = [0; 2];
         q.scores(&[like.clone(), unlike.clone()].concat(), &mut scores);
         assert!(scores[0] > scores[1], "{scores:?}");
@@ -223,7 +215,7 @@ mod tests {
                 .iter()
                 .map(|x| (x * 254.0) as i8)
                 .collect();
-            push_signs(&codes, &[0.0; 130], dims, &mut signs);
+            push_signs(&codes, &mut signs);
         }
         let mut scores = vec![0; rows];
         q.scores(&signs, &mut scores);

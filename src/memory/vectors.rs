@@ -1,10 +1,9 @@
 //! Chunk vectors loaded for searching: 8-bit codes kept as two 4-bit
 //! planes (see `quantized`; row i is chunk `ids[i]`, one scale a row),
-//! and the codes' signs around each dimension's mean, one bit a dimension
-//! (see `signs`). A scan scores the signs of every row and keeps a pool
-//! (a share of the rows); the coarse plane narrows the pool, both planes
-//! rank what is left, and the best candidates are then scored exactly from
-//! their stored `f32` vectors.
+//! and the codes' signs, one bit a dimension (see `signs`). A scan reads
+//! the signs of every row with a bounded heap, then both planes of the
+//! pool it kept; the best candidates are then scored exactly from their
+//! stored `f32` vectors.
 //!
 //! Vectors are normalised when stored, so cosine similarity is a dot
 //! product. The codes take a quarter of the bytes `f32` would (77 MB
@@ -15,7 +14,7 @@
 use anyhow::Result;
 use rusqlite::Connection;
 
-use super::quantized::{QueryCodes, join_into, plane_bytes, quantize_into, split_into};
+use super::quantized::{QueryCodes, plane_bytes, quantize_into, split_into};
 use super::signs::{SignQuery, push_signs, sign_words};
 use super::store;
 use super::top::top_k_rows;
@@ -33,13 +32,11 @@ const POOL_OVERSAMPLE: usize = 32;
 /// planes to rank by the whole 8-bit codes.
 const COARSE_OVERSAMPLE: usize = 8;
 
-/// The sign pass keeps at least this share of all rows (one in four):
-/// its scores are rough (a bit a dimension), so the pool must grow with
-/// the index for the true best rows to stay in it. Leaning vectors need
-/// the most: in the unit test's (6,000 x 385, every component shifted one
-/// way) recall@10 was 0.95 with one row in 16, 0.97 with one in 8, 1.0
-/// with one in 4; the bench's even ones reach 1.0 with one in 16.
-const POOL_DIVISOR: usize = 4;
+/// The sign pass keeps at least this share of all rows (one in 16): its
+/// scores are rough (a sign a dimension), so the pool must grow with the
+/// index for the true best rows to stay in it. On the memory bench's data
+/// the 8-bit ranking of such a pool then holds the exact top 10.
+const POOL_DIVISOR: usize = 16;
 
 #[derive(Debug, Default)]
 pub struct LoadedVectors {
@@ -51,8 +48,7 @@ pub struct LoadedVectors {
     pub coarse: Vec<u8>,
     /// The low nibbles, laid out alike.
     pub fine: Vec<u8>,
-    /// The codes' signs around their dimension's mean, `sign_words(dims)`
-    /// words a row.
+    /// The codes' signs, `sign_words(dims)` words a row.
     pub signs: Vec<u64>,
     /// Row i's component j is about its code j times `scales[i]`.
     pub scales: Vec<f32>,
@@ -79,6 +75,7 @@ impl LoadedVectors {
         out.scales.reserve(count);
         out.coarse.reserve(count * plane_bytes(dims));
         out.fine.reserve(count * plane_bytes(dims));
+        out.signs.reserve(count * sign_words(dims));
         let mut stmt = conn
             .prepare("SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.hash = c.hash")?;
         let mut rows = stmt.query([])?;
@@ -94,7 +91,6 @@ impl LoadedVectors {
                 out.push(&vector, &mut codes);
             }
         }
-        out.push_signs();
         Ok(out)
     }
 
@@ -103,35 +99,7 @@ impl LoadedVectors {
         codes.clear();
         self.scales.push(quantize_into(vector, codes));
         split_into(codes, &mut self.coarse, &mut self.fine);
-    }
-
-    /// The sign plane, from the codes once all rows are in: each code is
-    /// compared with its dimension's mean code, so a first pass over the
-    /// whole index is needed to know the means.
-    fn push_signs(&mut self) {
-        let stride = plane_bytes(self.dims);
-        let mut codes = Vec::with_capacity(stride * 2);
-        let mut sums = vec![0i64; stride * 2];
-        let rows = self
-            .coarse
-            .chunks_exact(stride)
-            .zip(self.fine.chunks_exact(stride));
-        for (coarse, fine) in rows.clone() {
-            codes.clear();
-            join_into(coarse, fine, &mut codes);
-            sums.iter_mut()
-                .zip(&codes)
-                .for_each(|(s, c)| *s += i64::from(*c));
-        }
-        let count = self.len().max(1) as f64;
-        let mean: Vec<f32> = sums.iter().map(|s| (*s as f64 / count) as f32).collect();
-        self.signs.clear();
-        self.signs.reserve(self.len() * sign_words(self.dims));
-        for (coarse, fine) in rows {
-            codes.clear();
-            join_into(coarse, fine, &mut codes);
-            push_signs(&codes, &mean, self.dims, &mut self.signs);
-        }
+        push_signs(codes, &mut self.signs);
     }
 
     pub fn len(&self) -> usize {
@@ -329,7 +297,6 @@ mod tests {
             out.ids.push(1000 + i as i64);
             out.push(row, &mut codes);
         }
-        out.push_signs();
         out
     }
 
