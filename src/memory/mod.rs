@@ -16,10 +16,8 @@ mod index;
 mod quantized;
 mod query;
 mod search;
-mod signs;
 mod snippet;
 mod store;
-mod top;
 mod vectors;
 pub mod watch;
 

@@ -1,23 +1,23 @@
 //! Chunk vectors loaded for searching: 8-bit codes kept as two 4-bit
 //! planes (see `quantized`; row i is chunk `ids[i]`, one scale a row),
-//! and the codes' signs, one bit a dimension (see `signs`). A scan reads
-//! the signs of every row with a bounded heap, then both planes of the
-//! pool it kept; the best candidates are then scored exactly from their
-//! stored `f32` vectors.
+//! scanned in two passes: the coarse plane alone over every row with a
+//! bounded heap, then both planes over the rows it kept. The best
+//! candidates are then scored exactly from their stored `f32` vectors.
 //!
 //! Vectors are normalised when stored, so cosine similarity is a dot
-//! product. The codes take a quarter of the bytes `f32` would (77 MB
-//! rather than 307 MB for 100,000 vectors of 768 dimensions), the signs
-//! another 10 MB; the first pass reads only the signs, on one thread (the
-//! search's full-text query runs beside it on another core).
+//! product. The scan is the search's floor (memory bandwidth): the codes
+//! take a quarter of the bytes `f32` would (77 MB rather than 307 MB for
+//! 100,000 vectors of 768 dimensions), and the first pass reads half of
+//! them.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 use anyhow::Result;
 use rusqlite::Connection;
 
 use super::quantized::{QueryCodes, plane_bytes, quantize_into, split_into};
-use super::signs::{SignQuery, push_signs, sign_words};
 use super::store;
-use super::top::top_k_rows;
 
 /// Candidates the code scan keeps per result wanted, scored again exactly.
 /// The codes rank them by their whole 8 bits (the coarse pass only
@@ -25,18 +25,10 @@ use super::top::top_k_rows;
 /// and each candidate is one read from the index.
 pub const OVERSAMPLE: usize = 2;
 
-/// Rows the sign pass keeps per candidate wanted at the least.
-const POOL_OVERSAMPLE: usize = 32;
-
-/// Rows of the pool the coarse plane keeps per candidate wanted, for both
-/// planes to rank by the whole 8-bit codes.
+/// Rows the coarse pass keeps per candidate wanted, for the second pass
+/// to rank by the whole 8-bit codes. On the memory bench's data the coarse
+/// pass alone already holds the exact top 10 in its best 96.
 const COARSE_OVERSAMPLE: usize = 8;
-
-/// The sign pass keeps at least this share of all rows (one in 16): its
-/// scores are rough (a sign a dimension), so the pool must grow with the
-/// index for the true best rows to stay in it. On the memory bench's data
-/// the 8-bit ranking of such a pool then holds the exact top 10.
-const POOL_DIVISOR: usize = 16;
 
 #[derive(Debug, Default)]
 pub struct LoadedVectors {
@@ -48,8 +40,6 @@ pub struct LoadedVectors {
     pub coarse: Vec<u8>,
     /// The low nibbles, laid out alike.
     pub fine: Vec<u8>,
-    /// The codes' signs, `sign_words(dims)` words a row.
-    pub signs: Vec<u64>,
     /// Row i's component j is about its code j times `scales[i]`.
     pub scales: Vec<f32>,
 }
@@ -75,7 +65,6 @@ impl LoadedVectors {
         out.scales.reserve(count);
         out.coarse.reserve(count * plane_bytes(dims));
         out.fine.reserve(count * plane_bytes(dims));
-        out.signs.reserve(count * sign_words(dims));
         let mut stmt = conn
             .prepare("SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.hash = c.hash")?;
         let mut rows = stmt.query([])?;
@@ -99,7 +88,6 @@ impl LoadedVectors {
         codes.clear();
         self.scales.push(quantize_into(vector, codes));
         split_into(codes, &mut self.coarse, &mut self.fine);
-        push_signs(codes, &mut self.signs);
     }
 
     pub fn len(&self) -> usize {
@@ -112,11 +100,7 @@ impl LoadedVectors {
 
     /// Bytes held, for the idle drop's log line and the bench.
     pub fn bytes(&self) -> usize {
-        self.coarse.len()
-            + self.fine.len()
-            + self.signs.len() * 8
-            + self.scales.len() * 4
-            + self.ids.len() * 8
+        self.coarse.len() + self.fine.len() + self.scales.len() * 4 + self.ids.len() * 8
     }
 
     /// The `k` best chunks by cosine similarity, best first: the codes pick
@@ -161,30 +145,19 @@ impl LoadedVectors {
     }
 
     /// The `n` best rows by the codes' dot product with the query's codes,
-    /// with their approximate cosines, best first: the signs pick a pool
-    /// (see [`POOL_DIVISOR`]), the coarse plane keeps `n *`
-    /// [`COARSE_OVERSAMPLE`] of it, both planes rank those.
+    /// with their approximate cosines, best first: the coarse plane picks
+    /// `n *` [`COARSE_OVERSAMPLE`] rows, both planes rank those.
     pub fn candidates(&self, query: &[f32], n: usize) -> Vec<(usize, f32)> {
         if query.len() != self.dims || self.dims == 0 || n == 0 || self.is_empty() {
             return Vec::new();
         }
-        let signs = SignQuery::new(query);
         let query = QueryCodes::new(query);
-        let pool = (self.len() / POOL_DIVISOR).max(n.saturating_mul(POOL_OVERSAMPLE));
-        let pool = signs.pool(&self.signs, self.len(), pool);
-        // The coarse plane narrows the pool, both planes rank what is left.
         let stride = plane_bytes(self.dims);
-        let mut rough: Vec<(usize, f32)> = pool
-            .into_iter()
-            .map(|row| {
-                let mut score = [0.0];
-                let bytes = row * stride..(row + 1) * stride;
-                let scale = &self.scales[row..row + 1];
-                query.coarse_scores(&self.coarse[bytes], scale, &mut score);
-                (row, score[0])
-            })
-            .collect();
-        keep_best(&mut rough, n.saturating_mul(COARSE_OVERSAMPLE));
+        let wide = n.saturating_mul(COARSE_OVERSAMPLE);
+        let rough = top_k_parallel(self.len(), wide, |rows, out| {
+            let coarse = &self.coarse[rows.start * stride..rows.end * stride];
+            query.coarse_scores(coarse, &self.scales[rows], out);
+        });
         let mut out: Vec<(usize, f32)> = rough
             .into_iter()
             .map(|(row, _)| {
@@ -193,17 +166,9 @@ impl LoadedVectors {
                 (row, dot as f32 * self.scales[row] * query.scale)
             })
             .collect();
-        keep_best(&mut out, n);
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        out.truncate(n);
         out
-    }
-}
-
-/// Keeps the `n` highest-scored of `rows`, in no particular order.
-fn keep_best(rows: &mut Vec<(usize, f32)>, n: usize) {
-    if rows.len() > n && n > 0 {
-        rows.select_nth_unstable_by(n - 1, |a, b| b.1.total_cmp(&a.1));
-        rows.truncate(n);
     }
 }
 
@@ -216,6 +181,80 @@ pub fn top_k_scan(data: &[f32], dims: usize, query: &[f32], k: usize) -> Vec<(us
             *score = dot(&data[row * dims..(row + 1) * dims], query);
         }
     })
+}
+
+/// Rows scored per call of a batch scorer.
+const BATCH_ROWS: usize = 256;
+
+/// The rows of `rows` with the highest score, best first, `score_batch`
+/// writing the scores of a range of rows (at most [`BATCH_ROWS`]). A
+/// min-heap of `k` keeps memory flat.
+fn top_k_rows(
+    rows: std::ops::Range<usize>,
+    k: usize,
+    score_batch: impl Fn(std::ops::Range<usize>, &mut [f32]),
+) -> Vec<(usize, f32)> {
+    let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
+    let mut scores = [0f32; BATCH_ROWS];
+    let mut start = rows.start;
+    while start < rows.end {
+        let end = (start + BATCH_ROWS).min(rows.end);
+        let batch = &mut scores[..end - start];
+        score_batch(start..end, batch);
+        for (row, score) in (start..end).zip(batch.iter().copied()) {
+            if heap.len() < k {
+                heap.push(Scored { score, row });
+            } else if heap.peek().is_some_and(|worst| score > worst.score) {
+                heap.pop();
+                heap.push(Scored { score, row });
+            }
+        }
+        start = end;
+    }
+    let mut out: Vec<(usize, f32)> = heap.into_iter().map(|s| (s.row, s.score)).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
+/// Rows scanned per thread before a second thread is worth starting.
+const ROWS_PER_THREAD: usize = 16_384;
+
+/// `top_k_rows` over contiguous shares of `0..rows` on up to as many
+/// threads as there are cores (at most 4), merged: one core alone does not
+/// reach the memory bandwidth a big index needs.
+fn top_k_parallel(
+    rows: usize,
+    k: usize,
+    score_batch: impl Fn(std::ops::Range<usize>, &mut [f32]) + Sync,
+) -> Vec<(usize, f32)> {
+    // Asked once: the answer reads the cgroup's files (~28 µs a call).
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = cores.min(4).min(rows / ROWS_PER_THREAD).max(1);
+    if threads == 1 {
+        return top_k_rows(0..rows, k, score_batch);
+    }
+    let share = rows.div_ceil(threads);
+    let score_batch = &score_batch;
+    let scan_share =
+        move |i: usize| top_k_rows(i * share..((i + 1) * share).min(rows), k, score_batch);
+    let mut out: Vec<(usize, f32)> = std::thread::scope(|scope| {
+        // The first share on this thread, the others on their own.
+        let handles: Vec<_> = (1..threads)
+            .map(|i| scope.spawn(move || scan_share(i)))
+            .collect();
+        let mut out = scan_share(0);
+        // A share whose thread panicked is left out rather than failing the search.
+        out.extend(
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default()),
+        );
+        out
+    });
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out.truncate(k);
+    out
 }
 
 /// Dot product; eight lanes so that it compiles to SIMD.
@@ -237,9 +276,55 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + tail
 }
 
+/// Reversed so `BinaryHeap` (a max-heap) keeps the worst on top.
+struct Scored {
+    score: f32,
+    row: usize,
+}
+
+impl PartialEq for Scored {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Scored {}
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scored {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.score.total_cmp(&self.score)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_parallel_scan_finds_what_the_single_one_does() {
+        let dims = 8;
+        let rows = ROWS_PER_THREAD * 3 + 5;
+        let data: Vec<f32> = (0..rows * dims)
+            .map(|i| ((i * 7919) % 1000) as f32 / 1000.0 - 0.5)
+            .collect();
+        let query: Vec<f32> = (0..dims).map(|i| i as f32 - 3.5).collect();
+        let scores = |hits: Vec<(usize, f32)>| hits.into_iter().map(|(_, s)| s).collect::<Vec<_>>();
+        let parallel = top_k_parallel(rows, 10, |rows, out| {
+            for (row, score) in rows.zip(out) {
+                *score = dot(&data[row * dims..(row + 1) * dims], &query);
+            }
+        });
+        for (row, score) in &parallel {
+            assert_eq!(dot(&data[row * dims..(row + 1) * dims], &query), *score);
+        }
+        assert_eq!(
+            scores(parallel),
+            scores(top_k_scan(&data, dims, &query, 10))
+        );
+    }
 
     #[test]
     fn dot_matches_the_naive_sum() {
@@ -308,10 +393,7 @@ mod tests {
         for bias in [0.0, 0.3] {
             let data = normalised(rows, dims, 42, bias);
             let vectors = loaded(&data, dims);
-            assert_eq!(
-                vectors.bytes(),
-                rows * (plane_bytes(dims) * 2 + sign_words(dims) * 8 + 12)
-            );
+            assert_eq!(vectors.bytes(), rows * plane_bytes(dims) * 2 + rows * 12);
             let queries = normalised(16, dims, 7, bias);
             let mut found = 0;
             for query in queries.chunks_exact(dims) {
@@ -402,7 +484,7 @@ mod tests {
         assert_eq!(loaded.ids, [10, 11, 12]);
         // Four dimensions take a block of each plane a row.
         assert_eq!(loaded.coarse.len(), 3 * 32);
-        assert_eq!(loaded.bytes(), 3 * 64 + 3 * 8 + 3 * 4 + 3 * 8);
+        assert_eq!(loaded.bytes(), 3 * 64 + 3 * 4 + 3 * 8);
         let query = [0.0f32, 0.8, 0.6, 0.0];
         let hits = loaded.top_k(&conn, &query, 2).unwrap();
         // Exact scores, read back from the stored f32 vectors.
