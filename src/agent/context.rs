@@ -249,6 +249,11 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         assert!(kept.get(&memory, "", &redactor).contains("likes water"));
+        // Kept, it is byte for byte what a build gives (the prefix cache).
+        assert_eq!(
+            kept.get(&memory, "", &redactor),
+            system_prompt_with_skills(&work, "")
+        );
         assert!(
             kept.get(&memory, "<skills/>", &redactor)
                 .ends_with("<skills/>"),
