@@ -34,6 +34,10 @@ pub async fn run(
     agent: &AgentHandle,
     listeners: Listeners,
 ) -> u8 {
+    // Watched before the first line says where egirl listens: a SIGTERM
+    // sent as soon as that line is read stops egirl cleanly rather than
+    // by the default action halfway through the lines.
+    let mut signals = crate::stop_signals::StopSignals::watch();
     agent.start_mcp();
     let trimming = tokio::spawn(trim_when_idle(agent.outstanding()));
     for notice in &notices {
@@ -61,7 +65,9 @@ pub async fn run(
     print::err("egirl: stop with Ctrl+C, SIGTERM or SIGHUP");
     let mut status = services.discord.as_ref().map(|d| d.status.clone());
     let mut telegram = services.telegram.as_ref().map(|t| t.status.clone());
-    let stop = wait_for_signal();
+    // SIGINT, SIGTERM or SIGHUP (a closed terminal must not kill the
+    // process with a command still running).
+    let stop = signals.next();
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -109,12 +115,6 @@ async fn next_status(status: &mut Option<watch::Receiver<BotStatus>>, bot: &str)
         BotStatus::Off => format!("{bot}: off"),
     };
     Some(line)
-}
-
-/// Resolves on SIGINT, SIGTERM or SIGHUP (a closed terminal must not
-/// kill the process with a command still running).
-async fn wait_for_signal() {
-    crate::stop_signals::StopSignals::watch().next().await;
 }
 
 /// Where a browser opens the page: the listener's address, or (listening
