@@ -136,7 +136,7 @@ pub(crate) async fn run_turn(
     // between, so no answer waits for it. The worker takes the session's
     // next job, and `AgentHandle::idle` resolves, only after it. A turn
     // that did not answer still logs what the user said. The same goes
-    // for the next new session's file, when this one took the spare.
+    // for the next new session's spare file, when this session made its file.
     turn.write_daily();
     session.transcript.refill_spare();
     // Old and excess file checkpoints go between turns (when some may be due).

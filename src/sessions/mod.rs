@@ -14,7 +14,7 @@ use crate::redact::{self, Redactor};
 
 mod details;
 mod marks;
-pub mod spare;
+mod spare;
 pub use details::{ContextUse, Details, INTERRUPTED_MARKER, ToolOutcome};
 pub use marks::{
     Entry, Mark, MarkRecord, fork, live, pinned_model, user_message_index, user_turns,
@@ -187,21 +187,18 @@ impl Transcript {
         let new_file = std::mem::take(&mut self.new_file);
         self.made_file |= new_file;
         let spare = new_file.then(|| spare::claim(&self.path)).flatten();
-        spare
-            .map_or_else(
-                || {
-                    std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(&self.path)
-                },
-                Ok,
-            )
-            .and_then(|mut file| {
-                file.write_all(line.as_bytes())?;
-                file.flush()
-            })
-            .with_context(|| format!("cannot append to {}", self.path.display()))
+        let file = match spare {
+            Some(file) => Ok(file),
+            None => std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path),
+        };
+        file.and_then(|mut file| {
+            file.write_all(line.as_bytes())?;
+            file.flush()
+        })
+        .with_context(|| format!("cannot append to {}", self.path.display()))
     }
 }
 
