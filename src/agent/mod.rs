@@ -287,10 +287,12 @@ pub fn spawn_guarded(
         config: common.config.clone(),
         skills: common.skills.clone(),
     };
-    let agents = Agents::new(common, shared);
+    // Cancelled at shutdown: the running turns stop and queued ones never start.
+    let shutdown = CancellationToken::new();
+    let agents = Agents::new(common, shared, &counter, &shutdown);
     let task = tokio::spawn(crate::bus::answering(
         None,
-        run_core(agents, rx, counter.clone()),
+        run_core(agents, rx, counter.clone(), shutdown),
     ));
     (
         AgentHandle {
@@ -321,9 +323,8 @@ async fn run_core(
     mut agents: Agents,
     mut ops: mpsc::UnboundedReceiver<Submission>,
     busy: Arc<watch::Sender<usize>>,
+    shutdown: CancellationToken,
 ) {
-    // Cancelled at shutdown: the running turns stop and queued ones never start.
-    let shutdown = CancellationToken::new();
     while let Some(Submission {
         id: submission,
         op,
@@ -348,7 +349,7 @@ async fn run_core(
                     agent,
                     op,
                 };
-                route(&mut agents, routed, &busy, &shutdown);
+                route(&mut agents, routed, &busy);
             }
         }
     }
