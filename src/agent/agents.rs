@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::shared::Shared;
 use super::slots;
 use super::start::{self, Common};
-use super::worker::{SessionHandle, Starter};
+use super::worker::{SessionHandle, start_session};
 use crate::config::DEFAULT_AGENT;
 use crate::protocol::{ErrorEvent, EventKind, Origin, SessionId, TurnEnded};
 use crate::sessions::{Transcript, validate_id};
@@ -28,20 +28,11 @@ pub(super) struct Agents {
     /// The agent each live session is in (the last one, when a session
     /// id was used with several).
     session_agent: HashMap<SessionId, String>,
-    starter: Arc<Starter>,
 }
 
 impl Agents {
-    /// The registry, with the agent the core starts on already built;
-    /// its sessions' workers count their turns out on `busy` and stop
-    /// at `shutdown`.
-    pub fn new(
-        common: Arc<Common>,
-        first: Arc<Shared>,
-        busy: &Arc<watch::Sender<usize>>,
-        shutdown: &CancellationToken,
-    ) -> Self {
-        let starter = Starter::new(&first, busy, shutdown);
+    /// The registry, with the agent the core starts on already built.
+    pub fn new(common: Arc<Common>, first: Arc<Shared>) -> Self {
         let mut states = HashMap::new();
         states.insert(first.agent.clone(), first);
         Self {
@@ -49,7 +40,6 @@ impl Agents {
             states,
             sessions: HashMap::new(),
             session_agent: HashMap::new(),
-            starter,
         }
     }
 
@@ -100,13 +90,19 @@ impl Agents {
     }
 
     /// The session's worker, started when it has none.
-    pub fn session(&mut self, shared: &Arc<Shared>, session: &str) -> &SessionHandle {
+    pub fn session(
+        &mut self,
+        shared: &Arc<Shared>,
+        session: &str,
+        busy: &Arc<watch::Sender<usize>>,
+        shutdown: &CancellationToken,
+    ) -> &SessionHandle {
         let agent = shared.agent.clone();
         self.session_agent
             .insert(session.to_string(), agent.clone());
         self.sessions
             .entry((agent, session.to_string()))
-            .or_insert_with(|| self.starter.start(shared, session.to_string()))
+            .or_insert_with(|| start_session(shared, session.to_string(), busy, shutdown))
     }
 
     /// The live session of `agent`, if it has one.
@@ -133,7 +129,6 @@ impl Agents {
     /// After `Op::Shutdown`: every session's running turn ends, slots are
     /// saved on every pool, the MCP servers (shared) stop once.
     pub async fn stop(mut self) {
-        self.starter.drop_spare();
         for (_, handle) in self.sessions.drain() {
             drop(handle.work);
             let _ = handle.task.await;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use super::agents::Agents;
 use super::approvals;
@@ -33,6 +34,7 @@ pub(super) fn route(
         op,
     }: Routed,
     busy: &Arc<watch::Sender<usize>>,
+    shutdown: &CancellationToken,
 ) {
     let (session, origin) = match &op {
         Op::UserMessage {
@@ -73,7 +75,7 @@ pub(super) fn route(
             text,
             images,
         } => {
-            let handle = agents.session(&shared, &session);
+            let handle = agents.session(&shared, &session, busy, shutdown);
             // Turns ahead of this one (the running one included).
             let ahead = handle.outstanding.fetch_add(1, Ordering::SeqCst);
             if ahead > 0 {
@@ -95,9 +97,9 @@ pub(super) fn route(
                 },
             });
         }
-        Op::Command { session, command } => {
-            command_for(agents, &shared, submission, session, command)
-        }
+        Op::Command { session, command } => command_for(
+            agents, &shared, submission, session, command, busy, shutdown,
+        ),
         _ => {}
     }
 }
@@ -109,6 +111,8 @@ fn command_for(
     submission: SubmissionId,
     session: SessionId,
     command: Command,
+    busy: &Arc<watch::Sender<usize>>,
+    shutdown: &CancellationToken,
 ) {
     match command {
         Command::MemorySearch { query } => search_memory(shared, submission, session, query),
@@ -118,7 +122,7 @@ fn command_for(
         | Command::WorkIn { .. }
         | Command::SessionMcp { .. }) => client_session(shared, &session, command),
         command => {
-            let handle = agents.session(shared, &session);
+            let handle = agents.session(shared, &session, busy, shutdown);
             let _ = handle.work.send(Work {
                 submission,
                 job: Job::Command(command),

@@ -287,12 +287,10 @@ pub fn spawn_guarded(
         config: common.config.clone(),
         skills: common.skills.clone(),
     };
-    // Cancelled at shutdown: the running turns stop and queued ones never start.
-    let shutdown = CancellationToken::new();
-    let agents = Agents::new(common, shared, &counter, &shutdown);
+    let agents = Agents::new(common, shared);
     let task = tokio::spawn(crate::bus::answering(
         None,
-        run_core(agents, rx, counter.clone(), shutdown),
+        run_core(agents, rx, counter.clone()),
     ));
     (
         AgentHandle {
@@ -323,8 +321,9 @@ async fn run_core(
     mut agents: Agents,
     mut ops: mpsc::UnboundedReceiver<Submission>,
     busy: Arc<watch::Sender<usize>>,
-    shutdown: CancellationToken,
 ) {
+    // Cancelled at shutdown: the running turns stop and queued ones never start.
+    let shutdown = CancellationToken::new();
     while let Some(Submission {
         id: submission,
         op,
@@ -349,7 +348,7 @@ async fn run_core(
                     agent,
                     op,
                 };
-                route(&mut agents, routed, &busy);
+                route(&mut agents, routed, &busy, &shutdown);
             }
         }
     }

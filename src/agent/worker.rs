@@ -3,10 +3,10 @@
 //! counts each message out when its turn ends (`AgentHandle::busy`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -48,123 +48,29 @@ impl SessionHandle {
     }
 }
 
-/// Starts the sessions' workers, keeping one started ahead for the next
-/// new session: spawning a worker allocates its task and channel (15 to
-/// 20 µs with glibc's allocator after a turn's many small frees,
-/// docs/benchmarks.md), which a new session's first turn would otherwise
-/// wait for. The spare is made again after a turn, off its path.
-pub(super) struct Starter {
-    busy: Arc<watch::Sender<usize>>,
-    shutdown: CancellationToken,
-    spare: Mutex<Option<Spare>>,
-}
-
-/// A worker started for an agent and waiting to learn its session.
-struct Spare {
-    shared: Arc<Shared>,
-    bind: oneshot::Sender<SessionId>,
-    handle: SessionHandle,
-}
-
-impl Starter {
-    /// With a spare for `first`, the agent the core starts on.
-    pub fn new(
-        first: &Arc<Shared>,
-        busy: &Arc<watch::Sender<usize>>,
-        shutdown: &CancellationToken,
-    ) -> Arc<Self> {
-        let starter = Arc::new(Self {
-            busy: busy.clone(),
-            shutdown: shutdown.clone(),
-            spare: Mutex::new(None),
-        });
-        starter.refill(first);
-        starter
-    }
-
-    /// The session's worker: the spare when it is this agent's, else one
-    /// started now.
-    pub fn start(self: &Arc<Self>, shared: &Arc<Shared>, id: SessionId) -> SessionHandle {
-        let spare = lock(&self.spare).take_if(|s| Arc::ptr_eq(&s.shared, shared));
-        if let Some(spare) = spare
-            && spare.bind.send(id.clone()).is_ok()
-        {
-            return spare.handle;
-        }
-        let (worker, rx, parts) = self.worker(shared, id);
-        let task = tokio::spawn(crate::bus::answering(None, worker.run(rx)));
-        parts.with_task(task)
-    }
-
-    /// Starts a spare for `shared`'s agent when there is none.
-    pub fn refill(self: &Arc<Self>, shared: &Arc<Shared>) {
-        let mut spare = lock(&self.spare);
-        if spare.is_some() || self.shutdown.is_cancelled() {
-            return;
-        }
-        let (bind, bound) = oneshot::channel::<SessionId>();
-        let (mut worker, rx, parts) = self.worker(shared, SessionId::new());
-        let task = tokio::spawn(crate::bus::answering(None, async move {
-            // Dropped unbound (a shutdown): the task ends.
-            if let Ok(id) = bound.await {
-                worker.id = id;
-                worker.run(rx).await;
-            }
-        }));
-        *spare = Some(Spare {
-            shared: shared.clone(),
-            bind,
-            handle: parts.with_task(task),
-        });
-    }
-
-    /// Ends the spare's task (at shutdown).
-    pub fn drop_spare(&self) {
-        lock(&self.spare).take();
-    }
-
-    fn worker(
-        self: &Arc<Self>,
-        shared: &Arc<Shared>,
-        id: SessionId,
-    ) -> (Worker, mpsc::UnboundedReceiver<Work>, HandleParts) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let outstanding = Arc::new(AtomicUsize::new(0));
-        let cancel = Arc::new(Mutex::new(CancellationToken::new()));
-        let worker = Worker {
-            shared: shared.clone(),
-            id,
-            session: None,
-            outstanding: outstanding.clone(),
-            busy: self.busy.clone(),
-            cancel: cancel.clone(),
-            shutdown: self.shutdown.clone(),
-            starter: Arc::downgrade(self),
-        };
-        let parts = HandleParts {
-            work: tx,
-            outstanding,
-            cancel,
-        };
-        (worker, rx, parts)
-    }
-}
-
-/// A session handle waiting for its worker's task.
-struct HandleParts {
-    work: mpsc::UnboundedSender<Work>,
-    outstanding: Arc<AtomicUsize>,
-    cancel: Arc<Mutex<CancellationToken>>,
-}
-
-impl HandleParts {
-    fn with_task(self, task: JoinHandle<()>) -> SessionHandle {
-        SessionHandle {
-            work: self.work,
-            outstanding: self.outstanding,
-            cancel: self.cancel,
-            task,
-        }
+pub(super) fn start_session(
+    shared: &Arc<Shared>,
+    id: SessionId,
+    busy: &Arc<watch::Sender<usize>>,
+    shutdown: &CancellationToken,
+) -> SessionHandle {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let outstanding = Arc::new(AtomicUsize::new(0));
+    let cancel = Arc::new(Mutex::new(CancellationToken::new()));
+    let worker = Worker {
+        shared: shared.clone(),
+        id,
+        session: None,
+        outstanding: outstanding.clone(),
+        busy: busy.clone(),
+        cancel: cancel.clone(),
+        shutdown: shutdown.clone(),
+    };
+    SessionHandle {
+        work: tx,
+        outstanding,
+        cancel,
+        task: tokio::spawn(crate::bus::answering(None, worker.run(rx))),
     }
 }
 
@@ -192,9 +98,6 @@ struct Worker {
     /// Where `SessionHandle::interrupt` finds the running turn's token.
     cancel: Arc<Mutex<CancellationToken>>,
     shutdown: CancellationToken,
-    /// Where the next new session's worker is made after a turn (weak:
-    /// the starter holds the spare's task, which holds a worker).
-    starter: Weak<Starter>,
 }
 
 impl Worker {
@@ -208,9 +111,6 @@ impl Worker {
                     images,
                 } => {
                     self.message(origin, text, images).await;
-                    if let Some(starter) = self.starter.upgrade() {
-                        starter.refill(&self.shared);
-                    }
                     self.turn_over();
                 }
                 Job::Command(Command::Fork) => rewind::fork(&self.shared, &self.id),
