@@ -138,12 +138,14 @@ impl Transcript {
         workspace.join("sessions").join(format!("{id}.jsonl"))
     }
 
-    /// Opens the transcript and returns the messages already in it. A new
-    /// session's file (and `sessions/`, when missing) is made by its first
-    /// append.
+    /// Opens (creating) the transcript and returns the messages already in it.
     pub fn open(workspace: &Path, id: &str) -> Result<(Self, Vec<Record>)> {
         validate_id(id)?;
         let path = Self::path(workspace, id);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
         let new_file = !path.exists();
         let records = if new_file {
             Vec::new()
@@ -187,33 +189,16 @@ impl Transcript {
         let spare = new_file.then(|| spare::claim(&self.path)).flatten();
         let file = match spare {
             Some(file) => Ok(file),
-            None => append_making_dir(&self.path),
+            None => std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path),
         };
         file.and_then(|mut file| {
             file.write_all(line.as_bytes())?;
             file.flush()
         })
         .with_context(|| format!("cannot append to {}", self.path.display()))
-    }
-}
-
-/// `path` opened to append (made when missing), its folder made first
-/// when that is missing too.
-fn append_making_dir(path: &Path) -> std::io::Result<std::fs::File> {
-    let open = || {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-    };
-    match open() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            open()
-        }
-        other => other,
     }
 }
 
