@@ -7,7 +7,9 @@
 //! `cargo bench --bench agent_overhead` (figures in docs/benchmarks.md). After
 //! criterion, an interleaved run (turn, direct, turn, direct, ...) prints
 //! per-turn percentiles, so the difference is taken under the same machine
-//! load even on a noisy box, then where the time goes inside a turn (from
+//! load even on a noisy box (each step after a 2 ms pause, so that it
+//! starts, as a user's turn does, from an idle process), then where the
+//! time goes inside a turn (from
 //! the arrival times of its events) and the tails of the file-system parts.
 //! `EGIRL_BENCH_PAIRS=N` sets its length (default 1000).
 
@@ -167,11 +169,15 @@ impl Env {
     /// The same, on a session whose in-memory history is cleared first
     /// (the worker and its open transcript are reused).
     async fn turn_cleared(&mut self, session: &str, text: &str) -> Marks {
+        self.clear(session);
+        self.turn(session, text).await
+    }
+
+    fn clear(&self, session: &str) {
         assert!(self.agent.submit(Op::Command {
             session: session.to_string(),
             command: Command::Clear,
         }));
-        self.turn(session, text).await
     }
 
     async fn wait_turn_end(&mut self, session: &str, submitted: Instant) -> Marks {
@@ -442,6 +448,16 @@ criterion_group! {
 
 /// Turn, direct, turn, direct, ...: per-turn percentiles and the overhead
 /// per pair, under the same machine load, then where a turn's time goes.
+/// What a user's turn starts from: an idle process, its runtime's threads
+/// parked. Without a pause a step that leaves a thread awake (the work
+/// after a turn, a task it spawned) speeds up the step timed after it,
+/// the direct exchange included, and the overheads move with it.
+const SETTLE: Duration = Duration::from_millis(2);
+
+async fn settle() {
+    tokio::time::sleep(SETTLE).await;
+}
+
 fn interleaved(pairs: usize) {
     let rt = runtime();
     let (fresh, directs, cleared, counts) = rt.block_on(async {
@@ -457,19 +473,24 @@ fn interleaved(pairs: usize) {
             }
             let n = next_n();
             let text = format!("hello {n}");
+            settle().await;
             fresh.push(env.turn(&format!("bench-{n}"), &text).await);
 
             let request = env.request(&text);
+            settle().await;
             let start = Instant::now();
             env.direct_chat(&request).await;
             directs.push(start.elapsed());
 
             let request = env.request(&format!("count {n}"));
+            settle().await;
             let start = Instant::now();
             env.direct.count_prompt(&request).await.expect("count");
             counts.push(start.elapsed());
 
-            cleared.push(env.turn_cleared("bench-steady", &format!("hi {n}")).await);
+            env.clear("bench-steady");
+            settle().await;
+            cleared.push(env.turn("bench-steady", &format!("hi {n}")).await);
         }
         (fresh, directs, cleared, counts)
     });
