@@ -9,8 +9,8 @@
 //! per-turn percentiles, so the difference is taken under the same machine
 //! load even on a noisy box (each step after a 2 ms pause, so that it
 //! starts, as a user's turn does, from an idle process), then where the
-//! time goes inside a turn (from
-//! the arrival times of its events) and the tails of the file-system parts.
+//! time goes inside a turn (from the arrival times of its events) and the
+//! tails of the file-system parts.
 //! `EGIRL_BENCH_PAIRS=N` sets its length (default 1000).
 
 use std::path::{Path, PathBuf};
@@ -446,8 +446,6 @@ criterion_group! {
     targets = turn_benches, prompt_benches, token_benches, persistence_benches, fanout_benches
 }
 
-/// Turn, direct, turn, direct, ...: per-turn percentiles and the overhead
-/// per pair, under the same machine load, then where a turn's time goes.
 /// What a user's turn starts from: an idle process, its runtime's threads
 /// parked. Without a pause a step that leaves a thread awake (the work
 /// after a turn, a task it spawned) speeds up the step timed after it,
@@ -458,6 +456,8 @@ async fn settle() {
     tokio::time::sleep(SETTLE).await;
 }
 
+/// Turn, direct, turn, direct, ...: per-turn percentiles and the overhead
+/// per pair, under the same machine load, then where a turn's time goes.
 fn interleaved(pairs: usize) {
     let rt = runtime();
     let (fresh, directs, cleared, counts) = rt.block_on(async {
