@@ -15,14 +15,22 @@
 /// binary's read-only pages this process alone maps. Returns the bytes of
 /// the read-only segments advised (0 where the kernel or libc cannot).
 pub fn after_burst() -> usize {
+    free_heap_pages();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        // SAFETY: malloc_trim only returns free memory; 0 keeps no pad.
-        unsafe { libc::malloc_trim(0) };
         page_out_read_only_segments()
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     0
+}
+
+/// Hands the heap's free pages back to the system (after a large free).
+pub fn free_heap_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory; 0 keeps no pad.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

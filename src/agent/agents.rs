@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::shared::Shared;
 use super::slots;
 use super::start::{self, Common};
-use super::worker::{SessionHandle, start_session};
+use super::worker::{SessionHandle, Work, start_session};
 use crate::config::DEFAULT_AGENT;
 use crate::protocol::{ErrorEvent, EventKind, Origin, SessionId, TurnEnded};
 use crate::sessions::{Transcript, validate_id};
@@ -89,7 +89,8 @@ impl Agents {
         }
     }
 
-    /// The session's worker, started when it has none.
+    /// The session's worker, started when it has none or when the one it
+    /// had let the session go (idle) and takes no more work.
     pub fn session(
         &mut self,
         shared: &Arc<Shared>,
@@ -100,9 +101,37 @@ impl Agents {
         let agent = shared.agent.clone();
         self.session_agent
             .insert(session.to_string(), agent.clone());
+        let key = (agent, session.to_string());
+        let released = self.sessions.get(&key).is_some_and(|h| h.work.is_closed());
+        let before = if released {
+            self.sessions.remove(&key)
+        } else {
+            None
+        };
         self.sessions
-            .entry((agent, session.to_string()))
-            .or_insert_with(|| start_session(shared, session.to_string(), busy, shutdown))
+            .entry(key)
+            .or_insert_with(|| start_session(shared, session.to_string(), busy, shutdown, before))
+    }
+
+    /// Hands `work` to the session's worker. One that lets its session go
+    /// as the work comes hands it back, and the next worker takes it.
+    pub fn send(
+        &mut self,
+        shared: &Arc<Shared>,
+        session: &str,
+        mut work: Work,
+        busy: &Arc<watch::Sender<usize>>,
+        shutdown: &CancellationToken,
+    ) {
+        // A new worker's channel stays open for `session_idle_release`:
+        // the second try always lands.
+        while let Err(back) = self
+            .session(shared, session, busy, shutdown)
+            .work
+            .send(work)
+        {
+            work = back.0;
+        }
     }
 
     /// The live session of `agent`, if it has one.

@@ -88,14 +88,13 @@ pub(super) fn route(
                     }),
                 );
             }
-            let _ = handle.work.send(Work {
-                submission,
-                job: Job::Message {
-                    origin,
-                    text,
-                    images,
-                },
-            });
+            let job = Job::Message {
+                origin,
+                text,
+                images,
+            };
+            let work = Work { submission, job };
+            agents.send(&shared, &session, work, busy, shutdown);
         }
         Op::Command { session, command } => command_for(
             agents, &shared, submission, session, command, busy, shutdown,
@@ -122,11 +121,8 @@ fn command_for(
         | Command::WorkIn { .. }
         | Command::SessionMcp { .. }) => client_session(shared, &session, command),
         command => {
-            let handle = agents.session(shared, &session, busy, shutdown);
-            let _ = handle.work.send(Work {
-                submission,
-                job: Job::Command(command),
-            });
+            let job = Job::Command(command);
+            agents.send(shared, &session, Work { submission, job }, busy, shutdown);
         }
     }
 }

@@ -67,8 +67,22 @@ pub(crate) struct Session {
     pub(super) told_no_vision: bool,
 }
 
+/// What a session holds that its transcript does not: handed from the
+/// worker that let an idle session go (`[agent] session_idle_release`) to
+/// the one that opens it again, so the user finds it as they left it.
+pub(super) struct Unwritten {
+    forced: Option<Target>,
+    pinned: Option<super::pin::Pin>,
+    hooks_started: bool,
+    told_no_vision: bool,
+    cache_role: Option<crate::protocol::LocalRole>,
+    endpoint: Option<String>,
+}
+
 impl Session {
-    pub async fn open(shared: &Shared, id: &str) -> Result<Self> {
+    /// Opens the session from its transcript: after a restart, or again
+    /// after an idle release (`unwritten`).
+    pub async fn open(shared: &Shared, id: &str, unwritten: Option<Unwritten>) -> Result<Self> {
         let (transcript, records) = Transcript::open(&shared.workspace, id)?;
         let turns = crate::sessions::user_turns(&records);
         let limits = shared.limits().await;
@@ -100,12 +114,40 @@ impl Session {
             incoming_images: Vec::new(),
             told_no_vision: false,
         };
-        // Resumed after a restart: the cache the last run saved makes the
-        // first turn warm (where the server supports it).
-        if !session.history.is_empty() {
-            slots::restore(&shared.main, session.cache_slot(), id).await;
+        let Some(unwritten) = unwritten else {
+            // Resumed after a restart: the cache the last run saved makes
+            // the first turn warm (where the server supports it).
+            if !session.history.is_empty() {
+                slots::restore(&shared.main, session.cache_slot(), id).await;
+            }
+            return Ok(session);
+        };
+        // Opened again in the same run: the server's slot still holds what
+        // this session left there, newer than any saved cache.
+        Ok(session.with(unwritten))
+    }
+
+    /// Lets the session go (its history, its open transcript), keeping
+    /// what the transcript does not hold.
+    pub(super) fn release(self) -> Unwritten {
+        Unwritten {
+            forced: self.forced,
+            pinned: self.pinned,
+            hooks_started: self.hooks_started,
+            told_no_vision: self.told_no_vision,
+            cache_role: self.cache_role,
+            endpoint: self.endpoint,
         }
-        Ok(session)
+    }
+
+    fn with(mut self, unwritten: Unwritten) -> Self {
+        self.forced = unwritten.forced;
+        self.pinned = unwritten.pinned;
+        self.hooks_started = unwritten.hooks_started;
+        self.told_no_vision = unwritten.told_no_vision;
+        self.cache_role = unwritten.cache_role.or(self.cache_role);
+        self.endpoint = unwritten.endpoint;
+        self
     }
 
     /// Reads the history again from the transcript (after a rewind).

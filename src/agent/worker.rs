@@ -1,6 +1,13 @@
 //! One worker task per session: it runs the session's turns and commands
 //! in the order they arrived, opening the session on first use, and
 //! counts each message out when its turn ends (`AgentHandle::busy`).
+//!
+//! A worker with nothing to do for `[agent] session_idle_release` lets
+//! its session go and ends: a daemon that answers chats for weeks holds
+//! no history nobody asks about. It takes no work from then on (its
+//! channel is closed); the core starts another for the session's next op
+//! (`Agents::send`), which waits for it to finish what it had, takes what
+//! the session held outside its transcript, and opens it again.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,7 +17,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::session::Session;
+use super::session::{Session, Unwritten};
 use super::shared::Shared;
 use super::{compact, models, rewind, turn};
 use crate::protocol::{Command, ErrorEvent, EventKind, Origin, SessionId, SubmissionId, TurnEnded};
@@ -38,7 +45,8 @@ pub(super) struct SessionHandle {
     /// Messages sent to the worker whose turn has not ended.
     pub outstanding: Arc<AtomicUsize>,
     cancel: Arc<Mutex<CancellationToken>>,
-    pub task: JoinHandle<()>,
+    /// Ends with what the session held outside its transcript.
+    pub task: JoinHandle<Option<Unwritten>>,
 }
 
 impl SessionHandle {
@@ -48,19 +56,31 @@ impl SessionHandle {
     }
 }
 
+/// The session's worker; `before`: the one that let the session go, whose
+/// count of messages and interrupt it takes over.
 pub(super) fn start_session(
     shared: &Arc<Shared>,
     id: SessionId,
     busy: &Arc<watch::Sender<usize>>,
     shutdown: &CancellationToken,
+    before: Option<SessionHandle>,
 ) -> SessionHandle {
     let (tx, rx) = mpsc::unbounded_channel();
-    let outstanding = Arc::new(AtomicUsize::new(0));
-    let cancel = Arc::new(Mutex::new(CancellationToken::new()));
+    let (outstanding, cancel, before) = match before {
+        Some(handle) => (handle.outstanding, handle.cancel, Some(handle.task)),
+        None => (
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(Mutex::new(CancellationToken::new())),
+            None,
+        ),
+    };
     let worker = Worker {
         shared: shared.clone(),
         id,
         session: None,
+        before,
+        unwritten: None,
+        idle_release: false,
         outstanding: outstanding.clone(),
         busy: busy.clone(),
         cancel: cancel.clone(),
@@ -75,10 +95,12 @@ pub(super) fn start_session(
 }
 
 /// Opens the session with the model it was pinned to (`pin`).
-async fn open_session(shared: &Shared, id: &str) -> Result<Session> {
-    let mut session = Session::open(shared, id).await?;
+async fn open_session(shared: &Shared, id: &str, unwritten: Option<Unwritten>) -> Result<Session> {
+    // Opened again after an idle release, it brings its pin along.
+    let again = unwritten.is_some();
+    let mut session = Session::open(shared, id, unwritten).await?;
     // A session with no file yet was never pinned.
-    if !session.transcript.is_new() {
+    if !again && !session.transcript.is_new() {
         session.pinned = super::pin::resumed(shared, id);
     }
     Ok(session)
@@ -93,6 +115,14 @@ struct Worker {
     id: SessionId,
     /// Opened at the first message or command that needs it.
     session: Option<Session>,
+    /// The worker that let the session go before this one started.
+    before: Option<JoinHandle<Option<Unwritten>>>,
+    /// What that worker's session held outside its transcript: taken by
+    /// the open.
+    unwritten: Option<Unwritten>,
+    /// It had nothing to do for `session_idle_release`: it takes no more
+    /// work and ends.
+    idle_release: bool,
     outstanding: Arc<AtomicUsize>,
     busy: Arc<watch::Sender<usize>>,
     /// Where `SessionHandle::interrupt` finds the running turn's token.
@@ -101,8 +131,12 @@ struct Worker {
 }
 
 impl Worker {
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Work>) {
-        while let Some(Work { submission, job }) = rx.recv().await {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Work>) -> Option<Unwritten> {
+        if let Some(before) = self.before.take() {
+            // It may still be finishing what was sent just before it let go.
+            self.unwritten = before.await.ok().flatten();
+        }
+        while let Some(Work { submission, job }) = self.next(&mut rx).await {
             crate::bus::answer(Some(submission));
             match job {
                 Job::Message {
@@ -133,6 +167,33 @@ impl Worker {
                 Job::Command(command) => self.apply(command).await,
             }
         }
+        let unwritten = self.session.take().map(Session::release);
+        if !self.idle_release || self.shutdown.is_cancelled() {
+            // The core stopped: nobody opens the session again.
+            return None;
+        }
+        // The history just let go goes back to the system.
+        let _ = tokio::task::spawn_blocking(crate::trim::free_heap_pages).await;
+        unwritten.or(self.unwritten)
+    }
+
+    /// The next work; none once the session has had nothing to do for
+    /// `session_idle_release` (or the core stopped). What was sent before
+    /// the channel closed is still done.
+    async fn next(&mut self, rx: &mut mpsc::UnboundedReceiver<Work>) -> Option<Work> {
+        let release = self.shared.config.agent.session_idle_release.0;
+        if release.is_zero() || self.idle_release {
+            return rx.recv().await;
+        }
+        match tokio::time::timeout(release, rx.recv()).await {
+            Ok(work) => work,
+            Err(_idle) => {
+                tracing::debug!(session = %self.id, "idle: letting the session go");
+                self.idle_release = true;
+                rx.close();
+                rx.recv().await
+            }
+        }
     }
 
     /// One message's turn (or its refusal, when egirl is stopping or the
@@ -150,7 +211,7 @@ impl Worker {
         }
         let token = self.new_token();
         if self.session.is_none() {
-            match open_session(shared, id).await {
+            match open_session(shared, id, self.unwritten.take()).await {
                 Ok(s) => self.session = Some(s),
                 Err(e) => {
                     shared.bus.emit(
@@ -225,7 +286,8 @@ impl Worker {
     async fn apply(&mut self, command: Command) {
         if let Some(s) = self.session.as_mut() {
             s.apply(command);
-        } else if let Ok(mut s) = open_session(&self.shared, &self.id).await {
+        } else if let Ok(mut s) = open_session(&self.shared, &self.id, self.unwritten.take()).await
+        {
             s.apply(command);
             self.session = Some(s);
         }
@@ -233,7 +295,7 @@ impl Worker {
 
     async fn open(&mut self) -> Result<()> {
         if self.session.is_none() {
-            self.session = Some(open_session(&self.shared, &self.id).await?);
+            self.session = Some(open_session(&self.shared, &self.id, self.unwritten.take()).await?);
         }
         Ok(())
     }

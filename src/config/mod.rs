@@ -116,6 +116,10 @@ pub struct AgentConfig {
     /// Who writes the summary: "fast" (`[local.fast]`, else the main
     /// model), "local" (the main model) or "remote".
     pub compaction_model: String,
+    /// How long a session with nothing to do keeps its history in memory;
+    /// its next message reads it again from the transcript (0: kept until
+    /// egirl stops).
+    pub session_idle_release: ConfigDuration,
 }
 
 impl Default for AgentConfig {
@@ -126,6 +130,7 @@ impl Default for AgentConfig {
             memory_flush: true,
             keep_recent: 2,
             compaction_model: "fast".into(),
+            session_idle_release: ConfigDuration::from_secs(15 * 60),
         }
     }
 }

@@ -14,7 +14,7 @@ use super::{Harness, final_text, read_jsonl, start, start_with_remote};
 use crate::support::fake_llama::{FakeLlama, Reply as LocalReply};
 use crate::support::fake_openai::{FakeOpenAi, Reply as RemoteReply};
 
-fn remote(fake: &FakeOpenAi) -> RemoteProviders {
+pub(super) fn remote(fake: &FakeOpenAi) -> RemoteProviders {
     let cfg = OpenAiConfig {
         model: "gpt-4.1".into(),
         base_url: format!("{}/v1", fake.url()),

@@ -3,6 +3,7 @@
 
 mod approvals;
 mod escalation;
+mod release;
 mod slots;
 mod turns;
 mod window;
