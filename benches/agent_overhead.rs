@@ -118,7 +118,7 @@ fn aged_workspace(dir: &Path) -> PathBuf {
 /// request log (it records every body) stays small.
 struct Env {
     /// Held so the server lives as long as the agent using it.
-    _fake: FakeLlama,
+    fake: FakeLlama,
     agent: AgentHandle,
     events: EventReceiver,
     direct: LlamaCpp,
@@ -128,15 +128,20 @@ struct Env {
 
 impl Env {
     async fn start() -> Env {
+        Env::start_with(|_| {}).await
+    }
+
+    async fn start_with(tweak: impl FnOnce(&mut Config)) -> Env {
         let fake = FakeLlama::start().await;
-        let config = config_for(&fake);
+        let mut config = config_for(&fake);
+        tweak(&mut config);
         let dir = tempfile::tempdir().expect("temp dir");
         let workspace = aged_workspace(dir.path());
         let direct = LlamaCpp::new(&config.local);
         let (agent, _task) = agent::spawn(config, workspace.clone(), Vec::new());
         let events = agent.bus.subscribe();
         let mut env = Env {
-            _fake: fake,
+            fake,
             agent,
             events,
             direct,
@@ -650,6 +655,59 @@ fn main() {
         .unwrap_or(1000);
     interleaved(pairs);
     fs_tails(pairs.max(1) * 2);
+    held_sessions(200);
+}
+
+/// What sessions nobody uses any more hold: `sessions` sessions of one
+/// turn each (a 16 KB message, as a pasted file), then the heap in use
+/// once they are all over, with every session kept in memory and with
+/// each let go after 100 ms of nothing to do (`[agent]
+/// session_idle_release`).
+fn held_sessions(sessions: usize) {
+    let rt = runtime();
+    println!();
+    println!("{sessions} sessions of one 16 KB turn each, heap in use after them (MiB)");
+    for release in [Duration::ZERO, Duration::from_millis(100)] {
+        let (before, after, logged) = rt.block_on(async {
+            let mut env = Env::start_with(|c| {
+                c.agent.session_idle_release = ConfigDuration(release);
+            })
+            .await;
+            let pasted = "let x = 1; // pasted\n".repeat(16 * 1024 / 21);
+            let before = heap_in_use();
+            for i in 0..sessions {
+                env.turn(&format!("held-{}", next_n()), &format!("{i}: {pasted}"))
+                    .await;
+            }
+            // Past the release, and the heap's free pages handed back.
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            // The fake keeps every request body it was sent (for the tests).
+            let logged: usize = env
+                .fake
+                .requests()
+                .iter()
+                .map(|b| b.to_string().len())
+                .sum();
+            (before, heap_in_use(), logged)
+        });
+        let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+        println!(
+            "  session_idle_release {:>6?}: {:.1} before, {:.1} after (+{:.1}; the fake's log of request bodies: {:.1} as JSON text)",
+            release,
+            mib(before),
+            mib(after),
+            mib(after.saturating_sub(before)),
+            mib(logged)
+        );
+    }
+}
+
+/// Bytes the allocator has handed out and not had back (glibc: the
+/// arenas' chunks and the mapped ones).
+fn heap_in_use() -> usize {
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let info = unsafe { libc::mallinfo2() };
+    info.uordblks + info.hblkhd
 }
 
 /// The name filter criterion was given, if any.
