@@ -12,6 +12,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::session::Unwritten;
 use super::shared::Shared;
 use super::slots;
 use super::start::{self, Common};
@@ -25,6 +26,10 @@ pub(super) struct Agents {
     /// Each agent's state, from its first op on.
     states: HashMap<String, Arc<Shared>>,
     sessions: HashMap<(String, SessionId), SessionHandle>,
+    /// Sessions let go when idle whose worker ended: what each held
+    /// outside its transcript (a handle, with its task and channel, is
+    /// some 10 KB more).
+    resting: HashMap<(String, SessionId), Unwritten>,
     /// The agent each live session is in (the last one, when a session
     /// id was used with several).
     session_agent: HashMap<SessionId, String>,
@@ -39,6 +44,7 @@ impl Agents {
             common,
             states,
             sessions: HashMap::new(),
+            resting: HashMap::new(),
             session_agent: HashMap::new(),
         }
     }
@@ -108,9 +114,36 @@ impl Agents {
         } else {
             None
         };
-        self.sessions
-            .entry(key)
-            .or_insert_with(|| start_session(shared, session.to_string(), busy, shutdown, before))
+        if before.is_none() && !self.sessions.contains_key(&key) {
+            self.sweep();
+        }
+        let unwritten = self.resting.remove(&key);
+        self.sessions.entry(key).or_insert_with(|| {
+            start_session(
+                shared,
+                session.to_string(),
+                busy,
+                shutdown,
+                before,
+                unwritten,
+            )
+        })
+    }
+
+    /// Before a worker starts: the handles of the workers that let their
+    /// session go and ended give way to what their sessions held.
+    fn sweep(&mut self) {
+        let ended: Vec<_> = self
+            .sessions
+            .iter()
+            .filter(|(_, handle)| handle.task.is_finished())
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in ended {
+            if let Some(unwritten) = self.sessions.remove(&key).and_then(SessionHandle::ended) {
+                self.resting.insert(key, unwritten);
+            }
+        }
     }
 
     /// Hands `work` to the session's worker. One that lets its session go

@@ -54,16 +54,32 @@ impl SessionHandle {
     pub fn interrupt(&self) {
         lock(&self.cancel).cancel();
     }
+
+    /// What the session held outside its transcript, from a worker that
+    /// ended (`task.is_finished()`); `None` from one that did not let it
+    /// go, or panicked.
+    pub fn ended(mut self) -> Option<Unwritten> {
+        let mut done = std::task::Context::from_waker(std::task::Waker::noop());
+        // Outside the core's cooperative budget: a spent one would read
+        // as not finished.
+        let mut task = tokio::task::unconstrained(&mut self.task);
+        match std::pin::Pin::new(&mut task).poll(&mut done) {
+            std::task::Poll::Ready(Ok(unwritten)) => unwritten,
+            _ => None,
+        }
+    }
 }
 
-/// The session's worker; `before`: the one that let the session go, whose
-/// count of messages and interrupt it takes over.
+/// The session's worker; `before`: the one that let the session go and
+/// may still be finishing, whose count of messages and interrupt it takes
+/// over; `unwritten`: what the session held, from one that ended.
 pub(super) fn start_session(
     shared: &Arc<Shared>,
     id: SessionId,
     busy: &Arc<watch::Sender<usize>>,
     shutdown: &CancellationToken,
     before: Option<SessionHandle>,
+    unwritten: Option<Unwritten>,
 ) -> SessionHandle {
     let (tx, rx) = mpsc::unbounded_channel();
     let (outstanding, cancel, before) = match before {
@@ -79,7 +95,7 @@ pub(super) fn start_session(
         id,
         session: None,
         before,
-        unwritten: None,
+        unwritten,
         idle_release: false,
         outstanding: outstanding.clone(),
         busy: busy.clone(),
@@ -134,7 +150,7 @@ impl Worker {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Work>) -> Option<Unwritten> {
         if let Some(before) = self.before.take() {
             // It may still be finishing what was sent just before it let go.
-            self.unwritten = before.await.ok().flatten();
+            self.unwritten = before.await.ok().flatten().or(self.unwritten.take());
         }
         while let Some(Work { submission, job }) = self.next(&mut rx).await {
             crate::bus::answer(Some(submission));

@@ -100,6 +100,11 @@ async fn remote_asked_for_before_a_release_still_holds_after_it() {
         },
     }));
     let_go().await;
+    // A new session's worker starts: the ended one's handle gives way to
+    // what its session held.
+    local.push_reply(Reply::text("hello"));
+    h.send("s2", "hi");
+    h.turn("s2").await;
     cloud.push(RemoteReply::text(&["from the cloud"]));
     h.send("s1", "hi");
     let events = h.turn("s1").await;
