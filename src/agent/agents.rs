@@ -7,7 +7,7 @@
 //! workspace holds its transcript); else to `default`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -30,6 +30,9 @@ pub(super) struct Agents {
     /// outside its transcript (a handle, with its task and channel, is
     /// some 10 KB more).
     resting: HashMap<(String, SessionId), Unwritten>,
+    /// The sessions whose worker let them go, named by the worker as it
+    /// ends: the sweep looks at these alone, not at every handle.
+    released: Released,
     /// The agent each live session is in (the last one, when a session
     /// id was used with several).
     session_agent: HashMap<SessionId, String>,
@@ -45,6 +48,7 @@ impl Agents {
             states,
             sessions: HashMap::new(),
             resting: HashMap::new(),
+            released: Released::default(),
             session_agent: HashMap::new(),
         }
     }
@@ -104,6 +108,7 @@ impl Agents {
         busy: &Arc<watch::Sender<usize>>,
         shutdown: &CancellationToken,
     ) -> &SessionHandle {
+        self.sweep();
         let agent = shared.agent.clone();
         self.session_agent
             .insert(session.to_string(), agent.clone());
@@ -114,9 +119,6 @@ impl Agents {
         } else {
             None
         };
-        if before.is_none() && !self.sessions.contains_key(&key) {
-            self.sweep();
-        }
         let unwritten = self.resting.remove(&key);
         self.sessions.entry(key).or_insert_with(|| {
             start_session(
@@ -124,24 +126,33 @@ impl Agents {
                 session.to_string(),
                 busy,
                 shutdown,
-                before,
-                unwritten,
+                (before, unwritten),
+                &self.released,
             )
         })
     }
 
-    /// Before a worker starts: the handles of the workers that let their
-    /// session go and ended give way to what their sessions held.
+    /// The handles of the workers that let their session go and ended
+    /// give way to what their sessions held. Only the sessions their
+    /// workers named are looked at: a core with thousands of sessions
+    /// pays nothing per op for the ones that are open or already swept.
     fn sweep(&mut self) {
-        let ended: Vec<_> = self
-            .sessions
-            .iter()
-            .filter(|(_, handle)| handle.task.is_finished())
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in ended {
-            if let Some(unwritten) = self.sessions.remove(&key).and_then(SessionHandle::ended) {
-                self.resting.insert(key, unwritten);
+        let named = std::mem::take(&mut *lock(&self.released));
+        for (key, task) in named {
+            match self.sessions.get(&key) {
+                // A successor took its place (it waits for the ended one).
+                Some(handle) if handle.task.id() != task => {}
+                // Named just before its task returned: the next sweep.
+                Some(handle) if !handle.task.is_finished() => {
+                    lock(&self.released).push((key, task));
+                }
+                Some(_) => {
+                    let ended = self.sessions.remove(&key).and_then(SessionHandle::ended);
+                    if let Some(unwritten) = ended {
+                        self.resting.insert(key, unwritten);
+                    }
+                }
+                None => {}
             }
         }
     }
@@ -200,6 +211,14 @@ impl Agents {
         // No server outlives egirl.
         self.common.mcp.shutdown().await;
     }
+}
+
+/// Where a worker that let its session go names it ((agent, session),
+/// its task).
+pub(super) type Released = Arc<Mutex<Vec<((String, SessionId), tokio::task::Id)>>>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -81,9 +81,15 @@ pub(super) struct Unwritten {
 
 impl Session {
     /// Opens the session from its transcript: after a restart, or again
-    /// after an idle release (`unwritten`).
-    pub async fn open(shared: &Shared, id: &str, unwritten: Option<Unwritten>) -> Result<Self> {
+    /// after an idle release (`unwritten`, taken only once the transcript
+    /// opened: a failed open leaves it for the next try).
+    pub async fn open(
+        shared: &Shared,
+        id: &str,
+        unwritten: &mut Option<Unwritten>,
+    ) -> Result<Self> {
         let (transcript, records) = Transcript::open(&shared.workspace, id)?;
+        let unwritten = unwritten.take();
         let turns = crate::sessions::user_turns(&records);
         let limits = shared.limits().await;
         let compact_again_at =

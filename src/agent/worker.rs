@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::agents::Released;
 use super::session::{Session, Unwritten};
 use super::shared::Shared;
 use super::{compact, models, rewind, turn};
@@ -72,14 +73,15 @@ impl SessionHandle {
 
 /// The session's worker; `before`: the one that let the session go and
 /// may still be finishing, whose count of messages and interrupt it takes
-/// over; `unwritten`: what the session held, from one that ended.
+/// over; `unwritten`: what the session held, from one that ended. A
+/// worker that lets its session go names it in `released` as it ends.
 pub(super) fn start_session(
     shared: &Arc<Shared>,
     id: SessionId,
     busy: &Arc<watch::Sender<usize>>,
     shutdown: &CancellationToken,
-    before: Option<SessionHandle>,
-    unwritten: Option<Unwritten>,
+    (before, unwritten): (Option<SessionHandle>, Option<Unwritten>),
+    released: &Released,
 ) -> SessionHandle {
     let (tx, rx) = mpsc::unbounded_channel();
     let (outstanding, cancel, before) = match before {
@@ -97,6 +99,7 @@ pub(super) fn start_session(
         before,
         unwritten,
         idle_release: false,
+        released: released.clone(),
         outstanding: outstanding.clone(),
         busy: busy.clone(),
         cancel: cancel.clone(),
@@ -111,7 +114,11 @@ pub(super) fn start_session(
 }
 
 /// Opens the session with the model it was pinned to (`pin`).
-async fn open_session(shared: &Shared, id: &str, unwritten: Option<Unwritten>) -> Result<Session> {
+async fn open_session(
+    shared: &Shared,
+    id: &str,
+    unwritten: &mut Option<Unwritten>,
+) -> Result<Session> {
     // Opened again after an idle release, it brings its pin along.
     let again = unwritten.is_some();
     let mut session = Session::open(shared, id, unwritten).await?;
@@ -139,6 +146,8 @@ struct Worker {
     /// It had nothing to do for `session_idle_release`: it takes no more
     /// work and ends.
     idle_release: bool,
+    /// Where it names its session as it ends after letting it go.
+    released: Released,
     outstanding: Arc<AtomicUsize>,
     busy: Arc<watch::Sender<usize>>,
     /// Where `SessionHandle::interrupt` finds the running turn's token.
@@ -190,6 +199,8 @@ impl Worker {
         }
         // The history just let go goes back to the system.
         let _ = tokio::task::spawn_blocking(crate::trim::free_heap_pages).await;
+        let key = (self.shared.agent.clone(), self.id.clone());
+        lock(&self.released).push((key, tokio::task::id()));
         unwritten.or(self.unwritten)
     }
 
@@ -226,26 +237,23 @@ impl Worker {
             return;
         }
         let token = self.new_token();
-        if self.session.is_none() {
-            match open_session(shared, id, self.unwritten.take()).await {
-                Ok(s) => self.session = Some(s),
-                Err(e) => {
-                    shared.bus.emit(
-                        id,
-                        &origin,
-                        EventKind::Error(ErrorEvent {
-                            message: format!("{e:#}"),
-                        }),
-                    );
-                    shared.bus.emit(
-                        id,
-                        &origin,
-                        EventKind::TurnEnded(TurnEnded { interrupted: false }),
-                    );
-                    return;
-                }
-            }
+        if let Err(e) = self.open().await {
+            let (shared, id) = (&self.shared, &self.id);
+            shared.bus.emit(
+                id,
+                &origin,
+                EventKind::Error(ErrorEvent {
+                    message: format!("{e:#}"),
+                }),
+            );
+            shared.bus.emit(
+                id,
+                &origin,
+                EventKind::TurnEnded(TurnEnded { interrupted: false }),
+            );
+            return;
         }
+        let (shared, id) = (&self.shared, &self.id);
         let (images, refused) = super::vision::verified(shared, images);
         for message in refused {
             shared.bus.emit(
@@ -300,18 +308,22 @@ impl Worker {
     /// `/local`, `/remote`, `/clear`: applied to the session, opened for it
     /// when need be (a session that cannot open ignores them).
     async fn apply(&mut self, command: Command) {
-        if let Some(s) = self.session.as_mut() {
-            s.apply(command);
-        } else if let Ok(mut s) = open_session(&self.shared, &self.id, self.unwritten.take()).await
-        {
-            s.apply(command);
-            self.session = Some(s);
+        match self.open().await {
+            Ok(()) => {
+                if let Some(s) = self.session.as_mut() {
+                    s.apply(command);
+                }
+            }
+            // One line in the log; the command itself is not written out.
+            Err(e) => tracing::warn!("session {}: a command not applied: {e:#}", self.id),
         }
     }
 
+    /// Opens the session unless it is open; what an earlier worker handed
+    /// over stays for the next try when the open fails.
     async fn open(&mut self) -> Result<()> {
         if self.session.is_none() {
-            self.session = Some(open_session(&self.shared, &self.id, self.unwritten.take()).await?);
+            self.session = Some(open_session(&self.shared, &self.id, &mut self.unwritten).await?);
         }
         Ok(())
     }

@@ -116,6 +116,40 @@ async fn remote_asked_for_before_a_release_still_holds_after_it() {
     assert_eq!(final_text(&events).as_deref(), Some("from the cloud"));
 }
 
+/// A session that cannot be opened again (its transcript unreadable)
+/// says so in one line and keeps what it held for the next try.
+#[tokio::test]
+async fn a_failed_reopen_keeps_what_the_session_held() {
+    let local = FakeLlama::start().await;
+    let cloud = FakeOpenAi::start().await;
+    let mut h = start_with_remote(&local, remote(&cloud), releasing_after(50));
+    assert!(h.agent.submit(Op::Command {
+        session: "s1".into(),
+        command: Command::ForceTarget {
+            target: Target::Remote
+        },
+    }));
+    let_go().await;
+    // A folder where the transcript goes: the open fails.
+    let file = h.workspace.join("sessions").join("s1.jsonl");
+    std::fs::create_dir_all(&file).expect("a folder in the way");
+    h.send("s1", "hi");
+    let events = h.turn("s1").await;
+    assert!(
+        events.iter().any(|e| matches!(e, EventKind::Error(_))),
+        "{events:?}"
+    );
+    std::fs::remove_dir(&file).expect("out of the way again");
+    cloud.push(RemoteReply::text(&["from the cloud"]));
+    h.send("s1", "hi again");
+    let events = h.turn("s1").await;
+    assert_eq!(
+        final_text(&events).as_deref(),
+        Some("from the cloud"),
+        "{events:?}"
+    );
+}
+
 /// Messages sent as the worker lets go (a 1 ms release; each sent 0 to
 /// 3 ms after the last turn ended, some while the next is queued) each
 /// get their turn, in the order sent.
