@@ -110,8 +110,10 @@ impl Agents {
     ) -> &SessionHandle {
         self.sweep();
         let agent = shared.agent.clone();
-        self.session_agent
-            .insert(session.to_string(), agent.clone());
+        if self.session_agent.get(session) != Some(&agent) {
+            self.session_agent
+                .insert(session.to_string(), agent.clone());
+        }
         let key = (agent, session.to_string());
         let released = self.sessions.get(&key).is_some_and(|h| h.work.is_closed());
         let before = if released {
