@@ -123,7 +123,7 @@ struct Env {
     events: EventReceiver,
     direct: LlamaCpp,
     workspace: PathBuf,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Env {
@@ -146,7 +146,7 @@ impl Env {
             events,
             direct,
             workspace,
-            _dir: dir,
+            dir,
         };
         // Warm both paths: /props (read once per core), connection pools.
         env.turn(&format!("warm-{}", next_n()), "warm up").await;
@@ -461,20 +461,28 @@ async fn settle() {
     tokio::time::sleep(SETTLE).await;
 }
 
+/// Pairs run on one agent and fake server before both start afresh.
+const ENV_PAIRS: usize = 250;
+
 /// Turn, direct, turn, direct, ...: per-turn percentiles and the overhead
 /// per pair, under the same machine load, then where a turn's time goes.
-fn interleaved(pairs: usize) {
+fn interleaved(pairs: usize) -> Vec<tempfile::TempDir> {
     let rt = runtime();
+    let mut spent = Vec::new();
     let (fresh, directs, cleared, counts) = rt.block_on(async {
         let mut fresh = Vec::with_capacity(pairs);
         let mut directs = Vec::with_capacity(pairs);
         let mut cleared = Vec::with_capacity(pairs);
         let mut counts = Vec::with_capacity(pairs);
-        // A fresh fake every 250 pairs bounds its request log.
+        // A fresh fake every `ENV_PAIRS` pairs bounds its request log.
         let mut env = Env::start().await;
         for i in 0..pairs {
-            if i > 0 && i % 250 == 0 {
-                env = Env::start().await;
+            if i > 0 && i % ENV_PAIRS == 0 {
+                let old = std::mem::replace(&mut env, Env::start().await);
+                // Deleted after the run: deleting hundreds of files slows
+                // the creation of the next ones on ext4 for half a minute
+                // (docs/benchmarks.md), and no user's turn follows that.
+                spent.push(old.dir);
             }
             let n = next_n();
             let text = format!("hello {n}");
@@ -533,6 +541,27 @@ fn interleaved(pairs: usize) {
         t.p50 - d.p50,
         c.p50 - d.p50
     );
+    // Each stretch of pairs on one agent and fake: a figure that drifts
+    // from the first stretch to the last is the machine (or something
+    // that grows), not the turn.
+    let stretch = |marks: &[Marks], from: usize, to: usize| {
+        Stats::of(&totals(&marks[from..to])).p50 - Stats::of(&directs[from..to]).p50
+    };
+    let blocks: Vec<String> = (0..pairs)
+        .step_by(ENV_PAIRS)
+        .map(|from| {
+            let to = (from + ENV_PAIRS).min(pairs);
+            format!(
+                "{:.0} / {:.0}",
+                stretch(&fresh, from, to),
+                stretch(&cleared, from, to)
+            )
+        })
+        .collect();
+    println!(
+        "overhead by stretch of {ENV_PAIRS} pairs (fresh / cleared, µs): {}",
+        blocks.join(", ")
+    );
     for (name, marks) in [("fresh session", &fresh), ("cleared session", &cleared)] {
         println!();
         print_header(&format!("inside a turn, {name}"));
@@ -541,6 +570,7 @@ fn interleaved(pairs: usize) {
             print_row(phase, &values);
         }
     }
+    spent
 }
 
 /// The file-system parts one by one, timed singly: criterion's figures are
@@ -653,9 +683,10 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
-    interleaved(pairs);
+    let spent = interleaved(pairs);
     fs_tails(pairs.max(1) * 2);
     held_sessions(200);
+    drop(spent);
 }
 
 /// What sessions nobody uses any more hold: `sessions` sessions of one
