@@ -16,7 +16,7 @@ use super::session::Unwritten;
 use super::shared::Shared;
 use super::slots;
 use super::start::{self, Common};
-use super::worker::{SessionHandle, Work, start_session};
+use super::worker::{SessionHandle, Work, lock, start_session};
 use crate::config::DEFAULT_AGENT;
 use crate::protocol::{ErrorEvent, EventKind, Origin, SessionId, TurnEnded};
 use crate::sessions::{Transcript, validate_id};
@@ -218,10 +218,6 @@ impl Agents {
 /// Where a worker that let its session go names it ((agent, session),
 /// its task).
 pub(super) type Released = Arc<Mutex<Vec<((String, SessionId), tokio::task::Id)>>>;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 #[cfg(test)]
 mod tests;
