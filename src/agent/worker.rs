@@ -238,15 +238,9 @@ impl Worker {
             return;
         }
         let token = self.new_token();
-        if let Err(e) = self.open().await {
+        if self.opened(origin.clone()).await.is_none() {
+            // The error is said; whoever waits for the turn stops waiting.
             let (shared, id) = (&self.shared, &self.id);
-            shared.bus.emit(
-                id,
-                &origin,
-                EventKind::Error(ErrorEvent {
-                    message: format!("{e:#}"),
-                }),
-            );
             shared.bus.emit(
                 id,
                 &origin,

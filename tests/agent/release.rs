@@ -37,6 +37,16 @@ fn user_texts(fake: &FakeLlama, n: usize) -> Vec<String> {
         .collect()
 }
 
+/// `/remote` for `session`.
+fn remote_for(h: &Harness, session: &str) {
+    assert!(h.agent.submit(Op::Command {
+        session: session.into(),
+        command: Command::ForceTarget {
+            target: Target::Remote
+        },
+    }));
+}
+
 async fn first_turn(h: &mut Harness, fake: &FakeLlama) {
     fake.push_reply(Reply::text("noted"));
     h.send("s1", "remember the apples");
@@ -93,12 +103,7 @@ async fn remote_asked_for_before_a_release_still_holds_after_it() {
     let local = FakeLlama::start().await;
     let cloud = FakeOpenAi::start().await;
     let mut h = start_with_remote(&local, remote(&cloud), releasing_after(50));
-    assert!(h.agent.submit(Op::Command {
-        session: "s1".into(),
-        command: Command::ForceTarget {
-            target: Target::Remote
-        },
-    }));
+    remote_for(&h, "s1");
     let_go().await;
     // A new session's worker starts: the ended one's handle gives way to
     // what its session held.
@@ -123,12 +128,7 @@ async fn a_failed_reopen_keeps_what_the_session_held() {
     let local = FakeLlama::start().await;
     let cloud = FakeOpenAi::start().await;
     let mut h = start_with_remote(&local, remote(&cloud), releasing_after(50));
-    assert!(h.agent.submit(Op::Command {
-        session: "s1".into(),
-        command: Command::ForceTarget {
-            target: Target::Remote
-        },
-    }));
+    remote_for(&h, "s1");
     let_go().await;
     // A folder where the transcript goes: the open fails.
     let file = h.workspace.join("sessions").join("s1.jsonl");
