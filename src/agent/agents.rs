@@ -7,7 +7,7 @@
 //! workspace holds its transcript); else to `default`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +16,7 @@ use super::session::Unwritten;
 use super::shared::Shared;
 use super::slots;
 use super::start::{self, Common};
-use super::worker::{SessionHandle, Work, lock, start_session};
+use super::worker::{Released, SessionHandle, Work, lock, start_session};
 use crate::config::DEFAULT_AGENT;
 use crate::protocol::{ErrorEvent, EventKind, Origin, SessionId, TurnEnded};
 use crate::sessions::{Transcript, validate_id};
@@ -214,10 +214,6 @@ impl Agents {
         self.common.mcp.shutdown().await;
     }
 }
-
-/// Where a worker that let its session go names it ((agent, session),
-/// its task).
-pub(super) type Released = Arc<Mutex<Vec<((String, SessionId), tokio::task::Id)>>>;
 
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,6 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::agents::Released;
 use super::session::{Session, Unwritten};
 use super::shared::Shared;
 use super::{compact, models, rewind, turn};
@@ -39,6 +38,10 @@ pub(super) enum Job {
     },
     Command(Command),
 }
+
+/// Where a worker that let its session go names it ((agent, session),
+/// its task), for the core's sweep (`Agents::sweep`).
+pub(super) type Released = Arc<Mutex<Vec<((String, SessionId), tokio::task::Id)>>>;
 
 /// What the core holds of a session's worker.
 pub(super) struct SessionHandle {
